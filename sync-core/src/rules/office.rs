@@ -1,0 +1,1 @@
+//! Office checks. (Being written; see issue 2.)
