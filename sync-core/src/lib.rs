@@ -8,7 +8,10 @@
 #![forbid(unsafe_code)]
 
 pub mod domain;
+pub mod records;
 pub mod rules;
+pub mod schemas;
+pub mod store;
 pub mod time;
 
 #[cfg(any(test, feature = "testkit"))]

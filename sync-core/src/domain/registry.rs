@@ -390,17 +390,17 @@ impl Registry {
                     return Err(missing("motorista auxiliar", &a.person_id));
                 }
             }
-            if let Some(ill) = &p.illness_authorisation {
-                if !people.contains(ill.person_id.as_str()) {
-                    return Err(missing("autorizado (art. 1º, § 3º)", &ill.person_id));
-                }
+            if let Some(ill) = &p.illness_authorisation
+                && !people.contains(ill.person_id.as_str())
+            {
+                return Err(missing("autorizado (art. 1º, § 3º)", &ill.person_id));
             }
         }
         for s in &self.stands {
-            if let Some(c) = &s.coordinator_id {
-                if !people.contains(c.as_str()) {
-                    return Err(missing("coordenador", c));
-                }
+            if let Some(c) = &s.coordinator_id
+                && !people.contains(c.as_str())
+            {
+                return Err(missing("coordenador", c));
             }
         }
         for pen in &self.penalties {
@@ -532,10 +532,12 @@ impl<'r> RegistryIndex<'r> {
         if permit.auxiliaries.iter().any(|a| a.person_id == person.id) {
             return DriverRole::Auxiliary;
         }
-        if let Some(ill) = &permit.illness_authorisation {
-            if ill.person_id == person.id && ill.valid_from <= on && on <= ill.valid_until {
-                return DriverRole::IllnessSubstitute;
-            }
+        if let Some(ill) = &permit.illness_authorisation
+            && ill.person_id == person.id
+            && ill.valid_from <= on
+            && on <= ill.valid_until
+        {
+            return DriverRole::IllnessSubstitute;
         }
         if !self.permits_with_auxiliary(&person.id).is_empty() {
             return DriverRole::AuxiliaryOfAnotherPermit;

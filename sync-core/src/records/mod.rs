@@ -1,0 +1,1 @@
+//! Field records as Automerge documents (being written: issue 3).

@@ -1,0 +1,27 @@
+//! JSON Schemas of every document and payload, generated from the Rust types.
+//!
+//! `schemas/*.schema.json` at the repository root are these, checked in; the test
+//! `sync-core/tests/schemas.rs` fails when they drift from the types (run it with
+//! `UPDATE_SCHEMAS=1` to rewrite them after an intended change).
+
+use schemars::{JsonSchema, schema_for};
+
+use crate::domain::Registry;
+use crate::rules::money::Corrected;
+use crate::rules::{Observation, RulesConfig, Verdict, deadline::Deadline};
+
+fn schema<T: JsonSchema>() -> serde_json::Value {
+    schema_for!(T).to_value()
+}
+
+/// `(file stem, schema)` for every published type.
+pub fn all() -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        ("registry", schema::<Registry>()),
+        ("verdict", schema::<Verdict>()),
+        ("observation", schema::<Observation>()),
+        ("rules-config", schema::<RulesConfig>()),
+        ("deadline", schema::<Deadline>()),
+        ("amount", schema::<Corrected>()),
+    ]
+}

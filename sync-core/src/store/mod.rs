@@ -1,0 +1,1 @@
+//! Device store (being written: issue 3).
