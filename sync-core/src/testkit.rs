@@ -109,16 +109,46 @@ pub const STRANGER_CPF: &str = "11144477735";
 pub fn sample_registry() -> Registry {
     let b = |y| d(y, 1, 20);
     let mut people = vec![
-        person("P01", "João da Silva", "45074952883", "41491906696", b(1975)),
-        person("P02", "Maria Oliveira", "36084852955", "69128337113", b(1985)),
+        person(
+            "P01",
+            "João da Silva",
+            "45074952883",
+            "41491906696",
+            b(1975),
+        ),
+        person(
+            "P02",
+            "Maria Oliveira",
+            "36084852955",
+            "69128337113",
+            b(1985),
+        ),
         person("P03", "Carlos Souza", "51131154444", "83793216178", b(1990)),
         person("P04", "Ana Pereira", "86840102130", "18257841559", b(1970)),
         person("P05", "Pedro Santos", "99940561580", "71049964159", b(1988)),
-        person("P06", "Lucas Almeida", "59765613148", "02235222258", b(1979)),
-        person("P07", "Beatriz Costa", "92624395717", "27766144600", b(1982)),
+        person(
+            "P06",
+            "Lucas Almeida",
+            "59765613148",
+            "02235222258",
+            b(1979),
+        ),
+        person(
+            "P07",
+            "Beatriz Costa",
+            "92624395717",
+            "27766144600",
+            b(1982),
+        ),
         person("P08", "Rafael Lima", "78000751925", "79160746320", b(1992)),
         person("P09", "Sérgio Rocha", "65684083285", "56620450682", b(1968)),
-        person("P10", "Helena Martins", "87257178127", "34524549559", b(1972)),
+        person(
+            "P10",
+            "Helena Martins",
+            "87257178127",
+            "34524549559",
+            b(1972),
+        ),
     ];
     people[1].licence.category = "AB".into();
     people[7].licence.expiry = d(2026, 10, 1);
@@ -132,10 +162,30 @@ pub fn sample_registry() -> Registry {
     ];
 
     let mut stands = vec![
-        stand("S01", "Terminal Urbano", StandSchedule::Extended, ServiceKind::Common),
-        stand("S02", "Praça Basílio Rangel", StandSchedule::Day, ServiceKind::Common),
-        stand("S03", "Hospital Municipal Dr. Waldemar Tebaldi", StandSchedule::Day, ServiceKind::Common),
-        stand("S04", "Rádio-táxi Centro", StandSchedule::Day, ServiceKind::RadioTaxi),
+        stand(
+            "S01",
+            "Terminal Urbano",
+            StandSchedule::Extended,
+            ServiceKind::Common,
+        ),
+        stand(
+            "S02",
+            "Praça Basílio Rangel",
+            StandSchedule::Day,
+            ServiceKind::Common,
+        ),
+        stand(
+            "S03",
+            "Hospital Municipal Dr. Waldemar Tebaldi",
+            StandSchedule::Day,
+            ServiceKind::Common,
+        ),
+        stand(
+            "S04",
+            "Rádio-táxi Centro",
+            StandSchedule::Day,
+            ServiceKind::RadioTaxi,
+        ),
     ];
     stands[0].coordinator_id = Some("P10".into());
 
@@ -198,7 +248,10 @@ mod tests {
         }
         let idx = r.index();
         let plate = Plate::parse("abc1c34").unwrap();
-        assert_eq!(idx.permit_by_plate(&plate).map(|p| p.number.as_str()), Some("0002"));
+        assert_eq!(
+            idx.permit_by_plate(&plate).map(|p| p.number.as_str()),
+            Some("0002")
+        );
         assert_eq!(r.penalties[0].suspension_last_day(), Some(d(2026, 12, 4)));
     }
 }

@@ -30,7 +30,10 @@ mod tests {
     fn late_evening_utc_is_previous_local_day() {
         // 02:00 UTC on 1 Feb is 23:00 on 31 Jan in Americana (UTC−3, no DST since 2019).
         let at: DateTime<Utc> = "2026-02-01T02:00:00Z".parse().unwrap();
-        assert_eq!(local_date(at), NaiveDate::from_ymd_opt(2026, 1, 31).unwrap());
+        assert_eq!(
+            local_date(at),
+            NaiveDate::from_ymd_opt(2026, 1, 31).unwrap()
+        );
         assert_eq!(local_rfc3339(at), "2026-01-31T23:00:00-03:00");
     }
 }

@@ -1,6 +1,7 @@
 //! The checked-in JSON Schemas in `schemas/` must match the Rust types.
 //! `UPDATE_SCHEMAS=1 cargo test -p sync-core --test schemas` rewrites them and the example
 //! registry fixture (generated from `sync_core::testkit::sample_registry`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use std::path::PathBuf;
 

@@ -79,7 +79,9 @@ fn parse_instant(at: Option<&str>) -> anyhow::Result<DateTime<Utc>> {
         None => Ok(Utc::now()),
         Some(s) => DateTime::parse_from_rfc3339(s)
             .map(|t| t.with_timezone(&Utc))
-            .with_context(|| format!("--at {s:?} não é uma data-hora RFC 3339 (ex.: 2026-11-30T14:00:00-03:00)")),
+            .with_context(|| {
+                format!("--at {s:?} não é uma data-hora RFC 3339 (ex.: 2026-11-30T14:00:00-03:00)")
+            }),
     }
 }
 
@@ -119,12 +121,10 @@ pub(crate) struct AmountArgs {
 }
 
 pub(crate) fn amount(a: AmountArgs) -> anyhow::Result<()> {
-    let base: Decimal = a
-        .base
-        .trim()
-        .replace(',', ".")
-        .parse()
-        .with_context(|| format!("--base {:?} não é um valor em reais (ex.: 240.00)", a.base))?;
+    let base: Decimal =
+        a.base.trim().replace(',', ".").parse().with_context(|| {
+            format!("--base {:?} não é um valor em reais (ex.: 240.00)", a.base)
+        })?;
     let c = rules::money::corrected(base, a.year)?;
     print_json(&c)
 }

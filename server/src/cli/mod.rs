@@ -12,7 +12,11 @@ use sync_core::rules::RulesConfig;
 mod engine;
 
 #[derive(Debug, Parser)]
-#[command(name = "taxi-fiscal", version, about = "Fiscalização de táxis — Lei 4.019/2004 de Americana-SP")]
+#[command(
+    name = "taxi-fiscal",
+    version,
+    about = "Fiscalização de táxis — Lei 4.019/2004 de Americana-SP"
+)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,

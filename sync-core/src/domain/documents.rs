@@ -63,7 +63,9 @@ macro_rules! doc_newtype {
 }
 
 /// CPF: 11 digits, mask `###.###.###-##`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 #[schemars(with = "String")]
 pub struct Cpf(String);
@@ -116,7 +118,9 @@ impl Cpf {
 }
 
 /// CNH "nº de registro": 11 digits.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 #[schemars(with = "String")]
 pub struct CnhNumber(String);
@@ -208,7 +212,13 @@ mod tests {
 
     #[test]
     fn cpf_vectors() {
-        for ok in ["11144477735", "82178537464", "52599927765", "12345678909", "111.444.777-35"] {
+        for ok in [
+            "11144477735",
+            "82178537464",
+            "52599927765",
+            "12345678909",
+            "111.444.777-35",
+        ] {
             let c = Cpf::parse(ok).unwrap();
             assert!(c.check_digits_ok(), "{ok}");
             assert!(Cpf::parse_strict(ok).is_ok());
@@ -216,10 +226,19 @@ mod tests {
         let bad = Cpf::parse("12345678901").unwrap();
         assert!(!bad.check_digits_ok());
         assert!(Cpf::parse_strict("12345678901").is_err());
-        for shape in ["11111111111", "1234567890", "123456789012", "abc", "111.444.777-3X"] {
+        for shape in [
+            "11111111111",
+            "1234567890",
+            "123456789012",
+            "abc",
+            "111.444.777-3X",
+        ] {
             assert!(Cpf::parse(shape).is_err(), "{shape}");
         }
-        assert_eq!(Cpf::parse("11144477735").unwrap().masked(), "111.444.777-35");
+        assert_eq!(
+            Cpf::parse("11144477735").unwrap().masked(),
+            "111.444.777-35"
+        );
     }
 
     #[test]

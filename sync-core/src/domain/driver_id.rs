@@ -13,7 +13,10 @@ pub enum DriverId {
     Cpf(Cpf),
     Cnh(CnhNumber),
     /// 11 digits valid as both: resolved against the registry.
-    Either { cpf: Cpf, cnh: CnhNumber },
+    Either {
+        cpf: Cpf,
+        cnh: CnhNumber,
+    },
 }
 
 impl DriverId {
@@ -69,8 +72,14 @@ mod tests {
 
     #[test]
     fn parse_forms() {
-        assert!(matches!(DriverId::parse("111.444.777-35"), Ok(DriverId::Cpf(_))));
-        assert!(matches!(DriverId::parse("cnh:02650306461"), Ok(DriverId::Cnh(_))));
+        assert!(matches!(
+            DriverId::parse("111.444.777-35"),
+            Ok(DriverId::Cpf(_))
+        ));
+        assert!(matches!(
+            DriverId::parse("cnh:02650306461"),
+            Ok(DriverId::Cnh(_))
+        ));
         assert!(matches!(
             DriverId::parse("02650306461"),
             Ok(DriverId::Cnh(_) | DriverId::Either { .. })

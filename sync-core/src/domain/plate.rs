@@ -137,7 +137,14 @@ mod tests {
 
     #[test]
     fn spellings_are_one_vehicle_and_raw_is_kept() {
-        let spellings = ["ABC-1234", "abc1234", "ABC·1234", " abc 1234 ", "ABC1C34", "abc-1c34"];
+        let spellings = [
+            "ABC-1234",
+            "abc1234",
+            "ABC·1234",
+            " abc 1234 ",
+            "ABC1C34",
+            "abc-1c34",
+        ];
         let first = Plate::parse(spellings[0]).unwrap();
         for s in spellings {
             let p = Plate::parse(s).unwrap();
@@ -145,14 +152,22 @@ mod tests {
             assert_eq!(p.raw(), s.trim());
         }
         assert_eq!(Plate::parse("ABC-1234").unwrap().format(), PlateFormat::Old);
-        assert_eq!(Plate::parse("ABC1C34").unwrap().format(), PlateFormat::Mercosul);
-        assert_eq!(Plate::parse("ABC1C34").unwrap().old_form().as_deref(), Some("ABC1234"));
+        assert_eq!(
+            Plate::parse("ABC1C34").unwrap().format(),
+            PlateFormat::Mercosul
+        );
+        assert_eq!(
+            Plate::parse("ABC1C34").unwrap().old_form().as_deref(),
+            Some("ABC1234")
+        );
         assert_eq!(Plate::parse("ABC1K34").unwrap().old_form(), None);
     }
 
     #[test]
     fn bad_shapes_are_refused() {
-        for s in ["", "AB1234", "ABCD123", "1BC1234", "ABC12345", "ABCA234", "ABC1C3D", "ÁBC1234"] {
+        for s in [
+            "", "AB1234", "ABCD123", "1BC1234", "ABC12345", "ABCA234", "ABC1C3D", "ÁBC1234",
+        ] {
             assert!(Plate::parse(s).is_err(), "{s}");
         }
     }

@@ -265,11 +265,18 @@ pub struct IllnessAuthorisation {
 pub enum PermitState {
     Active,
     /// Suspended on the days `from..=until` (local dates, inclusive).
-    Suspended { from: NaiveDate, until: NaiveDate },
+    Suspended {
+        from: NaiveDate,
+        until: NaiveDate,
+    },
     /// Revoked (cassado) on that date.
-    Revoked { on: NaiveDate },
+    Revoked {
+        on: NaiveDate,
+    },
     /// Holder deceased, right passing to heirs (art. 1 §4, R05).
-    InSuccession { since: NaiveDate },
+    InSuccession {
+        since: NaiveDate,
+    },
 }
 
 /// A decided penalty (art. 32).
@@ -295,7 +302,9 @@ pub enum PenaltyKind {
     WrittenWarning,
     Fine,
     /// `days` is 15 (III) or 60 (IV).
-    Suspension { days: u16 },
+    Suspension {
+        days: u16,
+    },
     Revocation,
 }
 
@@ -454,7 +463,11 @@ impl<'r> RegistryIndex<'r> {
         Self {
             registry,
             people: registry.people.iter().map(|p| (p.id.as_str(), p)).collect(),
-            by_cpf: registry.people.iter().map(|p| (p.cpf.as_str(), p)).collect(),
+            by_cpf: registry
+                .people
+                .iter()
+                .map(|p| (p.cpf.as_str(), p))
+                .collect(),
             by_cnh: registry
                 .people
                 .iter()

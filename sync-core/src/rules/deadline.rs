@@ -170,7 +170,10 @@ pub fn count(start: NaiveDate, days: u32, cal: &CalendarConfig) -> Result<Deadli
 }
 
 /// Art. 35: appeal within 10 days of ciência of the penalty (R34).
-pub fn appeal_deadline(notified: NaiveDate, cal: &CalendarConfig) -> Result<Deadline, DeadlineError> {
+pub fn appeal_deadline(
+    notified: NaiveDate,
+    cal: &CalendarConfig,
+) -> Result<Deadline, DeadlineError> {
     count(notified, 10, cal)
 }
 
@@ -219,24 +222,49 @@ mod tests {
         assert_eq!(dl.deadline, d(2026, 11, 12));
         assert!(dl.skipped.is_empty());
         // The day of ciência itself never counts, even when it is a holiday.
-        assert_eq!(count(d(2026, 12, 25), 1, &cal).unwrap().deadline, d(2026, 12, 28));
+        assert_eq!(
+            count(d(2026, 12, 25), 1, &cal).unwrap().deadline,
+            d(2026, 12, 28)
+        );
     }
 
     #[test]
     fn movable_and_configured_closures() {
         let mut cal = CalendarConfig::default();
-        assert_eq!(cal.holiday_name(d(2026, 4, 3)).as_deref(), Some("Sexta-feira Santa"));
-        assert_eq!(cal.holiday_name(d(2026, 2, 17)).as_deref(), Some("Carnaval"));
-        assert_eq!(cal.holiday_name(d(2026, 6, 4)).as_deref(), Some("Corpus Christi"));
-        assert_eq!(cal.holiday_name(d(2026, 7, 9)).as_deref(), Some("Revolução Constitucionalista de 1932"));
+        assert_eq!(
+            cal.holiday_name(d(2026, 4, 3)).as_deref(),
+            Some("Sexta-feira Santa")
+        );
+        assert_eq!(
+            cal.holiday_name(d(2026, 2, 17)).as_deref(),
+            Some("Carnaval")
+        );
+        assert_eq!(
+            cal.holiday_name(d(2026, 6, 4)).as_deref(),
+            Some("Corpus Christi")
+        );
+        assert_eq!(
+            cal.holiday_name(d(2026, 7, 9)).as_deref(),
+            Some("Revolução Constitucionalista de 1932")
+        );
         // 20 November is national only from 2024.
         assert!(cal.holiday_name(d(2023, 11, 20)).is_none());
         cal.carnival = false;
         assert!(cal.is_business_day(d(2026, 2, 17)));
-        cal.municipal.push(RecurringHoliday { month: 8, day: 27, name: "Aniversário de Americana".into() });
+        cal.municipal.push(RecurringHoliday {
+            month: 8,
+            day: 27,
+            name: "Aniversário de Americana".into(),
+        });
         assert!(!cal.is_business_day(d(2026, 8, 27)));
-        cal.closures.push(DatedClosure { date: d(2026, 12, 24), name: "Ponto facultativo".into() });
+        cal.closures.push(DatedClosure {
+            date: d(2026, 12, 24),
+            name: "Ponto facultativo".into(),
+        });
         // 2026-12-14 + 10 = Thursday 24 Dec (closure) → Friday 25 (Natal) → Monday 28.
-        assert_eq!(appeal_deadline(d(2026, 12, 14), &cal).unwrap().deadline, d(2026, 12, 28));
+        assert_eq!(
+            appeal_deadline(d(2026, 12, 14), &cal).unwrap().deadline,
+            d(2026, 12, 28)
+        );
     }
 }

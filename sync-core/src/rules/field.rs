@@ -21,8 +21,8 @@ use std::collections::BTreeSet;
 use chrono::{Datelike, Days, Months, NaiveDate, NaiveTime, Timelike};
 
 use super::{
-    CheckInput, Consequence, EarMissing, Finding, RegistryStamp, RulesConfig, Severity, Verdict,
-    VehicleQuery,
+    CheckInput, Consequence, EarMissing, Finding, RegistryStamp, RulesConfig, Severity,
+    VehicleQuery, Verdict,
 };
 use crate::domain::{
     DriverRole, LicenceKind, PenaltyKind, Permit, PermitState, Person, RegistryIndex, ServiceKind,
@@ -80,7 +80,9 @@ pub fn check(index: &RegistryIndex<'_>, input: &CheckInput, config: &RulesConfig
         );
     };
 
-    let plate_txt = plate.clone().unwrap_or_else(|| String::from("desconhecida"));
+    let plate_txt = plate
+        .clone()
+        .unwrap_or_else(|| String::from("desconhecida"));
     let taxi = format!("táxi do alvará nº {} (placa {plate_txt})", permit.number);
 
     let role = match driver {
@@ -144,9 +146,7 @@ fn verdict(
     findings: Vec<Finding>,
     subject: Subject,
 ) -> Verdict {
-    let refreshed_at = input
-        .registry_refreshed_at
-        .or(index.registry.generated_at);
+    let refreshed_at = input.registry_refreshed_at.or(index.registry.generated_at);
     Verdict {
         overall: Verdict::overall_of(&findings),
         checked_at: input.at,
@@ -230,7 +230,9 @@ fn check_role(
                         p.auxiliaries
                             .iter()
                             .filter(|a| a.person_id == person.id)
-                            .map(|a| format!("alvará nº {} (licença {})", p.number, a.licence_number))
+                            .map(|a| {
+                                format!("alvará nº {} (licença {})", p.number, a.licence_number)
+                            })
                     })
                     .collect();
                 out.push(
@@ -452,11 +454,18 @@ fn check_permit_state(
             );
         }
         for (from, until) in suspensions {
+            // Art. 32 III is the 15-day suspension, IV the 60-day one; other lengths (a state
+            // typed by the office) cite both.
+            let inciso = match (until - from).num_days() + 1 {
+                15 => "III",
+                60 => "IV",
+                _ => "III/IV",
+            };
             out.push(
                 Finding::new(
                     "R32",
                     format!(
-                        "Alvará nº {} suspenso de {} a {} (art. 32, III/IV): o veículo não pode \
+                        "Alvará nº {} suspenso de {} a {} (art. 32, {inciso}): o veículo não pode \
                          operar como táxi neste período.",
                         permit.number,
                         br(from),
@@ -545,7 +554,8 @@ fn check_vehicle(
     let plate = v.plate.canonical();
     let obs = &input.observation;
 
-    if out.on("R16") && (fold(&v.licensing_municipality) != "AMERICANA" || fold(&v.licensing_uf) != "SP")
+    if out.on("R16")
+        && (fold(&v.licensing_municipality) != "AMERICANA" || fold(&v.licensing_uf) != "SP")
     {
         out.push(Finding::new(
             "R16",
@@ -579,7 +589,10 @@ fn check_vehicle(
         if !reasons.is_empty() {
             out.push(Finding::new(
                 "R17",
-                format!("Veículo de placa {plate}: {} (art. 13, II).", reasons.join("; ")),
+                format!(
+                    "Veículo de placa {plate}: {} (art. 13, II).",
+                    reasons.join("; ")
+                ),
             ));
         }
     }
@@ -735,7 +748,9 @@ fn check_stand(
         return;
     };
 
-    if out.on("R38") && found.service == ServiceKind::Common && permit.service == ServiceKind::RadioTaxi
+    if out.on("R38")
+        && found.service == ServiceKind::Common
+        && permit.service == ServiceKind::RadioTaxi
     {
         out.push(Finding::new(
             "R38",
@@ -788,5 +803,1100 @@ fn capitalise(s: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+// Test fixtures are built with unwrap(): a malformed fixture should fail loudly.
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
+
+    use super::*;
+    use crate::domain::{
+        CnhNumber, Cpf, DriverId, IllnessAuthorisation, Penalty, Plate, Registry, Renavam,
+    };
+    use crate::rules::{Observation, Overall};
+    use crate::testkit::{STRANGER_CPF, sample_registry};
+
+    /// 12:00 local on the testkit's reference date (30 Nov 2026).
+    const NOON: &str = "2026-11-30T15:00:00Z";
+
+    fn d(y: i32, m: u32, day: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, day).unwrap()
+    }
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    /// A wall-clock time in Americana (`YYYY-MM-DD HH:MM`) as a UTC instant.
+    fn local(s: &str) -> DateTime<Utc> {
+        let naive = NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M").unwrap();
+        time::LOCAL_TZ
+            .from_local_datetime(&naive)
+            .single()
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn person_mut<'a>(reg: &'a mut Registry, id: &str) -> &'a mut Person {
+        reg.people.iter_mut().find(|p| p.id == id).unwrap()
+    }
+
+    fn permit_mut<'a>(reg: &'a mut Registry, number: &str) -> &'a mut Permit {
+        reg.permits.iter_mut().find(|p| p.number == number).unwrap()
+    }
+
+    fn vehicle_mut<'a>(reg: &'a mut Registry, id: &str) -> &'a mut Vehicle {
+        reg.vehicles.iter_mut().find(|v| v.id == id).unwrap()
+    }
+
+    /// The driver as identified by the CPF currently in the registry.
+    fn driver(reg: &Registry, person_id: &str) -> DriverId {
+        let p = reg.people.iter().find(|p| p.id == person_id).unwrap();
+        DriverId::Cpf(p.cpf.clone())
+    }
+
+    fn stranger() -> DriverId {
+        DriverId::Cpf(Cpf::parse(STRANGER_CPF).unwrap())
+    }
+
+    fn by_plate(plate: &str, driver: DriverId, at: DateTime<Utc>) -> CheckInput {
+        CheckInput {
+            vehicle: VehicleQuery::Plate(Plate::parse(plate).unwrap()),
+            driver,
+            at,
+            observation: Observation::default(),
+            registry_refreshed_at: None,
+        }
+    }
+
+    fn by_permit(number: &str, driver: DriverId, at: DateTime<Utc>) -> CheckInput {
+        CheckInput {
+            vehicle: VehicleQuery::Permit(number.into()),
+            ..by_plate("AAA0000", driver, at)
+        }
+    }
+
+    /// Ana (P04), holder of permit 0002 (ABC-1234, stand S02 06–20), at noon on 30 Nov 2026.
+    fn ana(reg: &Registry) -> CheckInput {
+        by_plate("ABC-1234", driver(reg, "P04"), utc(NOON))
+    }
+
+    fn run_with(reg: &Registry, input: &CheckInput, config: &RulesConfig) -> Verdict {
+        reg.validate().unwrap();
+        let v = check(&reg.index(), input, config);
+        assert_no_personal_data(reg, &v);
+        v
+    }
+
+    fn run(reg: &Registry, input: &CheckInput) -> Verdict {
+        run_with(reg, input, &RulesConfig::default())
+    }
+
+    /// The single finding of a rule, failing if it is absent or repeated.
+    fn only<'v>(v: &'v Verdict, id: &str) -> &'v Finding {
+        let found: Vec<&Finding> = v.findings.iter().filter(|f| f.rule_id == id).collect();
+        assert_eq!(found.len(), 1, "{id} expected once in {:#?}", v.findings);
+        found[0]
+    }
+
+    /// Messages never carry a CPF, CNH number or name of anyone in the registry, nor the
+    /// stranger's CPF.
+    fn assert_no_personal_data(reg: &Registry, v: &Verdict) {
+        for f in &v.findings {
+            assert!(!f.message.contains(STRANGER_CPF), "{}", f.message);
+            for p in &reg.people {
+                assert!(!f.message.contains(p.cpf.as_str()), "CPF in {}", f.message);
+                assert!(!f.message.contains(&p.cpf.masked()), "CPF in {}", f.message);
+                assert!(
+                    !f.message.contains(p.licence.number.as_str()),
+                    "CNH in {}",
+                    f.message
+                );
+                assert!(!f.message.contains(&p.name), "name in {}", f.message);
+            }
+        }
+    }
+
+    fn with_config(f: impl FnOnce(&mut RulesConfig)) -> RulesConfig {
+        let mut c = RulesConfig::default();
+        f(&mut c);
+        c
+    }
+
+    // ---- lookup, identification, verdict envelope ------------------------------------------
+
+    #[test]
+    fn holder_and_auxiliary_of_a_clean_permit_are_regular() {
+        let reg = sample_registry();
+        for (pid, role) in [("P04", DriverRole::Holder), ("P05", DriverRole::Auxiliary)] {
+            let v = run(&reg, &by_plate("ABC-1234", driver(&reg, pid), utc(NOON)));
+            assert_eq!(v.findings, vec![], "{pid}");
+            assert_eq!(v.overall, Overall::Regular);
+            assert_eq!(v.permit_number.as_deref(), Some("0002"));
+            assert_eq!(v.plate.as_deref(), Some("ABC1C34"));
+            assert_eq!(v.driver_person_id.as_deref(), Some(pid));
+            assert_eq!(v.driver_role, Some(role));
+        }
+    }
+
+    #[test]
+    fn every_plate_spelling_finds_permit_0002() {
+        let reg = sample_registry();
+        for spelling in ["ABC-1234", "abc1c34", "ABC1234", "abc 1234", "ABC1C34"] {
+            let v = run(&reg, &by_plate(spelling, driver(&reg, "P04"), utc(NOON)));
+            assert_eq!(v.permit_number.as_deref(), Some("0002"), "{spelling}");
+            assert_eq!(v.plate.as_deref(), Some("ABC1C34"), "{spelling}");
+            assert_eq!(v.overall, Overall::Regular, "{spelling}");
+        }
+    }
+
+    #[test]
+    fn lookup_by_permit_number_reports_the_vehicle_plate() {
+        let reg = sample_registry();
+        let v = run(&reg, &by_permit("0002", driver(&reg, "P04"), utc(NOON)));
+        assert_eq!(v.permit_number.as_deref(), Some("0002"));
+        assert_eq!(v.plate.as_deref(), Some("ABC1C34"));
+        assert_eq!(v.overall, Overall::Regular);
+        let v = run(&reg, &by_permit(" 0001 ", driver(&reg, "P01"), utc(NOON)));
+        assert_eq!(v.permit_number.as_deref(), Some("0001"));
+        assert_eq!(v.plate.as_deref(), Some("BRA2E19"));
+        assert_eq!(v.driver_role, Some(DriverRole::Holder));
+    }
+
+    #[test]
+    fn r01_unknown_plate_is_clandestine_and_stops_there() {
+        let reg = sample_registry();
+        let mut input = by_plate("xyz-9z99", driver(&reg, "P04"), utc(NOON));
+        // Observations that would fire other rules are not evaluated without a permit.
+        input.observation.roof_sign_present = Some(false);
+        input.observation.meter_seal_intact = Some(false);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R01"]);
+        assert_eq!(v.overall, Overall::Irregular);
+        let f = only(&v, "R01");
+        assert_eq!(f.consequence, Consequence::ReferToTrafficAuthority);
+        assert_eq!(f.severity, Severity::Irregular);
+        assert_eq!(f.citation, "Lei 4.019/2004, art. 1; CTB, art. 231, VIII");
+        assert!(f.message.contains("XYZ9Z99"), "{}", f.message);
+        assert!(f.message.contains("clandestino"), "{}", f.message);
+        assert_eq!(v.permit_number, None);
+        assert_eq!(v.plate.as_deref(), Some("XYZ9Z99"));
+        // The driver is still identified.
+        assert_eq!(v.driver_person_id.as_deref(), Some("P04"));
+        assert_eq!(v.driver_role, None);
+        assert_eq!(v.registry.version, 7);
+    }
+
+    #[test]
+    fn r01_unknown_permit_number_and_registered_vehicle_without_permit() {
+        let mut reg = sample_registry();
+        let v = run(&reg, &by_permit("9999", stranger(), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R01"]);
+        assert!(v.findings[0].message.contains("9999"));
+        assert_eq!(v.plate, None);
+        assert_eq!(v.driver_person_id, None);
+
+        // A vehicle in the registry but on no alvará is no taxi either.
+        let mut extra = reg.vehicles[1].clone();
+        extra.id = "V06".into();
+        extra.plate = Plate::parse("QWE1R23").unwrap();
+        reg.vehicles.push(extra);
+        let v = run(&reg, &by_plate("QWE1R23", driver(&reg, "P04"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R01"]);
+
+        // Disabled, it does not fire.
+        let config = with_config(|c| c.disabled_rules = vec!["R01".into()]);
+        let v = run_with(&reg, &by_plate("QWE1R23", stranger(), utc(NOON)), &config);
+        assert_eq!(v.findings, vec![]);
+    }
+
+    #[test]
+    fn registry_stamp_and_local_time() {
+        let mut reg = sample_registry();
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.registry.version, 7);
+        assert_eq!(v.registry.refreshed_at, Some(utc("2026-11-29T12:00:00Z")));
+        assert_eq!(v.registry.age_seconds, Some(27 * 3600));
+        assert_eq!(v.checked_at, utc(NOON));
+        assert_eq!(v.checked_at_local, "2026-11-30T12:00:00-03:00");
+
+        let mut input = ana(&reg);
+        input.registry_refreshed_at = Some(utc("2026-11-30T14:30:00Z"));
+        let v = run(&reg, &input);
+        assert_eq!(v.registry.refreshed_at, Some(utc("2026-11-30T14:30:00Z")));
+        assert_eq!(v.registry.age_seconds, Some(1800));
+
+        reg.generated_at = None;
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.registry.refreshed_at, None);
+        assert_eq!(v.registry.age_seconds, None);
+    }
+
+    // ---- art. 8 and art. 1 §3 -----------------------------------------------------------------
+
+    fn illness(reg: &mut Registry, proof: bool, from: NaiveDate, until: NaiveDate) {
+        permit_mut(reg, "0002").illness_authorisation = Some(IllnessAuthorisation {
+            person_id: "P10".into(),
+            medical_proof_on_file: proof,
+            valid_from: from,
+            valid_until: until,
+        });
+    }
+
+    #[test]
+    fn r04_illness_substitute_with_medical_proof_is_info_only() {
+        let mut reg = sample_registry();
+        illness(&mut reg, true, d(2026, 11, 1), d(2026, 12, 31));
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P10"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R04"]);
+        let f = only(&v, "R04");
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(f.citation, "Lei 4.019/2004, art. 1, § 3");
+        assert!(f.message.contains("01/11/2026") && f.message.contains("31/12/2026"));
+        assert_eq!(v.overall, Overall::Regular);
+        assert_eq!(v.driver_role, Some(DriverRole::IllnessSubstitute));
+
+        // The holder driving the same permit gets no R04.
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.findings, vec![]);
+    }
+
+    #[test]
+    fn r04_without_medical_proof_is_r12() {
+        let mut reg = sample_registry();
+        illness(&mut reg, false, d(2026, 11, 1), d(2026, 12, 31));
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P10"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R12"]);
+        let f = only(&v, "R12");
+        assert!(
+            f.message.contains("sem comprovação médica"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.consequence, Consequence::RevokePermit);
+        assert_eq!(v.overall, Overall::Irregular);
+        assert_eq!(v.driver_role, Some(DriverRole::IllnessSubstitute));
+    }
+
+    #[test]
+    fn r04_outside_the_authorisation_window_is_r12() {
+        let mut reg = sample_registry();
+        illness(&mut reg, true, d(2026, 11, 1), d(2026, 11, 29));
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P10"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R12"]);
+        assert_eq!(v.driver_role, Some(DriverRole::Unauthorised));
+        let m = &v.findings[0].message;
+        assert!(
+            m.contains("29/11/2026") && m.contains("não cobre 30/11/2026"),
+            "{m}"
+        );
+        // Last day of the window is still covered (local date).
+        let v = run(
+            &reg,
+            &by_plate("ABC-1234", driver(&reg, "P10"), local("2026-11-29 23:59")),
+        );
+        assert_eq!(v.rule_ids(), vec!["R04"]);
+    }
+
+    #[test]
+    fn r12_registered_person_without_link_to_the_permit() {
+        let reg = sample_registry();
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P10"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R12"]);
+        let f = only(&v, "R12");
+        assert_eq!(f.citation, "Lei 4.019/2004, art. 8, § 4");
+        assert!(!f.wording_verified);
+        assert_eq!(f.severity, Severity::Irregular);
+        assert_eq!(f.consequence, Consequence::RevokePermit);
+        assert!(
+            f.message.contains("0002") && f.message.contains("ABC1C34"),
+            "{}",
+            f.message
+        );
+        assert_eq!(v.driver_role, Some(DriverRole::Unauthorised));
+        assert_eq!(v.driver_person_id.as_deref(), Some("P10"));
+    }
+
+    #[test]
+    fn r12_person_not_in_registry() {
+        let reg = sample_registry();
+        let v = run(&reg, &by_plate("ABC-1234", stranger(), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R12"]);
+        assert!(v.findings[0].message.contains("não consta do cadastro"));
+        assert_eq!(v.driver_person_id, None);
+        assert_eq!(v.driver_role, Some(DriverRole::Unauthorised));
+        assert_eq!(v.overall, Overall::Irregular);
+    }
+
+    #[test]
+    fn r12_holder_of_another_permit() {
+        let reg = sample_registry();
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P01"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R12"]);
+        assert_eq!(v.driver_role, Some(DriverRole::HolderOfAnotherPermit));
+        let m = &v.findings[0].message;
+        assert!(m.contains("titular do alvará nº 0001"), "{m}");
+        assert!(m.contains("0002"), "{m}");
+    }
+
+    #[test]
+    fn r14_auxiliary_of_another_permit() {
+        let reg = sample_registry();
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P02"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R14"]);
+        assert_eq!(v.driver_role, Some(DriverRole::AuxiliaryOfAnotherPermit));
+        let f = only(&v, "R14");
+        assert_eq!(f.consequence, Consequence::RevokeAuxiliaryLicence);
+        assert_eq!(f.citation, "Lei 4.019/2004, art. 8, § 2; art. 8, § 3");
+        assert!(
+            f.message.contains("alvará nº 0001 (licença 0001-A1)"),
+            "{}",
+            f.message
+        );
+        assert!(f.message.contains("alvará nº 0002"), "{}", f.message);
+
+        // The same auxiliary on the taxi of their own permit: nothing.
+        let v = run(&reg, &by_plate("BRA2E19", driver(&reg, "P02"), utc(NOON)));
+        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.driver_role, Some(DriverRole::Auxiliary));
+    }
+
+    // ---- driver conditions -------------------------------------------------------------------
+
+    #[test]
+    fn r06_under_21_on_the_local_date() {
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P05").birth_date = d(2005, 12, 1);
+        let input = by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON));
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R06"]);
+        assert!(
+            !v.findings[0].message.contains("2005"),
+            "no birth date in the message"
+        );
+        // 21st birthday on the check date: fine.
+        person_mut(&mut reg, "P05").birth_date = d(2005, 11, 30);
+        assert_eq!(run(&reg, &input).findings, vec![]);
+        // Turns 21 on 1 Dec: 23:59 local on 30 Nov (02:59Z on 1 Dec) is still under 21.
+        person_mut(&mut reg, "P05").birth_date = d(2005, 12, 1);
+        let late = by_plate("ABC-1234", driver(&reg, "P05"), utc("2026-12-01T02:59:00Z"));
+        assert_eq!(run(&reg, &late).rule_ids(), vec!["R06"]);
+        let next = by_plate("ABC-1234", driver(&reg, "P05"), utc("2026-12-01T03:00:00Z"));
+        assert_eq!(run(&reg, &next).findings, vec![]);
+    }
+
+    #[test]
+    fn r07_category_must_cover_b() {
+        let mut reg = sample_registry();
+        let input = by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON));
+        person_mut(&mut reg, "P05").licence.category = "A".into();
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R07"]);
+        assert!(v.findings[0].message.contains("\"A\""));
+        assert_eq!(
+            v.findings[0].citation,
+            "Lei 4.019/2004, art. 2, II; art. 30, II"
+        );
+        for ok in [" ae ", "b", "D", "AB"] {
+            person_mut(&mut reg, "P05").licence.category = ok.into();
+            assert_eq!(run(&reg, &input).findings, vec![], "{ok}");
+        }
+        // Configuration decides what covers B.
+        let strict = with_config(|c| c.categories_covering_b = vec![" b ".into()]);
+        person_mut(&mut reg, "P05").licence.category = "AB".into();
+        assert_eq!(run_with(&reg, &input, &strict).rule_ids(), vec!["R07"]);
+        person_mut(&mut reg, "P05").licence.category = "B".into();
+        assert_eq!(run_with(&reg, &input, &strict).findings, vec![]);
+    }
+
+    #[test]
+    fn r08_permission_or_less_than_two_years() {
+        let mut reg = sample_registry();
+        let input = by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON));
+        person_mut(&mut reg, "P05").licence.kind = LicenceKind::P;
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R08"]);
+        assert!(v.findings[0].message.contains("Permissão para Dirigir"));
+
+        person_mut(&mut reg, "P05").licence.kind = LicenceKind::D;
+        person_mut(&mut reg, "P05").licence.first_licence_date = d(2024, 12, 1);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R08"]);
+        let m = &v.findings[0].message;
+        assert!(m.contains("01/12/2024") && m.contains("01/12/2026"), "{m}");
+
+        // Exactly two years on the check date: fine.
+        person_mut(&mut reg, "P05").licence.first_licence_date = d(2024, 11, 30);
+        assert_eq!(run(&reg, &input).findings, vec![]);
+    }
+
+    #[test]
+    fn r09_forbidden_paid_activity_is_irregular() {
+        let mut reg = sample_registry();
+        let input = by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON));
+        person_mut(&mut reg, "P05").licence.observations =
+            vec!["EAR".into(), "Vedada atividade remunerada".into()];
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R09"]);
+        assert_eq!(v.findings[0].severity, Severity::Irregular);
+        assert!(
+            v.findings[0]
+                .message
+                .contains("VEDADA ATIVIDADE REMUNERADA")
+        );
+        assert_eq!(v.overall, Overall::Irregular);
+    }
+
+    #[test]
+    fn r09_missing_ear_follows_the_configuration() {
+        let mut reg = sample_registry();
+        let input = by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON));
+        person_mut(&mut reg, "P05").licence.observations = vec!["A".into()];
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R09"]);
+        assert_eq!(v.findings[0].severity, Severity::Warning);
+        assert!(v.findings[0].message.contains("EAR"));
+        assert_eq!(v.overall, Overall::Warning);
+
+        let strict = with_config(|c| c.ear_missing = EarMissing::Irregular);
+        let v = run_with(&reg, &input, &strict);
+        assert_eq!(v.rule_ids(), vec!["R09"]);
+        assert_eq!(v.findings[0].severity, Severity::Irregular);
+        assert_eq!(v.overall, Overall::Irregular);
+
+        for ok in ["EAR", "15", "Exerce atividade remunerada"] {
+            person_mut(&mut reg, "P05").licence.observations = vec![ok.into()];
+            assert_eq!(run_with(&reg, &input, &strict).findings, vec![], "{ok}");
+        }
+    }
+
+    #[test]
+    fn r10_expiry_day_is_still_valid() {
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P05").licence.expiry = d(2026, 11, 30);
+        let input = |at| by_plate("ABC-1234", driver(&reg, "P05"), at);
+        assert_eq!(run(&reg, &input(utc(NOON))).findings, vec![]);
+        // 23:00 local on the expiry day (02:00Z next day): still valid.
+        assert_eq!(
+            run(&reg, &input(utc("2026-12-01T02:00:00Z"))).findings,
+            vec![]
+        );
+        // 00:00 local the next day: expired.
+        let v = run(&reg, &input(utc("2026-12-01T03:00:00Z")));
+        assert_eq!(v.rule_ids(), vec!["R10"]);
+        assert!(v.findings[0].message.contains("vencida em 30/11/2026"));
+        assert_eq!(v.findings[0].severity, Severity::Irregular);
+    }
+
+    #[test]
+    fn r10_grace_days() {
+        let mut reg = sample_registry();
+        let input = by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON));
+        person_mut(&mut reg, "P05").licence.expiry = d(2026, 11, 29);
+        assert_eq!(run(&reg, &input).rule_ids(), vec!["R10"]);
+
+        let grace = with_config(|c| c.cnh_grace_days = 30);
+        person_mut(&mut reg, "P05").licence.expiry = d(2026, 10, 31);
+        assert_eq!(run_with(&reg, &input, &grace).findings, vec![]);
+        person_mut(&mut reg, "P05").licence.expiry = d(2026, 10, 30);
+        let v = run_with(&reg, &input, &grace);
+        assert_eq!(v.rule_ids(), vec!["R10"]);
+        let m = &v.findings[0].message;
+        assert!(m.contains("30 dias") && m.contains("29/11/2026"), "{m}");
+    }
+
+    #[test]
+    fn d01_d02_bad_check_digits_are_warnings() {
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P05").cpf = Cpf::parse("12345678901").unwrap();
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["D01"]);
+        assert_eq!(v.findings[0].severity, Severity::Warning);
+        assert_eq!(v.overall, Overall::Warning);
+
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P05").licence.number = CnhNumber::parse("02650306462").unwrap();
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["D02"]);
+        assert_eq!(v.findings[0].severity, Severity::Warning);
+        // Baseline: the sample's documents are valid, so neither fires.
+        let reg = sample_registry();
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON)));
+        assert_eq!(v.findings, vec![]);
+    }
+
+    // ---- permit state ------------------------------------------------------------------------
+
+    fn lucas(reg: &Registry, at: DateTime<Utc>) -> CheckInput {
+        by_plate("DEF4G56", driver(reg, "P06"), at)
+    }
+
+    #[test]
+    fn r32_suspension_state_and_penalty_give_one_finding() {
+        let reg = sample_registry();
+        let v = run(&reg, &lucas(&reg, utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R32"]);
+        let f = only(&v, "R32");
+        assert_eq!(f.severity, Severity::Irregular);
+        assert_eq!(f.consequence, Consequence::VehicleMayNotOperate);
+        assert_eq!(
+            f.message,
+            "Alvará nº 0003 suspenso de 20/11/2026 a 04/12/2026 (art. 32, III): o veículo não \
+             pode operar como táxi neste período."
+        );
+        assert_eq!(v.overall, Overall::Irregular);
+    }
+
+    #[test]
+    fn r32_suspension_edges_in_local_time() {
+        let reg = sample_registry();
+        // D+14 at 23:59 local is already 5 Dec in UTC: still suspended.
+        let last = local("2026-12-04 23:59");
+        assert_eq!(last, utc("2026-12-05T02:59:00Z"));
+        assert_eq!(run(&reg, &lucas(&reg, last)).rule_ids(), vec!["R32"]);
+        // D+15: regular again.
+        let v = run(&reg, &lucas(&reg, local("2026-12-05 00:00")));
+        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.overall, Overall::Regular);
+        // First day D is suspended, the day before is not.
+        assert_eq!(
+            run(&reg, &lucas(&reg, local("2026-11-20 00:00"))).rule_ids(),
+            vec!["R32"]
+        );
+        assert_eq!(
+            run(&reg, &lucas(&reg, local("2026-11-19 23:59"))).findings,
+            vec![]
+        );
+    }
+
+    #[test]
+    fn r32_penalty_alone_and_state_alone() {
+        // Penalty only (state active): the 15 days still run D…D+14.
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0003").state = PermitState::Active;
+        assert_eq!(
+            run(&reg, &lucas(&reg, local("2026-12-04 12:00"))).rule_ids(),
+            vec!["R32"]
+        );
+        assert_eq!(
+            run(&reg, &lucas(&reg, local("2026-12-05 12:00"))).findings,
+            vec![]
+        );
+
+        // State only (no penalty record).
+        let mut reg = sample_registry();
+        reg.penalties.clear();
+        assert_eq!(run(&reg, &lucas(&reg, utc(NOON))).rule_ids(), vec!["R32"]);
+
+        // A 60-day suspension of permit 0002 from 2 Oct covers up to 30 Nov inclusive.
+        let mut reg = sample_registry();
+        reg.penalties.push(Penalty {
+            id: "PEN-60".into(),
+            permit_number: "0002".into(),
+            person_id: Some("P04".into()),
+            kind: PenaltyKind::Suspension { days: 60 },
+            decided_on: d(2026, 9, 20),
+            starts_on: d(2026, 10, 2),
+            record_id: None,
+        });
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R32"]);
+        assert!(v.findings[0].message.contains("de 02/10/2026 a 30/11/2026"));
+        let next = by_plate("ABC-1234", driver(&reg, "P04"), local("2026-12-01 00:00"));
+        assert_eq!(run(&reg, &next).findings, vec![]);
+    }
+
+    #[test]
+    fn r32_distinct_suspensions_are_reported_separately() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0003").state = PermitState::Suspended {
+            from: d(2026, 11, 25),
+            until: d(2026, 12, 10),
+        };
+        let v = run(&reg, &lucas(&reg, utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R32", "R32"]);
+        assert!(v.findings[0].message.contains("20/11/2026 a 04/12/2026"));
+        assert!(v.findings[1].message.contains("25/11/2026 a 10/12/2026"));
+    }
+
+    fn revocation(reg: &mut Registry, starts_on: NaiveDate) {
+        reg.penalties.push(Penalty {
+            id: "PEN-CASS".into(),
+            permit_number: "0002".into(),
+            person_id: Some("P04".into()),
+            kind: PenaltyKind::Revocation,
+            decided_on: d(2026, 11, 1),
+            starts_on,
+            record_id: None,
+        });
+    }
+
+    #[test]
+    fn r32_revocation_by_state_or_penalty() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0002").state = PermitState::Revoked { on: d(2026, 11, 1) };
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R32"]);
+        let f = only(&v, "R32");
+        assert!(
+            f.message.contains("Alvará nº 0002 cassado em 01/11/2026"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.severity, Severity::Irregular);
+        assert_eq!(f.consequence, Consequence::VehicleMayNotOperate);
+
+        // State and penalty together: one finding, with the earliest date.
+        revocation(&mut reg, d(2026, 11, 3));
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R32"]);
+        assert!(v.findings[0].message.contains("01/11/2026"));
+
+        // Penalty in effect, state still active.
+        let mut reg = sample_registry();
+        revocation(&mut reg, d(2026, 11, 25));
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R32"]);
+        assert!(v.findings[0].message.contains("cassado em 25/11/2026"));
+
+        // Penalty not yet in effect.
+        let mut reg = sample_registry();
+        revocation(&mut reg, d(2026, 12, 10));
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+    }
+
+    #[test]
+    fn r05_succession_is_a_warning() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0002").state = PermitState::InSuccession {
+            since: d(2026, 10, 1),
+        };
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R05"]);
+        assert_eq!(v.findings[0].severity, Severity::Warning);
+        assert!(v.findings[0].message.contains("sucessão desde 01/10/2026"));
+        assert_eq!(v.overall, Overall::Warning);
+    }
+
+    // ---- art. 7 ------------------------------------------------------------------------------
+
+    #[test]
+    fn r11_previous_year_accepted_until_31_january_local() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0002").renewal_year = 2025;
+        let input = |at| by_plate("ABC-1234", driver(&reg, "P04"), at);
+
+        let last_minute = local("2026-01-31 23:59");
+        assert_eq!(
+            last_minute,
+            utc("2026-02-01T02:59:00Z"),
+            "already February in UTC"
+        );
+        assert_eq!(run(&reg, &input(last_minute)).findings, vec![]);
+        assert_eq!(
+            run(&reg, &input(utc("2026-01-02T12:00:00Z"))).findings,
+            vec![]
+        );
+
+        let v = run(&reg, &input(local("2026-02-01 00:00")));
+        assert_eq!(v.rule_ids(), vec!["R11"]);
+        let f = only(&v, "R11");
+        assert_eq!(f.citation, "Lei 4.019/2004, art. 7");
+        assert_eq!(f.consequence, Consequence::RevokePermit);
+        assert!(f.message.contains("para 2025") && f.message.contains("31/01/2026"));
+        assert_eq!(v.overall, Overall::Irregular);
+    }
+
+    #[test]
+    fn r11_other_years() {
+        let mut reg = sample_registry();
+        let input = |reg: &Registry, at| by_plate("ABC-1234", driver(reg, "P04"), at);
+        // Two years behind: irregular even in January.
+        permit_mut(&mut reg, "0002").renewal_year = 2024;
+        let v = run(&reg, &input(&reg, local("2026-01-15 12:00")));
+        assert_eq!(v.rule_ids(), vec!["R11"]);
+        // Current year: fine after January.
+        permit_mut(&mut reg, "0002").renewal_year = 2026;
+        assert_eq!(
+            run(&reg, &input(&reg, local("2026-02-01 00:00"))).findings,
+            vec![]
+        );
+        // Already renewed for next year: fine.
+        permit_mut(&mut reg, "0002").renewal_year = 2027;
+        assert_eq!(run(&reg, &input(&reg, utc(NOON))).findings, vec![]);
+        // The sample's permit 0004 (renewed for 2025) in November 2026.
+        let v = run(&reg, &by_plate("GHI7J89", driver(&reg, "P07"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R11"]);
+    }
+
+    // ---- vehicle -----------------------------------------------------------------------------
+
+    #[test]
+    fn r16_licensed_outside_americana() {
+        let mut reg = sample_registry();
+        vehicle_mut(&mut reg, "V02").licensing_municipality = "Santa Bárbara d'Oeste".into();
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R16"]);
+        assert!(v.findings[0].message.contains("Santa Bárbara d'Oeste/SP"));
+        assert!(v.findings[0].message.contains("ABC1C34"));
+
+        for ok in ["Americana", " americana ", "AMERICANA", "Américana"] {
+            vehicle_mut(&mut reg, "V02").licensing_municipality = ok.into();
+            assert_eq!(run(&reg, &ana(&reg)).findings, vec![], "{ok}");
+        }
+        vehicle_mut(&mut reg, "V02").licensing_uf = "sp".into();
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+        vehicle_mut(&mut reg, "V02").licensing_uf = "MG".into();
+        assert_eq!(run(&reg, &ana(&reg)).rule_ids(), vec!["R16"]);
+    }
+
+    #[test]
+    fn r17_doors_and_capacity() {
+        let mut reg = sample_registry();
+        let mut input = ana(&reg);
+        input.observation.doors = Some(2);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R17"]);
+        assert!(
+            v.findings[0]
+                .message
+                .contains("2 portas contadas na fiscalização")
+        );
+
+        // The observation overrides the registry.
+        vehicle_mut(&mut reg, "V02").doors = 2;
+        input.observation.doors = Some(4);
+        assert_eq!(run(&reg, &input).findings, vec![]);
+        input.observation.doors = None;
+        assert_eq!(run(&reg, &input).rule_ids(), vec!["R17"]);
+
+        let mut reg = sample_registry();
+        vehicle_mut(&mut reg, "V02").capacity_incl_driver = 8;
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R17"]);
+        assert!(v.findings[0].message.contains("8 lugares"));
+        vehicle_mut(&mut reg, "V02").capacity_incl_driver = 7;
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+    }
+
+    #[test]
+    fn r18_age_counted_back_from_the_edital() {
+        let mut reg = sample_registry();
+        // Edital of permit 0002: 02/03/2015; limit 10 years → manufactured 2005 or later.
+        vehicle_mut(&mut reg, "V02").year_of_manufacture = 2004;
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R18"]);
+        let f = only(&v, "R18");
+        assert!(!f.wording_verified);
+        assert!(
+            f.message.contains("2004") && f.message.contains("02/03/2015"),
+            "{}",
+            f.message
+        );
+
+        vehicle_mut(&mut reg, "V02").year_of_manufacture = 2005;
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+
+        let five = with_config(|c| c.max_vehicle_age_years = 5);
+        vehicle_mut(&mut reg, "V02").year_of_manufacture = 2009;
+        assert_eq!(run_with(&reg, &ana(&reg), &five).rule_ids(), vec!["R18"]);
+
+        // No edital date: not evaluated.
+        vehicle_mut(&mut reg, "V02").year_of_manufacture = 1990;
+        permit_mut(&mut reg, "0002").edital_date = None;
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+    }
+
+    #[test]
+    fn r19_roof_sign() {
+        let reg = sample_registry();
+        let mut input = ana(&reg);
+        input.observation.roof_sign_present = Some(false);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R19"]);
+        assert!(!v.findings[0].wording_verified);
+        input.observation.roof_sign_present = Some(true);
+        assert_eq!(run(&reg, &input).findings, vec![]);
+        input.observation.roof_sign_present = None;
+        assert_eq!(run(&reg, &input).findings, vec![]);
+    }
+
+    #[test]
+    fn r40_vehicle_not_in_the_holders_name() {
+        let mut reg = sample_registry();
+        vehicle_mut(&mut reg, "V02").owner_cpf = Cpf::parse(STRANGER_CPF).unwrap();
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R40"]);
+        assert!(v.findings[0].message.contains("alvará nº 0002"));
+        assert_eq!(v.findings[0].citation, "Lei 4.019/2004, art. 30, III");
+        // Driven by the auxiliary, it is still the holder's CPF that counts.
+        let reg = sample_registry();
+        let v = run(&reg, &by_plate("ABC-1234", driver(&reg, "P05"), utc(NOON)));
+        assert_eq!(v.findings, vec![]);
+    }
+
+    #[test]
+    fn r02_missing_meter_and_seal() {
+        let mut reg = sample_registry();
+        vehicle_mut(&mut reg, "V02").taximeter = None;
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R02"]);
+        assert!(v.findings[0].message.contains("nenhum taxímetro"));
+        assert_eq!(v.findings[0].consequence, Consequence::RenewalBlocked);
+
+        let mut reg = sample_registry();
+        if let Some(t) = &mut vehicle_mut(&mut reg, "V02").taximeter {
+            t.seal_intact = false;
+        }
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R02"]);
+        assert!(
+            v.findings[0]
+                .message
+                .contains("lacre do taxímetro rompido (segundo o cadastro)")
+        );
+
+        let reg = sample_registry();
+        let mut input = ana(&reg);
+        input.observation.meter_seal_intact = Some(false);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R02"]);
+        assert!(v.findings[0].message.contains("constatado na fiscalização"));
+        input.observation.meter_seal_intact = Some(true);
+        assert_eq!(run(&reg, &input).findings, vec![]);
+    }
+
+    fn meter(reg: &mut Registry, verified_on: NaiveDate, label: Option<i32>) {
+        if let Some(t) = &mut vehicle_mut(reg, "V02").taximeter {
+            t.verified_on = verified_on;
+            t.valid_until_year = label;
+        }
+    }
+
+    #[test]
+    fn r02_verification_by_label_or_certificate_period() {
+        let mut reg = sample_registry();
+        meter(&mut reg, d(2024, 11, 29), Some(2025));
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R02"]);
+        let m = &v.findings[0].message;
+        assert!(
+            m.contains("aferição vencida") && m.contains("29/11/2024"),
+            "{m}"
+        );
+        // Two years after verification, to the day: still valid.
+        meter(&mut reg, d(2024, 11, 30), Some(2025));
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+        meter(&mut reg, d(2024, 11, 30), None);
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+        // A label for the current year counts whatever the verification date.
+        meter(&mut reg, d(2020, 1, 1), Some(2026));
+        assert_eq!(run(&reg, &ana(&reg)).findings, vec![]);
+
+        // Annual period (art. 1 §1 as written).
+        let annual = with_config(|c| c.taximeter_period_years = 1);
+        meter(&mut reg, d(2025, 11, 29), None);
+        assert_eq!(run_with(&reg, &ana(&reg), &annual).rule_ids(), vec!["R02"]);
+        meter(&mut reg, d(2025, 11, 30), None);
+        assert_eq!(run_with(&reg, &ana(&reg), &annual).findings, vec![]);
+    }
+
+    #[test]
+    fn d03_renavam_and_d04_category() {
+        let mut reg = sample_registry();
+        vehicle_mut(&mut reg, "V02").renavam = Renavam::parse("12345678901").unwrap();
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["D03"]);
+        assert_eq!(v.overall, Overall::Warning);
+
+        let mut reg = sample_registry();
+        vehicle_mut(&mut reg, "V02").category = VehicleCategory::Particular;
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["D04"]);
+        assert_eq!(v.findings[0].severity, Severity::Warning);
+        assert!(v.findings[0].message.contains("PARTICULAR"));
+        assert_eq!(v.overall, Overall::Warning);
+    }
+
+    // ---- stands and hours --------------------------------------------------------------------
+
+    #[test]
+    fn r38_radio_taxi_at_a_common_stand() {
+        let reg = sample_registry();
+        let mut input = by_plate("JKL1M23", driver(&reg, "P09"), utc(NOON));
+        input.observation.at_stand = Some("S01".into());
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R38"]);
+        let f = only(&v, "R38");
+        assert_eq!(f.citation, "Lei 4.019/2004, art. 28");
+        assert_eq!(f.consequence, Consequence::InfractionNotice);
+        assert!(f.message.contains("Terminal Urbano"));
+        // At its own radio-taxi place: fine.
+        input.observation.at_stand = Some("S04".into());
+        assert_eq!(run(&reg, &input).findings, vec![]);
+        // A common taxi at a common stand: no R38.
+        let mut input = ana(&reg);
+        input.observation.at_stand = Some("S01".into());
+        assert_eq!(run(&reg, &input).findings, vec![]);
+    }
+
+    fn idle_at(reg: &Registry, plate: &str, pid: &str, stand: &str, at: &str) -> CheckInput {
+        let mut input = by_plate(plate, driver(reg, pid), local(at));
+        input.observation.at_stand = Some(stand.into());
+        input.observation.idle = true;
+        input
+    }
+
+    #[test]
+    fn r24_day_stand_window_20_00_vs_20_01() {
+        let reg = sample_registry();
+        // Permit 0002's own stand is S02 (06–20); the taxi waits at S01.
+        let v = run(
+            &reg,
+            &idle_at(&reg, "ABC-1234", "P04", "S01", "2026-11-30 20:00"),
+        );
+        assert_eq!(v.rule_ids(), vec!["R24"]);
+        let f = only(&v, "R24");
+        assert_eq!(f.citation, "Lei 4.019/2004, art. 16, I; art. 31, VI");
+        assert_eq!(f.consequence, Consequence::InfractionNotice);
+        assert!(f.message.contains("20:00") && f.message.contains("06:00–20:00"));
+        assert!(
+            f.message.contains("Praça Basílio Rangel") && f.message.contains("Terminal Urbano")
+        );
+
+        for (at, fires) in [
+            ("2026-11-30 20:01", false),
+            ("2026-11-30 05:59", false),
+            ("2026-11-30 06:00", true),
+            ("2026-11-30 12:00", true),
+            ("2026-11-30 23:30", false),
+        ] {
+            let v = run(&reg, &idle_at(&reg, "ABC-1234", "P04", "S01", at));
+            assert_eq!(v.rule_ids().contains(&"R24"), fires, "{at}");
+        }
+    }
+
+    #[test]
+    fn r24_not_when_moving_or_at_own_stand() {
+        let reg = sample_registry();
+        let mut input = idle_at(&reg, "ABC-1234", "P04", "S01", "2026-11-30 12:00");
+        input.observation.idle = false;
+        assert_eq!(run(&reg, &input).findings, vec![]);
+        let input = idle_at(&reg, "ABC-1234", "P04", "S02", "2026-11-30 12:00");
+        assert_eq!(run(&reg, &input).findings, vec![]);
+        // Unknown stand: ignored, no panic.
+        let input = idle_at(&reg, "ABC-1234", "P04", "S99", "2026-11-30 12:00");
+        let v = run(&reg, &input);
+        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.overall, Overall::Regular);
+    }
+
+    #[test]
+    fn r24_extended_stand_until_midnight() {
+        let reg = sample_registry();
+        // Permit 0001's own stand is S01 Terminal Urbano (06–24); the taxi waits at S02.
+        let at = "2026-11-30 23:59";
+        assert_eq!(local(at), utc("2026-12-01T02:59:00Z"));
+        let v = run(&reg, &idle_at(&reg, "BRA2E19", "P01", "S02", at));
+        assert_eq!(v.rule_ids(), vec!["R24"]);
+        assert!(
+            v.findings[0].message.contains("23:59")
+                && v.findings[0].message.contains("06:00–24:00")
+        );
+        for (at, fires) in [
+            ("2026-12-01 00:00", true),
+            ("2026-12-01 00:01", false),
+            ("2026-12-01 05:59", false),
+            ("2026-11-30 20:30", true),
+        ] {
+            let v = run(&reg, &idle_at(&reg, "BRA2E19", "P01", "S02", at));
+            assert_eq!(v.rule_ids().contains(&"R24"), fires, "{at}");
+        }
+    }
+
+    #[test]
+    fn r25_optional_hours_only_when_enabled() {
+        let reg = sample_registry();
+        let late = idle_at(&reg, "ABC-1234", "P04", "S01", "2026-11-30 20:01");
+        let without_r25 = with_config(|c| c.disabled_rules = vec!["R25".into()]);
+        assert_eq!(run_with(&reg, &late, &without_r25).findings, vec![]);
+
+        let with_r25 = with_config(|c| c.enabled_rules = vec!["R25".into()]);
+        let v = run_with(&reg, &late, &with_r25);
+        assert_eq!(v.rule_ids(), vec!["R25"]);
+        assert_eq!(v.findings[0].severity, Severity::Info);
+        assert_eq!(
+            v.findings[0].citation,
+            "Lei 4.019/2004, art. 16, parágrafo único"
+        );
+        assert_eq!(v.overall, Overall::Regular);
+        // Inside the window R24 fires, not R25.
+        let noon = idle_at(&reg, "ABC-1234", "P04", "S01", "2026-11-30 12:00");
+        assert_eq!(run_with(&reg, &noon, &with_r25).rule_ids(), vec!["R24"]);
+    }
+
+    // ---- configuration, overall, order ------------------------------------------------------
+
+    #[test]
+    fn disabled_rules_do_not_fire() {
+        let reg = sample_registry();
+        let unrenewed = by_plate("GHI7J89", driver(&reg, "P07"), utc(NOON));
+        assert_eq!(run(&reg, &unrenewed).rule_ids(), vec!["R11"]);
+        let no_r11 = with_config(|c| c.disabled_rules = vec!["R11".into()]);
+        let v = run_with(&reg, &unrenewed, &no_r11);
+        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.overall, Overall::Regular);
+
+        let no_r12 = with_config(|c| c.disabled_rules = vec!["R12".into()]);
+        let v = run_with(&reg, &by_plate("ABC-1234", stranger(), utc(NOON)), &no_r12);
+        assert_eq!(v.findings, vec![]);
+
+        let no_r32 = with_config(|c| c.disabled_rules = vec!["R32".into()]);
+        assert_eq!(
+            run_with(&reg, &lucas(&reg, utc(NOON)), &no_r32).findings,
+            vec![]
+        );
+    }
+
+    #[test]
+    fn overall_regular_warning_irregular() {
+        let mut reg = sample_registry();
+        assert_eq!(run(&reg, &ana(&reg)).overall, Overall::Regular);
+        vehicle_mut(&mut reg, "V02").category = VehicleCategory::Particular;
+        person_mut(&mut reg, "P04").licence.observations.clear();
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R09", "D04"]);
+        assert_eq!(v.overall, Overall::Warning);
+        permit_mut(&mut reg, "0002").renewal_year = 2025;
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R09", "R11", "D04"]);
+        assert_eq!(v.overall, Overall::Irregular);
+    }
+
+    #[test]
+    fn findings_come_in_evaluation_order() {
+        let reg = sample_registry();
+        // Rafael (P08, auxiliary of 0004, CNH expired 01/10/2026) on the unrenewed permit 0004.
+        let mut input = by_plate("GHI7J89", driver(&reg, "P08"), utc(NOON));
+        input.observation.roof_sign_present = Some(false);
+        input.observation.meter_seal_intact = Some(false);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R10", "R11", "R19", "R02"]);
+        assert!(v.findings[0].message.contains("01/10/2026"));
+
+        // A stranger on the suspended permit 0003, out-of-town vehicle, waiting at another stand.
+        let mut reg = sample_registry();
+        vehicle_mut(&mut reg, "V03").licensing_municipality = "Nova Odessa".into();
+        let mut input = idle_at(&reg, "DEF4G56", "P06", "S01", "2026-11-30 12:00");
+        input.driver = stranger();
+        input.observation.doors = Some(2);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R12", "R32", "R16", "R17", "R24"]);
+        assert_eq!(v.overall, Overall::Irregular);
+        // Deterministic: same input, same verdict.
+        assert_eq!(run(&reg, &input), v);
     }
 }

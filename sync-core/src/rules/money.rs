@@ -129,7 +129,11 @@ mod tests {
         for (year, five, ten, fine) in cases {
             assert_eq!(corrected(dec!(5.00), year).unwrap().amount, five, "{year}");
             assert_eq!(corrected(dec!(10.00), year).unwrap().amount, ten, "{year}");
-            assert_eq!(corrected(dec!(240.00), year).unwrap().amount, fine, "{year}");
+            assert_eq!(
+                corrected(dec!(240.00), year).unwrap().amount,
+                fine,
+                "{year}"
+            );
         }
         assert_eq!(factor(2026).unwrap().round_dp(6), dec!(3.320896));
     }
@@ -148,7 +152,10 @@ mod tests {
     #[test]
     fn edges() {
         assert_eq!(corrected(dec!(240.00), 2004).unwrap().amount, dec!(240.00));
-        assert_eq!(corrected(dec!(240), 2027), Err(MoneyError::MissingIndex(2026, 2027)));
+        assert_eq!(
+            corrected(dec!(240), 2027),
+            Err(MoneyError::MissingIndex(2026, 2027))
+        );
         assert_eq!(corrected(dec!(240), 2003), Err(MoneyError::BeforeLaw(2003)));
         assert_eq!(corrected(dec!(-1), 2026), Err(MoneyError::Negative));
     }

@@ -1,1 +1,1880 @@
-//! Office checks. (Being written; see issue 2.)
+//! Office (counter) checks: what the central office verifies before it changes the registry.
+//!
+//! Each check is a pure function of the registry, the request and a date, and answers `Ok(())`
+//! or a [`Refusal`] listing **every** reason, each a [`Finding`] that cites its rule and article
+//! and says in Portuguese what is wrong. Messages name people and permit numbers, never CPFs.
+//!
+//! Two kinds of reasons:
+//! - *preconditions*: the request names something that does not exist, a revoked permit, or is
+//!   meaningless (renewing a year already renewed, transferring a permit to its own holder,
+//!   swapping a permit with itself). They are always checked, whatever the configuration, and
+//!   are filed under the rule of the operation (R13, R03, R43, R11, R44) so that every reason
+//!   still cites an article;
+//! - *legal bars*: evaluated only when `config.is_enabled(rule)`.
+//!
+//! Driver requirements (art. 2, applied to auxiliaries by art. 8 §1 and to transfer receivers by
+//! art. 10 II) may also yield warnings (R09 without EAR, by default): warnings never refuse; only
+//! findings of severity `Irregular` do.
+//!
+//! Decisions where the law is silent or open are marked "Decisão:" below.
+//!
+//! Counting years (art. 10 I two years, art. 10 §2 three years, art. 2 ages): "de data a data"
+//! (Lei 9.784/1999 art. 66 §3), the anniversary day being the first day the bar no longer
+//! applies; a 29 February start with no anniversary ends on 1 March (Código Civil art. 132 §3).
+
+use chrono::{Datelike, Days, NaiveDate};
+use rust_decimal::{Decimal, RoundingStrategy};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Consequence, EarMissing, Finding, RulesConfig, Severity};
+use crate::domain::{
+    Fine, LicenceKind, Permit, PermitState, Person, RegistryIndex, Transfer, TransferReason,
+};
+
+/// Refused by the law: every reason, each citing its rule and article.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, thiserror::Error)]
+#[error("{}", join_messages(.findings))]
+pub struct Refusal {
+    pub findings: Vec<Finding>,
+}
+
+/// `Ok(())` when the office may make the change.
+pub type OfficeResult = Result<(), Refusal>;
+
+impl Refusal {
+    /// Ids of the rules that refused, in order (may repeat when a rule refuses twice).
+    pub fn rule_ids(&self) -> Vec<&str> {
+        self.findings.iter().map(|f| f.rule_id.as_str()).collect()
+    }
+
+    /// `Ok(())` when there is no reason to refuse.
+    fn result(findings: Vec<Finding>) -> OfficeResult {
+        if findings.is_empty() {
+            Ok(())
+        } else {
+            Err(Self { findings })
+        }
+    }
+
+    fn one(finding: Finding) -> OfficeResult {
+        Err(Self {
+            findings: vec![finding],
+        })
+    }
+}
+
+fn join_messages(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| f.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A finding that makes the office refuse the requested change.
+fn refuse(rule_id: &str, message: impl Into<String>) -> Finding {
+    Finding::new(rule_id, message).with_consequence(Consequence::OfficeRefusal)
+}
+
+/// The art. 2 findings of a person that refuse an office change (warnings do not).
+fn driver_refusals(person: &Person, on: NaiveDate, config: &RulesConfig) -> Vec<Finding> {
+    driver_requirements(person, on, config)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Irregular)
+        .map(|f| f.with_consequence(Consequence::OfficeRefusal))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Art. 8: auxiliary drivers
+// ---------------------------------------------------------------------------------------------
+
+/// Registering `person_id` as auxiliary driver of `permit_number` (art. 8).
+///
+/// Refuses when the permit or person is unknown, the permit is revoked, the person is its holder
+/// or already its auxiliary (preconditions, R13); when the permit already has 2 auxiliaries (R13,
+/// art. 8 caput); when the person is a registered auxiliary of another live permit (R14, art. 8
+/// §2: the auxiliary's alvará is for the titular's vehicle, one vehicle); and when the person
+/// does not meet art. 2 (art. 8 §1).
+///
+/// Decisão: the holder of *another* permit may be registered as auxiliary here — art. 9 forbids
+/// a second titular alvará, and an auxiliary's alvará is not one. Auxiliaries registered on
+/// revoked permits do not count (the revoked alvará carries nobody).
+pub fn check_add_auxiliary(
+    index: &RegistryIndex<'_>,
+    permit_number: &str,
+    person_id: &str,
+    on: NaiveDate,
+    config: &RulesConfig,
+) -> OfficeResult {
+    let permit = index.permit(permit_number);
+    let person = index.person(person_id);
+    let (Some(permit), Some(person)) = (permit, person) else {
+        let mut missing = Vec::new();
+        if permit.is_none() {
+            missing.push(refuse(
+                "R13",
+                format!("O alvará {permit_number} não consta do cadastro."),
+            ));
+        }
+        if person.is_none() {
+            missing.push(refuse(
+                "R13",
+                format!("A pessoa {person_id} não consta do cadastro."),
+            ));
+        }
+        return Refusal::result(missing);
+    };
+    if let PermitState::Revoked { on: revoked_on } = permit.state {
+        return Refusal::one(refuse(
+            "R13",
+            format!(
+                "O alvará {} foi cassado em {}: não se inscrevem motoristas auxiliares em \
+                 alvará cassado.",
+                permit.number,
+                br(revoked_on)
+            ),
+        ));
+    }
+    if permit.holder_id == person.id {
+        return Refusal::one(refuse(
+            "R13",
+            format!(
+                "{} é o titular do alvará {}: o titular não se inscreve como motorista \
+                 auxiliar do próprio alvará (art. 8º).",
+                person.name, permit.number
+            ),
+        ));
+    }
+    if permit.auxiliaries.iter().any(|a| a.person_id == person.id) {
+        return Refusal::one(refuse(
+            "R13",
+            format!(
+                "{} já é motorista auxiliar do alvará {}.",
+                person.name, permit.number
+            ),
+        ));
+    }
+
+    let mut findings = Vec::new();
+    if config.is_enabled("R13") && permit.auxiliaries.len() >= 2 {
+        findings.push(refuse(
+            "R13",
+            format!(
+                "O alvará {} já tem {} motoristas auxiliares (art. 8º: no máximo 2).",
+                permit.number,
+                permit.auxiliaries.len()
+            ),
+        ));
+    }
+    if config.is_enabled("R14") {
+        for other in index.permits_with_auxiliary(&person.id) {
+            if other.number == permit.number || is_revoked(other) {
+                continue;
+            }
+            findings.push(refuse(
+                "R14",
+                format!(
+                    "{} já é motorista auxiliar do alvará {}: o alvará de auxiliar vale só para \
+                     o veículo do alvará do titular (art. 8º, § 2º).",
+                    person.name, other.number
+                ),
+            ));
+        }
+    }
+    findings.extend(driver_refusals(person, on, config));
+    Refusal::result(findings)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arts. 1 §2, 9, 10 §2: granting a permit
+// ---------------------------------------------------------------------------------------------
+
+/// Granting a (new) permit to `person_id` on `on`.
+///
+/// Refuses when the person is unknown; already holds a permit that is not revoked (R03, art. 9;
+/// suspended and in-succession permits still count); transferred a permit away less than three
+/// years before `on` (R43, art. 10 §2, the message gives the first date allowed); or does not
+/// meet art. 2.
+///
+/// Not checked here: the art. 1 §2 kinship bar (no kinship data; its wording in force is also
+/// unknown), residence, criminal record and medical certificate (R41: documents, not registry
+/// data), the art. 14 cap ([`check_new_vacancies`]).
+///
+/// Decisão: the three-year bar applies whatever the reason of the transfer (art. 10 §2 speaks of
+/// "o permissionário alienante" without exceptions).
+pub fn check_grant_permit(
+    index: &RegistryIndex<'_>,
+    person_id: &str,
+    on: NaiveDate,
+    config: &RulesConfig,
+) -> OfficeResult {
+    let Some(person) = index.person(person_id) else {
+        return Refusal::one(refuse(
+            "R03",
+            format!("A pessoa {person_id} não consta do cadastro."),
+        ));
+    };
+    let mut findings = Vec::new();
+    if config.is_enabled("R03") {
+        findings.extend(holds_permit(index, person, None));
+    }
+    if config.is_enabled("R43") {
+        findings.extend(transferor_bar(index, person, on));
+    }
+    findings.extend(driver_refusals(person, on, config));
+    Refusal::result(findings)
+}
+
+/// R03: the person already holds a live permit (other than `except`).
+fn holds_permit(index: &RegistryIndex<'_>, person: &Person, except: Option<&str>) -> Vec<Finding> {
+    index
+        .permits_held_by(&person.id)
+        .into_iter()
+        .filter(|p| !is_revoked(p) && Some(p.number.as_str()) != except)
+        .map(|p| {
+            refuse(
+                "R03",
+                format!(
+                    "{} já é titular do alvará {} (art. 9º: um único alvará por titular).",
+                    person.name, p.number
+                ),
+            )
+        })
+        .collect()
+}
+
+/// R43, art. 10 §2: transfers made by the person less than three years before `on`.
+fn transferor_bar(index: &RegistryIndex<'_>, person: &Person, on: NaiveDate) -> Vec<Finding> {
+    index
+        .registry
+        .transfers
+        .iter()
+        .filter(|t| t.from_person_id == person.id && t.on <= on)
+        .filter_map(|t| {
+            let free_from = add_years(t.on, 3);
+            (on < free_from).then(|| {
+                refuse(
+                    "R43",
+                    format!(
+                        "{} transferiu o alvará {} em {}: só pode inscrever-se para obter outra \
+                         permissão a partir de {} (art. 10, § 2º: três anos após a \
+                         transferência).",
+                        person.name,
+                        t.permit_number,
+                        br(t.on),
+                        br(free_from)
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Art. 14: the cap on the number of taxis
+// ---------------------------------------------------------------------------------------------
+
+/// Art. 14: at most 1 taxi per `inhabitants_per_taxi` inhabitants of the most recent census,
+/// rounded down (floor is the conservative reading of "obedecida a proporção"). With the Censo
+/// 2022 (237,240): 131 taxis at 1:1,800, 118 at 1:2,000.
+///
+/// Decisão: a ratio of 0 is a configuration error and yields a cap of 0 (every increase is
+/// refused) rather than no cap.
+pub fn taxi_cap(config: &RulesConfig) -> u32 {
+    config
+        .census_population
+        .checked_div(config.inhabitants_per_taxi)
+        .unwrap_or(0)
+}
+
+/// Creating `additional` vacancies (new stands or more places at existing ones), R23, art. 14.
+///
+/// Active taxis are the permits not revoked (suspended, in-succession and radio-taxi permits
+/// count: they are taxis). Refused when active + additional > cap.
+///
+/// Decisão: reaching the cap exactly is allowed ("obedecida a proporção" is met at equality;
+/// NOTES' "≥" would forbid the last taxi the ratio pays for). Zero additional vacancies is no
+/// "aumento" and is never refused, even if the fleet is already above the cap.
+pub fn check_new_vacancies(
+    index: &RegistryIndex<'_>,
+    additional: u32,
+    config: &RulesConfig,
+) -> OfficeResult {
+    if additional == 0 || !config.is_enabled("R23") {
+        return Ok(());
+    }
+    let active = index
+        .registry
+        .permits
+        .iter()
+        .filter(|p| !is_revoked(p))
+        .count() as u64;
+    let cap = u64::from(taxi_cap(config));
+    let total = active + u64::from(additional);
+    if total <= cap {
+        return Ok(());
+    }
+    let ratio = config.inhabitants_per_taxi;
+    let source = match ratio {
+        1_800 => String::from(
+            "A proporção de 1 para 1.800 é a da Lei 5.498/2013 segundo fonte secundária \
+             (notícia da Câmara Municipal, 2014); a redação em vigor do art. 14 não foi \
+             verificada.",
+        ),
+        2_000 => String::from(
+            "A proporção de 1 para 2.000 é a da redação original da Lei 4.019/2004; a Lei \
+             5.498/2013 a alterou (para 1 para 1.800, segundo fonte secundária).",
+        ),
+        0 => String::from(
+            "A proporção configurada é 0 habitantes por táxi, o que não é válido: corrija a \
+             configuração.",
+        ),
+        other => format!(
+            "A proporção de 1 para {} foi definida na configuração.",
+            thousands(u64::from(other))
+        ),
+    };
+    Refusal::one(refuse(
+        "R23",
+        format!(
+            "Criar {} vaga(s) levaria a {} táxis, acima do limite de {} do art. 14: há {} táxis \
+             ativos e o limite é 1 táxi para cada {} habitantes (censo: {} habitantes; {} ÷ {} = \
+             {}); ainda cabem {} vaga(s). {}",
+            thousands(u64::from(additional)),
+            thousands(total),
+            thousands(cap),
+            thousands(active),
+            thousands(u64::from(ratio)),
+            thousands(u64::from(config.census_population)),
+            thousands(u64::from(config.census_population)),
+            thousands(u64::from(ratio)),
+            thousands(cap),
+            thousands(cap.saturating_sub(active)),
+            source
+        ),
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Art. 10: transfer
+// ---------------------------------------------------------------------------------------------
+
+/// Transferring `permit_number` to `to_person_id` on `on` for `reason` (R43, art. 10).
+///
+/// Preconditions (R43): the permit and the receiver exist, the permit is not revoked, the
+/// receiver is not the current holder. Bars:
+/// - R43, art. 10 I: a voluntary transfer needs two years since the alvará was issued — or since
+///   the permit's last transfer, which issued it to the current holder; death, retirement and
+///   illness lift the bar. The "efetivo exercício" condition is not in the registry data;
+/// - R43, art. 10 §2: the receiver transferred a permit away less than three years ago;
+/// - R03, art. 9: the receiver already holds another live permit;
+/// - R27, art. 17 §2 III: an unpaid fine on the permit;
+/// - art. 10 II: the receiver meets art. 2.
+///
+/// Decisão: an unpaid fine blocks a transfer because a transfer issues the alvará anew, in the
+/// receiver's name, and art. 17 §2 III forbids issuing the alvará while the fine is unpaid.
+/// The transfer fee and signatures (art. 10 §1) are conditions of the registration itself, not
+/// checked here.
+pub fn check_transfer(
+    index: &RegistryIndex<'_>,
+    permit_number: &str,
+    to_person_id: &str,
+    reason: TransferReason,
+    on: NaiveDate,
+    config: &RulesConfig,
+) -> OfficeResult {
+    let permit = index.permit(permit_number);
+    let receiver = index.person(to_person_id);
+    let (Some(permit), Some(receiver)) = (permit, receiver) else {
+        let mut missing = Vec::new();
+        if permit.is_none() {
+            missing.push(refuse(
+                "R43",
+                format!("O alvará {permit_number} não consta do cadastro."),
+            ));
+        }
+        if receiver.is_none() {
+            missing.push(refuse(
+                "R43",
+                format!("O recebedor {to_person_id} não consta do cadastro."),
+            ));
+        }
+        return Refusal::result(missing);
+    };
+    if let PermitState::Revoked { on: revoked_on } = permit.state {
+        return Refusal::one(refuse(
+            "R43",
+            format!(
+                "O alvará {} foi cassado em {}: alvará cassado não se transfere.",
+                permit.number,
+                br(revoked_on)
+            ),
+        ));
+    }
+    if permit.holder_id == receiver.id {
+        return Refusal::one(refuse(
+            "R43",
+            format!(
+                "{} já é o titular do alvará {}: não há transferência a fazer.",
+                receiver.name, permit.number
+            ),
+        ));
+    }
+
+    let mut findings = Vec::new();
+    if config.is_enabled("R43") {
+        if reason == TransferReason::Voluntary {
+            let (since, what) = match last_transfer(index, &permit.number, on) {
+                Some(t) if t.on > permit.issued_on => (t.on, "transferido"),
+                _ => (permit.issued_on, "expedido"),
+            };
+            let free_from = add_years(since, 2);
+            if on < free_from {
+                findings.push(refuse(
+                    "R43",
+                    format!(
+                        "O alvará {} foi {} em {}: a transferência voluntária só é possível a \
+                         partir de {} (art. 10, I: dois anos, salvo morte, aposentadoria ou \
+                         enfermidade por mais de seis meses).",
+                        permit.number,
+                        what,
+                        br(since),
+                        br(free_from)
+                    ),
+                ));
+            }
+        }
+        findings.extend(transferor_bar(index, receiver, on));
+    }
+    if config.is_enabled("R03") {
+        findings.extend(holds_permit(index, receiver, Some(&permit.number)));
+    }
+    if config.is_enabled("R27") {
+        findings.extend(
+            unpaid_fines(index, &permit.number, on)
+                .map(|f| refuse("R27", unpaid_fine_message(f, &permit.number, "transferido"))),
+        );
+    }
+    findings.extend(driver_refusals(receiver, on, config));
+    Refusal::result(findings)
+}
+
+/// The permit's latest transfer on or before `on`.
+fn last_transfer<'r>(
+    index: &RegistryIndex<'r>,
+    permit_number: &str,
+    on: NaiveDate,
+) -> Option<&'r Transfer> {
+    index
+        .registry
+        .transfers
+        .iter()
+        .filter(|t| t.permit_number == permit_number && t.on <= on)
+        .max_by_key(|t| t.on)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Art. 7: annual renewal
+// ---------------------------------------------------------------------------------------------
+
+/// Renewing `permit_number` for `year` on `on` (art. 7).
+///
+/// Preconditions (R11, art. 7): the permit exists, is not revoked, and is not already renewed
+/// for `year`. Bars:
+/// - R27, art. 17 §2 III: a fine issued by `on` and not paid by `on` (the message names the
+///   amount);
+/// - R02, art. 1 §1: the vehicle's taximeter verification is missing, its seal is not intact,
+///   or it is no longer valid on `on` (valid while the label's "verificado até" year is not
+///   past, or for `taximeter_period_years` after the verification date) — the proof is
+///   presented at renewal;
+/// - the holder's art. 2 requirements (art. 7 par. único II: the CNH is presented).
+///
+/// Decisão: a renewal after 31 January of `year` is **not** refused here. Art. 7 makes the
+/// missed deadline a cassação, but declaring it (and the stand vacant) is the office's act,
+/// recorded as a revocation; until the permit is revoked, a late renewal is processed like any
+/// other. Nothing is added for it.
+///
+/// Decisão: for a permit in succession (art. 1 §4) the deceased holder's CNH is not checked —
+/// who drives for the heirs is an office review (R05), outside the registry data.
+pub fn check_renewal(
+    index: &RegistryIndex<'_>,
+    permit_number: &str,
+    year: i32,
+    on: NaiveDate,
+    config: &RulesConfig,
+) -> OfficeResult {
+    let Some(permit) = index.permit(permit_number) else {
+        return Refusal::one(refuse(
+            "R11",
+            format!("O alvará {permit_number} não consta do cadastro."),
+        ));
+    };
+    if let PermitState::Revoked { on: revoked_on } = permit.state {
+        return Refusal::one(refuse(
+            "R11",
+            format!(
+                "O alvará {} foi cassado em {}: alvará cassado não se renova.",
+                permit.number,
+                br(revoked_on)
+            ),
+        ));
+    }
+    if permit.renewal_year >= year {
+        return Refusal::one(refuse(
+            "R11",
+            format!(
+                "O alvará {} já está renovado para {}.",
+                permit.number, permit.renewal_year
+            ),
+        ));
+    }
+
+    let mut findings = Vec::new();
+    if config.is_enabled("R27") {
+        // Catalogue consequence kept: RenewalBlocked is exactly what art. 17 §2 III says.
+        findings.extend(
+            unpaid_fines(index, &permit.number, on)
+                .map(|f| Finding::new("R27", unpaid_fine_message(f, &permit.number, "renovado"))),
+        );
+    }
+    if config.is_enabled("R02") {
+        findings.extend(taximeter_refusal(index, permit, on, config));
+    }
+    if !matches!(permit.state, PermitState::InSuccession { .. }) {
+        match index.person(&permit.holder_id) {
+            Some(holder) => findings.extend(driver_refusals(holder, on, config)),
+            None => findings.push(refuse(
+                "R11",
+                format!(
+                    "O titular {} do alvará {} não consta do cadastro.",
+                    permit.holder_id, permit.number
+                ),
+            )),
+        }
+    }
+    Refusal::result(findings)
+}
+
+/// Fines on the permit issued by `on` and unpaid on `on`.
+fn unpaid_fines<'r>(
+    index: &RegistryIndex<'r>,
+    permit_number: &str,
+    on: NaiveDate,
+) -> impl Iterator<Item = &'r Fine> {
+    index
+        .fines_of(permit_number)
+        .into_iter()
+        .filter(move |f| f.issued_on <= on && f.paid_on.is_none_or(|paid| paid > on))
+}
+
+fn unpaid_fine_message(fine: &Fine, permit_number: &str, what: &str) -> String {
+    format!(
+        "Multa {} de {}, aplicada em {} ao alvará {}, não foi paga: sem o recolhimento o alvará \
+         não pode ser {} (art. 17, § 2º, III).",
+        fine.id,
+        brl(fine.amount),
+        br(fine.issued_on),
+        permit_number,
+        what
+    )
+}
+
+/// R02 at renewal: the taximeter proof of art. 1 §1.
+fn taximeter_refusal(
+    index: &RegistryIndex<'_>,
+    permit: &Permit,
+    on: NaiveDate,
+    config: &RulesConfig,
+) -> Option<Finding> {
+    // RenewalBlocked (catalogue consequence) is what art. 1 §1 implies.
+    let Some(vehicle) = index.vehicle(&permit.vehicle_id) else {
+        return Some(Finding::new(
+            "R02",
+            format!(
+                "O veículo {} do alvará {} não consta do cadastro: sem ele não há comprovante de \
+                 aferição do taxímetro (art. 1º, § 1º).",
+                permit.vehicle_id, permit.number
+            ),
+        ));
+    };
+    let plate = vehicle.plate.canonical();
+    let Some(meter) = &vehicle.taximeter else {
+        return Some(Finding::new(
+            "R02",
+            format!(
+                "O táxi {plate} do alvará {} não tem comprovante de aferição do taxímetro pelo \
+                 INMETRO, que deve ser apresentado na renovação (art. 1º, § 1º).",
+                permit.number
+            ),
+        ));
+    };
+    if !meter.seal_intact {
+        return Some(Finding::new(
+            "R02",
+            format!(
+                "O lacre do taxímetro do táxi {plate} (alvará {}) não está intacto: é preciso \
+                 nova aferição e lacração pelo INMETRO antes da renovação (art. 1º, § 1º).",
+                permit.number
+            ),
+        ));
+    }
+    let label_ok = meter.valid_until_year.is_some_and(|y| y >= on.year());
+    let period_ok = on < add_years(meter.verified_on, i32::from(config.taximeter_period_years));
+    if label_ok || period_ok {
+        return None;
+    }
+    let label = meter
+        .valid_until_year
+        .map(|y| format!(", selo \"verificado até {y}\""))
+        .unwrap_or_default();
+    Some(Finding::new(
+        "R02",
+        format!(
+            "A aferição do taxímetro do táxi {plate} (alvará {}) é de {}{label} e já não vale em \
+             {} (validade configurada: {} ano(s)); apresente nova aferição do INMETRO (art. 1º, \
+             § 1º).",
+            permit.number,
+            br(meter.verified_on),
+            br(on),
+            config.taximeter_period_years
+        ),
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Art. 11: stand swap
+// ---------------------------------------------------------------------------------------------
+
+/// Swapping the stands of `permit_a` and `permit_b` (R44, art. 11).
+///
+/// Preconditions (R44): two different permits, both in the registry, neither revoked, on
+/// different stands. Bars: the swap fee not paid (R44, art. 11); a radio-taxi permit would land
+/// on a common-taxi stand, or a common taxi on a radio-taxi place (R38, art. 28).
+///
+/// Decisão: unpaid fines do not block a swap — art. 17 §2 III blocks the *annual* alvará, and
+/// the swap's new alvará (art. 11) keeps the year already renewed. Suspended permits may swap.
+pub fn check_swap(
+    index: &RegistryIndex<'_>,
+    permit_a: &str,
+    permit_b: &str,
+    fee_paid: bool,
+    config: &RulesConfig,
+) -> OfficeResult {
+    if permit_a == permit_b {
+        return Refusal::one(refuse(
+            "R44",
+            format!("A permuta exige dois alvarás diferentes (recebido {permit_a} duas vezes)."),
+        ));
+    }
+    let mut pre = Vec::new();
+    let mut found = Vec::new();
+    for number in [permit_a, permit_b] {
+        match index.permit(number) {
+            None => pre.push(refuse(
+                "R44",
+                format!("O alvará {number} não consta do cadastro."),
+            )),
+            Some(Permit {
+                state: PermitState::Revoked { on },
+                ..
+            }) => pre.push(refuse(
+                "R44",
+                format!(
+                    "O alvará {number} foi cassado em {}: não pode participar de permuta.",
+                    br(*on)
+                ),
+            )),
+            Some(p) => found.push(p),
+        }
+    }
+    let [a, b] = found[..] else {
+        return Refusal::result(pre);
+    };
+    if a.stand_id == b.stand_id {
+        return Refusal::one(refuse(
+            "R44",
+            format!(
+                "Os alvarás {} e {} já são do mesmo ponto ({}): não há permuta a fazer.",
+                a.number,
+                b.number,
+                stand_name(index, &a.stand_id)
+            ),
+        ));
+    }
+
+    let mut findings = Vec::new();
+    if config.is_enabled("R44") && !fee_paid {
+        findings.push(refuse(
+            "R44",
+            format!(
+                "A taxa de permuta dos alvarás {} e {} não foi paga (art. 11: permuta só \
+                 depois de paga a taxa).",
+                a.number, b.number
+            ),
+        ));
+    }
+    if config.is_enabled("R38") {
+        for (moving, to) in [(a, b), (b, a)] {
+            let Some(stand) = index.stand(&to.stand_id) else {
+                continue;
+            };
+            if stand.service != moving.service {
+                findings.push(refuse(
+                    "R38",
+                    format!(
+                        "Com a permuta, o alvará {} ({}) passaria ao ponto {} ({}): \
+                         rádio-táxis e táxis comuns não usam os mesmos pontos (art. 28).",
+                        moving.number,
+                        service_name(moving.service),
+                        stand.name,
+                        service_name(stand.service)
+                    ),
+                ));
+            }
+        }
+    }
+    Refusal::result(findings)
+}
+
+fn stand_name(index: &RegistryIndex<'_>, id: &str) -> String {
+    index
+        .stand(id)
+        .map_or_else(|| id.to_owned(), |s| s.name.clone())
+}
+
+fn service_name(kind: crate::domain::ServiceKind) -> &'static str {
+    match kind {
+        crate::domain::ServiceKind::Common => "táxi comum",
+        crate::domain::ServiceKind::RadioTaxi => "rádio-táxi",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Art. 2: driver requirements
+// ---------------------------------------------------------------------------------------------
+
+/// Art. 2 / art. 8 §1 driver requirements checkable from registry data: R06 age ≥ 21, R07
+/// category covers B (per `config.categories_covering_b`), R08 at least 2 full years since the
+/// "1ª habilitação" and not a "P", R09 no "VEDADA ATIVIDADE REMUNERADA" (and EAR missing →
+/// warning or irregular per `config.ear_missing`), R10 licence not expired (after
+/// `config.cnh_grace_days`).
+///
+/// Decisão: "expedida há mais de dois anos" is met on the second anniversary of the first
+/// licence (two full years, counted like ages); the CNH's own issue date is not used because a
+/// renewed CNH carries a recent one (NOTES §2.1).
+pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let name = &person.name;
+    let lic = &person.licence;
+
+    if config.is_enabled("R06") {
+        let age = full_years(person.birth_date, on);
+        if age < 21 {
+            out.push(Finding::new(
+                "R06",
+                format!(
+                    "{name} tem {age} anos em {}; o art. 2º, I exige idade mínima de 21 anos \
+                     (completa 21 em {}).",
+                    br(on),
+                    br(add_years(person.birth_date, 21))
+                ),
+            ));
+        }
+    }
+
+    if config.is_enabled("R07") {
+        let category = lic.category.trim().to_uppercase();
+        let covers_b = config
+            .categories_covering_b
+            .iter()
+            .any(|c| c.trim().eq_ignore_ascii_case(&category));
+        if !covers_b {
+            let shown = if category.is_empty() {
+                String::from("não informada")
+            } else {
+                category
+            };
+            out.push(Finding::new(
+                "R07",
+                format!(
+                    "A CNH de {name} é da categoria {shown}, que não abrange a categoria B \
+                     exigida pelo art. 2º, II."
+                ),
+            ));
+        }
+    }
+
+    if config.is_enabled("R08") {
+        let mut reasons = Vec::new();
+        if lic.kind == LicenceKind::P {
+            reasons.push(String::from(
+                "é uma Permissão para Dirigir (P), não a habilitação definitiva",
+            ));
+        }
+        if full_years(lic.first_licence_date, on) < 2 {
+            reasons.push(format!(
+                "a 1ª habilitação é de {} e os dois anos só se completam em {}",
+                br(lic.first_licence_date),
+                br(add_years(lic.first_licence_date, 2))
+            ));
+        }
+        if !reasons.is_empty() {
+            out.push(Finding::new(
+                "R08",
+                format!(
+                    "A CNH de {name} {} (art. 2º, II: CNH expedida há mais de dois anos).",
+                    reasons.join(", e ")
+                ),
+            ));
+        }
+    }
+
+    if config.is_enabled("R09") {
+        if lic.forbids_paid_activity() {
+            out.push(Finding::new(
+                "R09",
+                format!(
+                    "A CNH de {name} traz \"VEDADA ATIVIDADE REMUNERADA\" (art. 2º, II: não pode \
+                     constar)."
+                ),
+            ));
+        } else if !lic.has_ear() {
+            let severity = match config.ear_missing {
+                EarMissing::Warning => Severity::Warning,
+                EarMissing::Irregular => Severity::Irregular,
+            };
+            out.push(
+                Finding::new(
+                    "R09",
+                    format!(
+                        "A CNH de {name} não traz a observação EAR (exerce atividade \
+                         remunerada; CTB, art. 147, § 5º)."
+                    ),
+                )
+                .with_severity(severity),
+            );
+        }
+    }
+
+    if config.is_enabled("R10") {
+        let limit = lic
+            .expiry
+            .checked_add_days(Days::new(u64::from(config.cnh_grace_days)))
+            .unwrap_or(NaiveDate::MAX);
+        if on > limit {
+            let grace = if config.cnh_grace_days > 0 {
+                format!(
+                    ", e a tolerância configurada de {} dia(s) terminou em {}",
+                    config.cnh_grace_days,
+                    br(limit)
+                )
+            } else {
+                String::new()
+            };
+            out.push(Finding::new(
+                "R10",
+                format!(
+                    "A CNH de {name} venceu em {}{grace} (art. 2º, II: CNH válida).",
+                    br(lic.expiry)
+                ),
+            ));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------------------------
+
+fn is_revoked(permit: &Permit) -> bool {
+    matches!(permit.state, PermitState::Revoked { .. })
+}
+
+/// `date` plus `years`, "de data a data"; 29 February without an anniversary → 1 March
+/// (Código Civil art. 132 §3). Out of range → `NaiveDate::MAX` (a bar never lifts by overflow).
+fn add_years(date: NaiveDate, years: i32) -> NaiveDate {
+    let year = date.year().saturating_add(years);
+    NaiveDate::from_ymd_opt(year, date.month(), date.day())
+        .or_else(|| {
+            let (y, m) = if date.month() == 12 {
+                (year.saturating_add(1), 1)
+            } else {
+                (year, date.month() + 1)
+            };
+            NaiveDate::from_ymd_opt(y, m, 1)
+        })
+        .unwrap_or(NaiveDate::MAX)
+}
+
+/// Full years from `from` to `on` (age); 0 when `on` is before `from`.
+fn full_years(from: NaiveDate, on: NaiveDate) -> u32 {
+    on.years_since(from).unwrap_or(0)
+}
+
+/// Date as Brazilians write it: 01/09/2025.
+fn br(date: NaiveDate) -> String {
+    date.format("%d/%m/%Y").to_string()
+}
+
+/// Integer with "." thousands separators: 237.240.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('.');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Amount in reais, Brazilian style: R$ 1.234,56 (rounded to centavos, half away from zero).
+fn brl(amount: Decimal) -> String {
+    let mut rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
+    rounded.rescale(2);
+    let text = rounded.abs().to_string();
+    let (int, frac) = text.split_once('.').unwrap_or((text.as_str(), "00"));
+    let grouped = int
+        .parse::<u64>()
+        .map_or_else(|_| int.to_owned(), thousands);
+    let sign = if rounded.is_sign_negative() && !rounded.is_zero() {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}R$ {grouped},{frac}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::domain::{Registry, ServiceKind, Transfer};
+    use crate::testkit::{STRANGER_CPF, sample_registry};
+
+    fn d(y: i32, m: u32, day: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, day).unwrap()
+    }
+
+    /// Reference date of the sample registry.
+    fn today() -> NaiveDate {
+        d(2026, 11, 30)
+    }
+
+    fn cfg() -> RulesConfig {
+        RulesConfig::default()
+    }
+
+    fn refusal(r: OfficeResult) -> Refusal {
+        match r {
+            Err(refusal) => refusal,
+            Ok(()) => panic!("expected a refusal, got Ok"),
+        }
+    }
+
+    /// Asserts a refusal whose rule ids are exactly `ids` (in order), and returns it.
+    fn refused(r: OfficeResult, ids: &[&str]) -> Refusal {
+        let refusal = refusal(r);
+        assert_eq!(refusal.rule_ids(), ids, "{refusal:#?}");
+        for f in &refusal.findings {
+            assert_eq!(f.severity, Severity::Irregular, "{f:?}");
+        }
+        refusal
+    }
+
+    fn cites(refusal: &Refusal, article: &str) {
+        assert!(
+            refusal
+                .findings
+                .iter()
+                .all(|f| f.citation.contains(article)),
+            "every finding should cite {article}: {refusal:#?}"
+        );
+    }
+
+    fn no_cpf(reg: &Registry, refusal: &Refusal) {
+        let text = refusal.to_string();
+        for p in &reg.people {
+            assert!(!text.contains(p.cpf.as_str()), "CPF leaked: {text}");
+        }
+        assert!(!text.contains(STRANGER_CPF));
+    }
+
+    fn person_mut<'a>(reg: &'a mut Registry, id: &str) -> &'a mut Person {
+        reg.people.iter_mut().find(|p| p.id == id).unwrap()
+    }
+
+    fn permit_mut<'a>(reg: &'a mut Registry, number: &str) -> &'a mut Permit {
+        reg.permits.iter_mut().find(|p| p.number == number).unwrap()
+    }
+
+    // ----- Refusal -------------------------------------------------------------------------
+
+    #[test]
+    fn refusal_display_joins_messages() {
+        let r = Refusal {
+            findings: vec![Finding::new("R13", "um"), Finding::new("R14", "dois")],
+        };
+        assert_eq!(r.to_string(), "um; dois");
+        assert_eq!(r.rule_ids(), ["R13", "R14"]);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["findings"][1]["rule_id"], "R14");
+    }
+
+    // ----- art. 8: auxiliaries -------------------------------------------------------------
+
+    #[test]
+    fn third_auxiliary_refused() {
+        let reg = sample_registry();
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "0001", "P10", today(), &cfg()),
+            &["R13"],
+        );
+        cites(&r, "art. 8");
+        assert_eq!(
+            r.to_string(),
+            "O alvará 0001 já tem 2 motoristas auxiliares (art. 8º: no máximo 2)."
+        );
+        assert_eq!(r.findings[0].consequence, Consequence::OfficeRefusal);
+        no_cpf(&reg, &r);
+    }
+
+    #[test]
+    fn second_auxiliary_allowed() {
+        let reg = sample_registry();
+        assert_eq!(
+            check_add_auxiliary(&reg.index(), "0002", "P10", today(), &cfg()),
+            Ok(())
+        );
+        // And a first one on a permit without auxiliaries.
+        assert_eq!(
+            check_add_auxiliary(&reg.index(), "0003", "P10", today(), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn third_auxiliary_allowed_when_r13_disabled() {
+        let reg = sample_registry();
+        let mut config = cfg();
+        config.disabled_rules.push("R13".into());
+        assert_eq!(
+            check_add_auxiliary(&reg.index(), "0001", "P10", today(), &config),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn auxiliary_already_registered_or_holder_refused() {
+        let reg = sample_registry();
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "0001", "P02", today(), &cfg()),
+            &["R13"],
+        );
+        assert!(
+            r.to_string()
+                .contains("Maria Oliveira já é motorista auxiliar do alvará 0001")
+        );
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "0002", "P04", today(), &cfg()),
+            &["R13"],
+        );
+        assert!(
+            r.to_string()
+                .contains("Ana Pereira é o titular do alvará 0002")
+        );
+    }
+
+    #[test]
+    fn auxiliary_of_another_permit_refused_art_8_par_2() {
+        let reg = sample_registry();
+        // P05 is auxiliary of 0002; 0003 has no auxiliary.
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "0003", "P05", today(), &cfg()),
+            &["R14"],
+        );
+        cites(&r, "art. 8, § 2");
+        assert!(r.to_string().contains("alvará 0002"), "{r}");
+        // Once 0002 is revoked, P05 is free to be registered elsewhere.
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0002").state = PermitState::Revoked { on: d(2026, 6, 1) };
+        assert_eq!(
+            check_add_auxiliary(&reg.index(), "0003", "P05", today(), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn holder_of_another_permit_may_be_auxiliary() {
+        let reg = sample_registry();
+        assert_eq!(
+            check_add_auxiliary(&reg.index(), "0003", "P09", today(), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn unknown_permit_or_person_refused_without_panic() {
+        let reg = sample_registry();
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "9999", "P77", today(), &cfg()),
+            &["R13", "R13"],
+        );
+        assert!(r.to_string().contains("alvará 9999 não consta"));
+        assert!(r.to_string().contains("pessoa P77 não consta"));
+        // Preconditions hold even when the rule is disabled.
+        let mut config = cfg();
+        config.disabled_rules.push("R13".into());
+        refused(
+            check_add_auxiliary(&reg.index(), "0002", "P77", today(), &config),
+            &["R13"],
+        );
+    }
+
+    #[test]
+    fn revoked_permit_takes_no_auxiliary() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0002").state = PermitState::Revoked { on: d(2026, 6, 1) };
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "0002", "P10", today(), &cfg()),
+            &["R13"],
+        );
+        assert!(r.to_string().contains("cassado em 01/06/2026"));
+    }
+
+    #[test]
+    fn auxiliary_must_meet_art_2() {
+        // P08 is auxiliary of 0004 (R14) and has an expired CNH (R10): both reasons reported.
+        let reg = sample_registry();
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "0002", "P08", today(), &cfg()),
+            &["R14", "R10"],
+        );
+        assert!(r.findings[1].citation.contains("art. 2"));
+        assert_eq!(r.findings[1].consequence, Consequence::OfficeRefusal);
+        assert!(r.to_string().contains("venceu em 01/10/2026"), "{r}");
+
+        let mut reg = sample_registry();
+        let p = person_mut(&mut reg, "P10");
+        p.birth_date = d(2006, 1, 1);
+        p.licence.category = "A".into();
+        p.licence.kind = LicenceKind::P;
+        p.licence.first_licence_date = d(2026, 2, 1);
+        p.licence.observations = vec!["VEDADA ATIVIDADE REMUNERADA".into()];
+        let r = refused(
+            check_add_auxiliary(&reg.index(), "0002", "P10", today(), &cfg()),
+            &["R06", "R07", "R08", "R09"],
+        );
+        cites(&r, "art. 2");
+        assert!(r.to_string().contains("tem 20 anos"), "{r}");
+        assert!(r.to_string().contains("completa 21 em 01/01/2027"), "{r}");
+        assert!(r.to_string().contains("01/02/2028"), "{r}");
+        no_cpf(&reg, &r);
+    }
+
+    // ----- art. 2 ----------------------------------------------------------------------------
+
+    #[test]
+    fn driver_requirements_edges() {
+        let reg = sample_registry();
+        let mut p = reg.people[9].clone();
+        assert!(driver_requirements(&p, today(), &cfg()).is_empty());
+
+        // Age: 21 on the birthday, not the day before.
+        p.birth_date = d(2005, 11, 30);
+        assert!(driver_requirements(&p, today(), &cfg()).is_empty());
+        p.birth_date = d(2005, 12, 1);
+        let ids: Vec<_> = driver_requirements(&p, today(), &cfg())
+            .into_iter()
+            .map(|f| f.rule_id)
+            .collect();
+        assert_eq!(ids, ["R06"]);
+
+        // Two years of licence: met on the second anniversary.
+        let mut p = reg.people[9].clone();
+        p.licence.first_licence_date = d(2024, 11, 30);
+        assert!(driver_requirements(&p, today(), &cfg()).is_empty());
+        p.licence.first_licence_date = d(2024, 12, 1);
+        assert_eq!(driver_requirements(&p, today(), &cfg())[0].rule_id, "R08");
+
+        // Categories covering B are accepted, in any case; A alone is not.
+        let mut p = reg.people[9].clone();
+        p.licence.category = "ae".into();
+        assert!(driver_requirements(&p, today(), &cfg()).is_empty());
+        p.licence.category = "A".into();
+        assert_eq!(driver_requirements(&p, today(), &cfg())[0].rule_id, "R07");
+
+        // Expiry: valid through the printed date; grace from configuration.
+        let mut p = reg.people[9].clone();
+        p.licence.expiry = today();
+        assert!(driver_requirements(&p, today(), &cfg()).is_empty());
+        p.licence.expiry = d(2026, 11, 29);
+        assert_eq!(driver_requirements(&p, today(), &cfg())[0].rule_id, "R10");
+        let mut config = cfg();
+        config.cnh_grace_days = 30;
+        assert!(driver_requirements(&p, today(), &config).is_empty());
+    }
+
+    #[test]
+    fn missing_ear_warns_by_default_and_refuses_when_configured() {
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P10").licence.observations.clear();
+        let found = driver_requirements(&reg.people[9], today(), &cfg());
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].rule_id, "R09");
+        assert_eq!(found[0].severity, Severity::Warning);
+        assert_eq!(
+            check_add_auxiliary(&reg.index(), "0002", "P10", today(), &cfg()),
+            Ok(())
+        );
+        let mut config = cfg();
+        config.ear_missing = EarMissing::Irregular;
+        refused(
+            check_add_auxiliary(&reg.index(), "0002", "P10", today(), &config),
+            &["R09"],
+        );
+    }
+
+    // ----- arts. 9, 10 §2: grant -------------------------------------------------------------
+
+    #[test]
+    fn second_permit_refused() {
+        let reg = sample_registry();
+        let r = refused(
+            check_grant_permit(&reg.index(), "P01", today(), &cfg()),
+            &["R03"],
+        );
+        cites(&r, "art. 9");
+        assert!(
+            r.to_string()
+                .contains("João da Silva já é titular do alvará 0001")
+        );
+        // A suspended permit still counts.
+        refused(
+            check_grant_permit(&reg.index(), "P06", today(), &cfg()),
+            &["R03"],
+        );
+    }
+
+    #[test]
+    fn first_permit_allowed_and_revoked_one_does_not_count() {
+        let reg = sample_registry();
+        assert_eq!(
+            check_grant_permit(&reg.index(), "P10", today(), &cfg()),
+            Ok(())
+        );
+        // An auxiliary may become a titular.
+        assert_eq!(
+            check_grant_permit(&reg.index(), "P02", today(), &cfg()),
+            Ok(())
+        );
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0001").state = PermitState::Revoked { on: d(2026, 2, 1) };
+        assert_eq!(
+            check_grant_permit(&reg.index(), "P01", today(), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn grant_refuses_unknown_person_and_checks_art_2() {
+        let reg = sample_registry();
+        let r = refused(
+            check_grant_permit(&reg.index(), "P99", today(), &cfg()),
+            &["R03"],
+        );
+        assert!(r.to_string().contains("P99"));
+        refused(
+            check_grant_permit(&reg.index(), "P08", today(), &cfg()),
+            &["R10"],
+        );
+    }
+
+    fn with_transfer(from: &str, to: &str, on: NaiveDate, reason: TransferReason) -> Registry {
+        let mut reg = sample_registry();
+        reg.transfers.push(Transfer {
+            permit_number: "0003".into(),
+            from_person_id: from.into(),
+            to_person_id: to.into(),
+            on,
+            reason,
+        });
+        reg
+    }
+
+    #[test]
+    fn transferor_reapplying_within_three_years_refused() {
+        // P10 transferred 0003 to P06 on 01/12/2023: barred until 30/11/2026 inclusive.
+        let reg = with_transfer("P10", "P06", d(2023, 12, 1), TransferReason::Voluntary);
+        let r = refused(
+            check_grant_permit(&reg.index(), "P10", d(2026, 11, 30), &cfg()),
+            &["R43"],
+        );
+        cites(&r, "art. 10");
+        assert!(r.findings[0].citation.contains("art. 10, § 2"));
+        assert!(r.to_string().contains("a partir de 01/12/2026"), "{r}");
+        assert!(r.to_string().contains("em 01/12/2023"), "{r}");
+    }
+
+    #[test]
+    fn transferor_reapplying_after_three_years_allowed() {
+        let reg = with_transfer("P10", "P06", d(2023, 12, 1), TransferReason::Voluntary);
+        assert_eq!(
+            check_grant_permit(&reg.index(), "P10", d(2026, 12, 1), &cfg()),
+            Ok(())
+        );
+        // The receiver of that transfer is not barred by it (P02 receives, P02 applies).
+        let reg = with_transfer("P10", "P02", d(2025, 12, 1), TransferReason::Voluntary);
+        assert_eq!(
+            check_grant_permit(&reg.index(), "P02", today(), &cfg()),
+            Ok(())
+        );
+        // Any reason bars the transferor (art. 10 §2 has no exception).
+        let reg = with_transfer("P10", "P06", d(2025, 1, 1), TransferReason::Retirement);
+        refused(
+            check_grant_permit(&reg.index(), "P10", today(), &cfg()),
+            &["R43"],
+        );
+    }
+
+    #[test]
+    fn three_years_from_29_february_end_on_1_march() {
+        let reg = with_transfer("P10", "P06", d(2024, 2, 29), TransferReason::Voluntary);
+        let r = refused(
+            check_grant_permit(&reg.index(), "P10", d(2027, 2, 28), &cfg()),
+            &["R43"],
+        );
+        assert!(r.to_string().contains("a partir de 01/03/2027"), "{r}");
+        assert_eq!(
+            check_grant_permit(&reg.index(), "P10", d(2027, 3, 1), &cfg()),
+            Ok(())
+        );
+    }
+
+    // ----- art. 14: cap ----------------------------------------------------------------------
+
+    #[test]
+    fn cap_arithmetic() {
+        let mut config = cfg();
+        assert_eq!(taxi_cap(&config), 131);
+        config.inhabitants_per_taxi = 2_000;
+        assert_eq!(taxi_cap(&config), 118);
+        config.census_population = 246_655;
+        assert_eq!(taxi_cap(&config), 123);
+        config.inhabitants_per_taxi = 1_800;
+        assert_eq!(taxi_cap(&config), 137);
+        config.inhabitants_per_taxi = 0;
+        assert_eq!(taxi_cap(&config), 0);
+    }
+
+    #[test]
+    fn cap_131_at_1800() {
+        let reg = sample_registry(); // 5 live permits
+        let config = cfg();
+        assert_eq!(check_new_vacancies(&reg.index(), 126, &config), Ok(()));
+        let r = refused(check_new_vacancies(&reg.index(), 127, &config), &["R23"]);
+        cites(&r, "art. 14");
+        let text = r.to_string();
+        for needle in [
+            "132 táxis",
+            "limite de 131",
+            "há 5 táxis",
+            "1.800",
+            "237.240",
+            "5.498/2013",
+            "fonte secundária",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing in {text}");
+        }
+        assert!(!r.findings[0].wording_verified);
+    }
+
+    #[test]
+    fn cap_118_at_2000() {
+        let reg = sample_registry();
+        let mut config = cfg();
+        config.inhabitants_per_taxi = 2_000;
+        config.census_population = 237_240;
+        assert_eq!(check_new_vacancies(&reg.index(), 113, &config), Ok(()));
+        let r = refused(check_new_vacancies(&reg.index(), 114, &config), &["R23"]);
+        let text = r.to_string();
+        for needle in ["119 táxis", "limite de 118", "2.000", "redação original"] {
+            assert!(text.contains(needle), "{needle:?} missing in {text}");
+        }
+    }
+
+    #[test]
+    fn cap_counts_only_live_permits() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0004").state = PermitState::Revoked { on: d(2026, 2, 1) };
+        assert_eq!(check_new_vacancies(&reg.index(), 127, &cfg()), Ok(()));
+        refused(check_new_vacancies(&reg.index(), 128, &cfg()), &["R23"]);
+        // Zero is no increase; R23 disabled lets anything through.
+        assert_eq!(check_new_vacancies(&reg.index(), 0, &cfg()), Ok(()));
+        let mut config = cfg();
+        config.disabled_rules.push("R23".into());
+        assert_eq!(check_new_vacancies(&reg.index(), 10_000, &config), Ok(()));
+        // A zero ratio refuses every increase and says why.
+        let mut config = cfg();
+        config.inhabitants_per_taxi = 0;
+        let r = refused(check_new_vacancies(&reg.index(), 1, &config), &["R23"]);
+        assert!(r.to_string().contains("não é válido"));
+    }
+
+    // ----- art. 10: transfer -----------------------------------------------------------------
+
+    #[test]
+    fn transfer_allowed_after_two_years() {
+        let reg = sample_registry(); // 0001 issued 01/06/2015
+        assert_eq!(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P10",
+                TransferReason::Voluntary,
+                today(),
+                &cfg()
+            ),
+            Ok(())
+        );
+        // The auxiliary of the permit may receive it.
+        assert_eq!(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P02",
+                TransferReason::Voluntary,
+                today(),
+                &cfg()
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn voluntary_transfer_under_two_years_refused_death_allowed() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0001").issued_on = d(2025, 6, 1);
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P10",
+                TransferReason::Voluntary,
+                today(),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+        cites(&r, "art. 10");
+        assert!(r.to_string().contains("expedido em 01/06/2025"), "{r}");
+        assert!(r.to_string().contains("a partir de 01/06/2027"), "{r}");
+        for reason in [
+            TransferReason::Death,
+            TransferReason::Retirement,
+            TransferReason::Illness,
+        ] {
+            assert_eq!(
+                check_transfer(&reg.index(), "0001", "P10", reason, today(), &cfg()),
+                Ok(()),
+                "{reason:?}"
+            );
+        }
+        // Edge: on the second anniversary it is allowed, the day before it is not.
+        assert_eq!(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P10",
+                TransferReason::Voluntary,
+                d(2027, 6, 1),
+                &cfg()
+            ),
+            Ok(())
+        );
+        refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P10",
+                TransferReason::Voluntary,
+                d(2027, 5, 31),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+    }
+
+    #[test]
+    fn two_years_count_from_the_last_transfer() {
+        // 0003 issued 2015, transferred P10 → P06 on 01/12/2025.
+        let reg = with_transfer("P10", "P06", d(2025, 12, 1), TransferReason::Death);
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0003",
+                "P02",
+                TransferReason::Voluntary,
+                d(2027, 11, 30),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+        assert!(r.to_string().contains("transferido em 01/12/2025"), "{r}");
+        assert_eq!(
+            check_transfer(
+                &reg.index(),
+                "0003",
+                "P02",
+                TransferReason::Voluntary,
+                d(2027, 12, 1),
+                &cfg()
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn transfer_receiver_bars() {
+        let reg = sample_registry();
+        // Receiver already holds 0002 (art. 9).
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P04",
+                TransferReason::Voluntary,
+                today(),
+                &cfg(),
+            ),
+            &["R03"],
+        );
+        cites(&r, "art. 9");
+        // Receiver is the holder.
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P01",
+                TransferReason::Voluntary,
+                today(),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+        assert!(r.to_string().contains("já é o titular"));
+        // Receiver does not meet art. 2 (art. 10 II).
+        refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P08",
+                TransferReason::Voluntary,
+                today(),
+                &cfg(),
+            ),
+            &["R10"],
+        );
+        // Receiver transferred a permit away two years ago (art. 10 §2).
+        let reg = with_transfer("P10", "P06", d(2024, 11, 30), TransferReason::Voluntary);
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P10",
+                TransferReason::Death,
+                today(),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+        assert!(r.findings[0].message.contains("art. 10, § 2º"));
+    }
+
+    #[test]
+    fn transfer_blocked_by_unpaid_fine_until_paid() {
+        let mut reg = sample_registry();
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0004",
+                "P10",
+                TransferReason::Voluntary,
+                today(),
+                &cfg(),
+            ),
+            &["R27"],
+        );
+        cites(&r, "art. 17");
+        assert!(r.to_string().contains("R$ 764,45"), "{r}");
+        reg.fines[0].paid_on = Some(d(2025, 10, 1));
+        assert_eq!(
+            check_transfer(
+                &reg.index(),
+                "0004",
+                "P10",
+                TransferReason::Voluntary,
+                today(),
+                &cfg()
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn transfer_of_unknown_or_revoked_permit_refused() {
+        let mut reg = sample_registry();
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "9999",
+                "P10",
+                TransferReason::Voluntary,
+                today(),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+        assert!(r.to_string().contains("9999"));
+        refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P99",
+                TransferReason::Voluntary,
+                today(),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+        permit_mut(&mut reg, "0001").state = PermitState::Revoked { on: d(2026, 2, 1) };
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0001",
+                "P10",
+                TransferReason::Death,
+                today(),
+                &cfg(),
+            ),
+            &["R43"],
+        );
+        assert!(r.to_string().contains("cassado"));
+    }
+
+    // ----- art. 7: renewal -------------------------------------------------------------------
+
+    #[test]
+    fn renewal_blocked_by_unpaid_fine_then_allowed_once_paid() {
+        let mut reg = sample_registry();
+        // 0004: renewed for 2025, fine of R$ 764,45 unpaid.
+        let r = refused(
+            check_renewal(&reg.index(), "0004", 2026, today(), &cfg()),
+            &["R27"],
+        );
+        cites(&r, "art. 17");
+        assert_eq!(r.findings[0].consequence, Consequence::RenewalBlocked);
+        assert!(r.to_string().contains("Multa FINE-1 de R$ 764,45"), "{r}");
+        assert!(r.to_string().contains("art. 17, § 2º, III"), "{r}");
+        no_cpf(&reg, &r);
+
+        // Paid after the renewal date: still unpaid on that date.
+        reg.fines[0].paid_on = Some(d(2026, 12, 15));
+        refused(
+            check_renewal(&reg.index(), "0004", 2026, today(), &cfg()),
+            &["R27"],
+        );
+        reg.fines[0].paid_on = Some(d(2026, 11, 30));
+        assert_eq!(
+            check_renewal(&reg.index(), "0004", 2026, today(), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn renewal_of_a_year_already_renewed_refused() {
+        let reg = sample_registry();
+        let r = refused(
+            check_renewal(&reg.index(), "0001", 2026, today(), &cfg()),
+            &["R11"],
+        );
+        cites(&r, "art. 7");
+        assert!(r.to_string().contains("já está renovado para 2026"));
+        assert_eq!(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 1, 15), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn late_renewal_is_not_refused_here() {
+        let reg = sample_registry();
+        assert_eq!(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 3, 10), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn renewal_needs_taximeter_proof() {
+        let mut reg = sample_registry();
+        reg.vehicles[0].taximeter = None;
+        let r = refused(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 1, 15), &cfg()),
+            &["R02"],
+        );
+        cites(&r, "art. 1, § 1");
+        assert!(r.to_string().contains("BRA2E19"), "{r}");
+
+        let mut reg = sample_registry();
+        reg.vehicles[0].taximeter.as_mut().unwrap().seal_intact = false;
+        let r = refused(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 1, 15), &cfg()),
+            &["R02"],
+        );
+        assert!(r.to_string().contains("lacre"));
+
+        // Expired: label 2025, verified 02/03/2024, period 1 year.
+        let mut reg = sample_registry();
+        let meter = reg.vehicles[0].taximeter.as_mut().unwrap();
+        meter.valid_until_year = Some(2025);
+        meter.verified_on = d(2024, 3, 2);
+        let mut config = cfg();
+        config.taximeter_period_years = 1;
+        refused(
+            check_renewal(&reg.index(), "0001", 2027, d(2026, 12, 20), &config),
+            &["R02"],
+        );
+        // With the two-year federal period the same verification still runs until 01/03/2026.
+        config.taximeter_period_years = 2;
+        assert_eq!(
+            check_renewal(&reg.index(), "0001", 2027, d(2026, 3, 1), &config),
+            Ok(())
+        );
+        // R02 disabled: the proof is not required.
+        config.disabled_rules.push("R02".into());
+        assert_eq!(
+            check_renewal(&reg.index(), "0001", 2027, d(2026, 12, 20), &config),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn renewal_checks_holder_and_state() {
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P01").licence.expiry = d(2026, 12, 31);
+        refused(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 1, 15), &cfg()),
+            &["R10"],
+        );
+        // In succession: the deceased holder's CNH is not checked.
+        permit_mut(&mut reg, "0001").state = PermitState::InSuccession {
+            since: d(2026, 12, 1),
+        };
+        assert_eq!(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 1, 15), &cfg()),
+            Ok(())
+        );
+        permit_mut(&mut reg, "0001").state = PermitState::Revoked { on: d(2026, 12, 1) };
+        let r = refused(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 1, 15), &cfg()),
+            &["R11"],
+        );
+        assert!(r.to_string().contains("não se renova"));
+        refused(
+            check_renewal(&reg.index(), "9999", 2027, today(), &cfg()),
+            &["R11"],
+        );
+    }
+
+    // ----- art. 11: swap ---------------------------------------------------------------------
+
+    #[test]
+    fn swap_allowed_with_fee_refused_without() {
+        let reg = sample_registry();
+        assert_eq!(
+            check_swap(&reg.index(), "0001", "0002", true, &cfg()),
+            Ok(())
+        );
+        let r = refused(
+            check_swap(&reg.index(), "0001", "0002", false, &cfg()),
+            &["R44"],
+        );
+        cites(&r, "art. 11");
+        assert!(r.to_string().contains("taxa de permuta"));
+    }
+
+    #[test]
+    fn swap_preconditions() {
+        let mut reg = sample_registry();
+        // 0002 and 0004 share S02.
+        let r = refused(
+            check_swap(&reg.index(), "0002", "0004", true, &cfg()),
+            &["R44"],
+        );
+        assert!(
+            r.to_string().contains("mesmo ponto (Praça Basílio Rangel)"),
+            "{r}"
+        );
+        refused(
+            check_swap(&reg.index(), "0001", "0001", true, &cfg()),
+            &["R44"],
+        );
+        refused(
+            check_swap(&reg.index(), "0001", "9999", true, &cfg()),
+            &["R44"],
+        );
+        permit_mut(&mut reg, "0002").state = PermitState::Revoked { on: d(2026, 2, 1) };
+        let r = refused(
+            check_swap(&reg.index(), "0001", "0002", true, &cfg()),
+            &["R44"],
+        );
+        assert!(r.to_string().contains("0002 foi cassado"));
+        // Fee not required when R44 is off, but preconditions still apply.
+        let mut config = cfg();
+        config.disabled_rules.push("R44".into());
+        let reg = sample_registry();
+        assert_eq!(
+            check_swap(&reg.index(), "0001", "0003", false, &config),
+            Ok(())
+        );
+        refused(
+            check_swap(&reg.index(), "0002", "0004", false, &config),
+            &["R44"],
+        );
+    }
+
+    #[test]
+    fn swap_between_radio_taxi_and_common_stand_refused() {
+        let reg = sample_registry();
+        assert_eq!(reg.permits[4].service, ServiceKind::RadioTaxi);
+        let r = refused(
+            check_swap(&reg.index(), "0001", "0005", true, &cfg()),
+            &["R38", "R38"],
+        );
+        cites(&r, "art. 28");
+    }
+
+    // ----- formatting ------------------------------------------------------------------------
+
+    #[test]
+    fn brazilian_formats() {
+        use rust_decimal_macros::dec;
+        assert_eq!(brl(dec!(764.45)), "R$ 764,45");
+        assert_eq!(brl(dec!(1234567.5)), "R$ 1.234.567,50");
+        assert_eq!(brl(dec!(0.005)), "R$ 0,01");
+        assert_eq!(brl(dec!(240)), "R$ 240,00");
+        assert_eq!(brl(dec!(-12.3)), "-R$ 12,30");
+        assert_eq!(thousands(237_240), "237.240");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1.000");
+        assert_eq!(br(d(2025, 9, 1)), "01/09/2025");
+        assert_eq!(add_years(d(2024, 2, 29), 1), d(2025, 3, 1));
+        assert_eq!(add_years(d(2024, 2, 29), 4), d(2028, 2, 29));
+        assert_eq!(add_years(d(2023, 12, 1), 3), d(2026, 12, 1));
+    }
+}

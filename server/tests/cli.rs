@@ -1,0 +1,243 @@
+//! The `taxi-fiscal` binary as a user runs it: the commands of the README on the example fixture,
+//! and bad input, which must give one line on stderr and a non-zero exit, never a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_taxi-fiscal"))
+}
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../schemas/examples/registry.json")
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn ok_json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Runs a command expected to fail; returns its stderr after checking the failure shape.
+fn err_line(args: &[&str]) -> String {
+    let out = run(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with 2");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.starts_with("erro: "), "{stderr:?}");
+    assert!(!stderr.contains("panicked"), "{stderr:?}");
+    assert!(out.stdout.is_empty());
+    stderr
+}
+
+fn check(plate: &str, driver: &str, at: &str) -> Value {
+    let f = fixture();
+    ok_json(&[
+        "check",
+        "--registry",
+        f.to_str().unwrap(),
+        "--plate",
+        plate,
+        "--driver",
+        driver,
+        "--at",
+        at,
+    ])
+}
+
+fn rule_ids(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const AT: &str = "2026-11-30T15:00:00-03:00";
+
+#[test]
+fn holder_of_the_taxi_is_regular() {
+    let v = check("BRA-2E19", "45074952883", AT);
+    assert_eq!(v["overall"], "regular", "{v:#}");
+    assert_eq!(v["permit_number"], "0001");
+    assert_eq!(v["driver_role"], "holder");
+    assert_eq!(v["registry"]["version"], 7);
+    assert_eq!(v["checked_at_local"], "2026-11-30T15:00:00-03:00");
+}
+
+#[test]
+fn registered_auxiliary_of_that_taxi_is_regular_by_old_plate_spelling() {
+    let v = check("abc-1234", "cpf:999.405.615-80", AT);
+    assert_eq!(v["overall"], "regular", "{v:#}");
+    assert_eq!(v["driver_role"], "auxiliary");
+}
+
+#[test]
+fn auxiliary_of_another_taxi_is_art_8_par_3() {
+    let v = check("BRA2E19", "99940561580", AT);
+    assert_eq!(v["overall"], "irregular");
+    assert!(rule_ids(&v).contains(&"R14".to_owned()), "{v:#}");
+    let f = &v["findings"][0];
+    assert!(
+        f["citation"].as_str().unwrap().contains("art. 8, § 3"),
+        "{f}"
+    );
+    assert_eq!(f["consequence"], "revoke_auxiliary_licence");
+}
+
+#[test]
+fn stranger_at_the_wheel_is_art_8_par_4_unverified_wording() {
+    let v = check("BRA2E19", "111.444.777-35", AT);
+    assert_eq!(v["overall"], "irregular");
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "R12")
+        .unwrap();
+    assert_eq!(f["citation"], "Lei 4.019/2004, art. 8, § 4");
+    assert_eq!(f["wording_verified"], false);
+    assert_eq!(f["consequence"], "revoke_permit");
+}
+
+#[test]
+fn suspended_permit_is_irregular_until_its_last_day() {
+    let v = check("DEF4G56", "59765613148", "2026-12-04T23:59:00-03:00");
+    assert_eq!(v["overall"], "irregular", "{v:#}");
+    assert!(rule_ids(&v).contains(&"R32".to_owned()));
+    let v = check("DEF4G56", "59765613148", "2026-12-05T00:00:00-03:00");
+    assert_eq!(v["overall"], "regular", "{v:#}");
+}
+
+#[test]
+fn unknown_plate_is_clandestine() {
+    let v = check("ZZZ9Z99", "111.444.777-35", AT);
+    assert_eq!(v["overall"], "irregular");
+    assert_eq!(rule_ids(&v)[0], "R01");
+}
+
+#[test]
+fn deadline_examples_of_the_issue() {
+    let v = ok_json(&["deadline", "--notified", "2026-11-19"]);
+    assert_eq!(v["deadline"], "2026-11-30");
+    let v = ok_json(&["deadline", "--notified", "2026-11-10"]);
+    assert_eq!(v["deadline"], "2026-11-23");
+}
+
+#[test]
+fn amount_examples_of_the_issue() {
+    let v = ok_json(&["amount", "--base", "240.00", "--year", "2026"]);
+    assert_eq!(v["amount"], "797.02");
+    let v = ok_json(&["amount", "--base", "5,00", "--year", "2026"]);
+    assert_eq!(v["amount"], "16.60");
+}
+
+#[test]
+fn rules_lists_the_whole_catalogue() {
+    let v = ok_json(&["rules"]);
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 48);
+    let r21 = rows.iter().find(|r| r["id"] == "R21").unwrap();
+    assert_eq!(r21["enabled"], false);
+}
+
+#[test]
+fn bad_input_is_one_line_and_nonzero() {
+    let f = fixture();
+    let f = f.to_str().unwrap();
+    let e = err_line(&[
+        "check",
+        "--registry",
+        f,
+        "--plate",
+        "XYZ",
+        "--driver",
+        "45074952883",
+    ]);
+    assert!(e.contains("placa inválida"), "{e}");
+    let e = err_line(&[
+        "check",
+        "--registry",
+        f,
+        "--plate",
+        "BRA2E19",
+        "--driver",
+        "cpf:12345678901",
+    ]);
+    assert!(e.contains("CPF inválido"), "{e}");
+    let e = err_line(&[
+        "check",
+        "--registry",
+        f,
+        "--plate",
+        "BRA2E19",
+        "--driver",
+        "45074952883",
+        "--at",
+        "ontem",
+    ]);
+    assert!(e.contains("RFC 3339"), "{e}");
+    let e = err_line(&["deadline", "--notified", "19/11/2026"]);
+    assert!(e.contains("AAAA-MM-DD"), "{e}");
+    let e = err_line(&["amount", "--base", "dez", "--year", "2026"]);
+    assert!(e.contains("--base"), "{e}");
+    let e = err_line(&["amount", "--base", "240", "--year", "2030"]);
+    assert!(e.contains("IPCA"), "{e}");
+}
+
+#[test]
+fn malformed_or_inconsistent_fixture_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"version\": 1, \"people\": [").unwrap();
+    let e = err_line(&[
+        "check",
+        "--registry",
+        bad.to_str().unwrap(),
+        "--plate",
+        "BRA2E19",
+        "--driver",
+        "45074952883",
+    ]);
+    assert!(e.contains("cadastro inválido"), "{e}");
+
+    // A permit pointing at a vehicle that does not exist.
+    let mut reg: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    reg["permits"][0]["vehicle_id"] = Value::from("V99");
+    std::fs::write(&bad, serde_json::to_string(&reg).unwrap()).unwrap();
+    let e = err_line(&[
+        "check",
+        "--registry",
+        bad.to_str().unwrap(),
+        "--plate",
+        "BRA2E19",
+        "--driver",
+        "45074952883",
+    ]);
+    assert!(e.contains("V99"), "{e}");
+
+    let missing = dir.path().join("nope.json");
+    let e = err_line(&[
+        "check",
+        "--registry",
+        missing.to_str().unwrap(),
+        "--plate",
+        "BRA2E19",
+        "--driver",
+        "45074952883",
+    ]);
+    assert!(e.contains("não foi possível ler"), "{e}");
+}
