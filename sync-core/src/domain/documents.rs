@@ -32,6 +32,56 @@ fn to_string(d: &[u8]) -> String {
     d.iter().map(|x| char::from(b'0' + x)).collect()
 }
 
+/// CPF check digits of nine base digits (NOTES §2.2).
+fn cpf_check_digits(base: [u8; 9]) -> [u8; 2] {
+    let dv = |digits: &[u8]| {
+        let n = digits.len() as u32;
+        let s: u32 = digits
+            .iter()
+            .zip((2..=n + 1).rev())
+            .map(|(x, w)| u32::from(*x) * w)
+            .sum();
+        let r = s % 11;
+        if r < 2 { 0 } else { (11 - r) as u8 }
+    };
+    let dv1 = dv(&base);
+    let dv2 = dv(&[&base[..], &[dv1][..]].concat());
+    [dv1, dv2]
+}
+
+/// CNH registro check digits, Respect/Validation variant (NOTES §2.3).
+fn cnh_check_digits(base: [u8; 9]) -> [u8; 2] {
+    let s1: i32 = (0..9).map(|i| i32::from(base[i]) * (9 - i as i32)).sum();
+    let mut dv1 = s1 % 11;
+    let mut dsc = 0;
+    if dv1 >= 10 {
+        dv1 = 0;
+        dsc = 2;
+    }
+    let s2: i32 = (0..9).map(|i| i32::from(base[i]) * (i as i32 + 1)).sum();
+    let mut dv2 = (s2 % 11) - dsc;
+    if dv2 < 0 {
+        dv2 += 11;
+    }
+    if dv2 >= 10 {
+        dv2 = 0;
+    }
+    [dv1 as u8, dv2 as u8]
+}
+
+/// RENAVAM check digit: first 10 digits reversed, weights 2..9,2,3 (NOTES §2.4).
+fn renavam_check_digit(base: [u8; 10]) -> u8 {
+    const W: [u32; 10] = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3];
+    let s: u32 = base
+        .iter()
+        .rev()
+        .zip(W)
+        .map(|(x, w)| u32::from(*x) * w)
+        .sum();
+    let dv = 11 - (s % 11);
+    if dv >= 10 { 0 } else { dv as u8 }
+}
+
 macro_rules! doc_newtype {
     ($name:ident, $what:literal) => {
         impl $name {
@@ -98,16 +148,16 @@ impl Cpf {
     /// D01: both check digits, weights 10..2 then 11..2, `r < 2 → 0 else 11 − r`.
     pub fn check_digits_ok(&self) -> bool {
         let d = self.digits();
-        let dv = |n: usize| {
-            let s: u32 = d[..n]
-                .iter()
-                .zip((2..=(n as u32 + 1)).rev())
-                .map(|(x, w)| u32::from(*x) * w)
-                .sum();
-            let r = s % 11;
-            if r < 2 { 0 } else { 11 - r }
-        };
-        dv(9) == u32::from(d[9]) && dv(10) == u32::from(d[10])
+        d[..9]
+            .try_into()
+            .is_ok_and(|base: [u8; 9]| cpf_check_digits(base) == [d[9], d[10]])
+    }
+
+    /// The CPF with these nine base digits and its correct check digits (demo data, tests).
+    /// `None` when all eleven digits would be the same (never a valid CPF).
+    pub fn from_base(base: [u8; 9]) -> Option<Self> {
+        let dv = cpf_check_digits(base);
+        Self::parse(&to_string(&[&base[..], &dv[..]].concat())).ok()
     }
 
     /// `###.###.###-##`, for documents people read.
@@ -142,22 +192,15 @@ impl CnhNumber {
     /// so a mismatch is only ever a warning ("possível erro de digitação").
     pub fn check_digits_ok(&self) -> bool {
         let d = self.digits();
-        let s1: i32 = (0..9).map(|i| i32::from(d[i]) * (9 - i as i32)).sum();
-        let mut dv1 = s1 % 11;
-        let mut dsc = 0;
-        if dv1 >= 10 {
-            dv1 = 0;
-            dsc = 2;
-        }
-        let s2: i32 = (0..9).map(|i| i32::from(d[i]) * (i as i32 + 1)).sum();
-        let mut dv2 = (s2 % 11) - dsc;
-        if dv2 < 0 {
-            dv2 += 11;
-        }
-        if dv2 >= 10 {
-            dv2 = 0;
-        }
-        dv1 == i32::from(d[9]) && dv2 == i32::from(d[10])
+        d[..9]
+            .try_into()
+            .is_ok_and(|base: [u8; 9]| cnh_check_digits(base) == [d[9], d[10]])
+    }
+
+    /// The CNH number with these nine base digits and its check digits (demo data, tests).
+    pub fn from_base(base: [u8; 9]) -> Option<Self> {
+        let dv = cnh_check_digits(base);
+        Self::parse(&to_string(&[&base[..], &dv[..]].concat())).ok()
     }
 }
 
@@ -191,18 +234,15 @@ impl Renavam {
     /// D03: first 10 digits reversed, weights 2..9,2,3; `dv = 11 − s mod 11`, 10+ → 0.
     pub fn check_digits_ok(&self) -> bool {
         let d = self.digits();
-        const W: [u32; 10] = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3];
-        let s: u32 = d[..10]
-            .iter()
-            .rev()
-            .zip(W)
-            .map(|(x, w)| u32::from(*x) * w)
-            .sum();
-        let mut dv = 11 - (s % 11);
-        if dv >= 10 {
-            dv = 0;
-        }
-        dv == u32::from(d[10])
+        d[..10]
+            .try_into()
+            .is_ok_and(|base: [u8; 10]| renavam_check_digit(base) == d[10])
+    }
+
+    /// The RENAVAM with these ten base digits and its check digit (demo data, tests).
+    pub fn from_base(base: [u8; 10]) -> Option<Self> {
+        let dv = renavam_check_digit(base);
+        Self::parse(&to_string(&[&base[..], &[dv][..]].concat())).ok()
     }
 }
 
@@ -256,6 +296,10 @@ mod tests {
         }
         assert!(!CnhNumber::parse("02650306462").unwrap().check_digits_ok());
         assert!(CnhNumber::parse("00000000000").is_err());
+        let n = CnhNumber::from_base([0, 2, 6, 5, 0, 3, 0, 6, 4]).unwrap();
+        assert_eq!(n.as_str(), "02650306461");
+        let edge = CnhNumber::from_base([7, 6, 8, 4, 2, 6, 8, 4, 6]).unwrap();
+        assert_eq!(edge.as_str(), "76842684603");
         assert!(CnhNumber::parse("7777777777").is_err());
     }
 
@@ -266,6 +310,8 @@ mod tests {
         }
         assert!(!Renavam::parse("12345678901").unwrap().check_digits_ok());
         assert_eq!(Renavam::parse("123456789").unwrap().as_str(), "00123456789");
+        let r = Renavam::from_base([8, 6, 7, 6, 9, 5, 9, 7, 3, 0]).unwrap();
+        assert_eq!(r.as_str(), "86769597308");
         assert!(Renavam::parse("22222222222").is_err());
         assert!(Renavam::parse("1234").is_err());
     }

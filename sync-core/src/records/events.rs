@@ -1,0 +1,554 @@
+//! Events and the state machine that derives a record's status from them.
+//!
+//! A record's status is never stored: devices and the office append events concurrently, and a
+//! last-writer-wins status field would silently drop one side's decision. Instead every event
+//! is kept, the list is replayed in a total order — `(timestamp, event id)`, identical on every
+//! copy whatever the merge order — and each event either moves the state machine or is flagged
+//! with the reason it was refused. A flagged event stays in the document as evidence of what
+//! someone did; the office sees it in `RecordView::invalid_events`.
+//!
+//! Who may append which event (`EventKind::allowed_for`) is checked by the local API, again
+//! during replay (an event from a role that may not write it is flagged), and by the server.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::model::{Agent, Gravity, RecordKind, UserRole};
+use crate::domain::PenaltyKind;
+
+/// A warning given by a coordinator for a light fault (art. 17 §2 I–II).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    Verbal,
+    Written,
+}
+
+/// How the offender took notice (ciência) of a decision (NOTES §2.10, in order of preference).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NotificationMethod {
+    /// Personal signature on the auto or notice.
+    PersonalSignature,
+    /// Aviso de recebimento (postal return receipt).
+    PostalReceipt,
+    /// Official publication.
+    Publication,
+}
+
+/// Result of a reconsideration (art. 34) or appeal (art. 33).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Penalty kept.
+    Upheld,
+    /// Penalty lifted.
+    Reversed,
+    /// Penalty replaced by the one in the event.
+    Modified,
+}
+
+/// What happened to a record. Stored as `kind` plus a JSON payload of the other fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+// Unknown payload fields are ignored, not refused: an app a version behind must still replay
+// events written by a newer one.
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The author closes the record: evidence is sealed from here on.
+    Issued,
+    /// Light transgression settled by the coordinator with a warning (art. 17 §1, §2 I–II).
+    SettledByCoordinator {
+        warning: WarningKind,
+    },
+    /// Transgression sent in writing to the Unidade (art. 17 §2).
+    ForwardedToOffice,
+    /// The office took the record up.
+    Reviewed {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// The office proposes a penalty (art. 32 §1: graded by gravity).
+    PenaltyProposed {
+        penalty: PenaltyKind,
+    },
+    /// The competent authority decides it.
+    PenaltyDecided {
+        penalty: PenaltyKind,
+    },
+    /// Ciência of the last decision: starts the 10-day appeal period (art. 35).
+    Notified {
+        method: NotificationMethod,
+        on: NaiveDate,
+    },
+    /// Request for reconsideration (art. 34).
+    ReconsiderationFiled {
+        on: NaiveDate,
+    },
+    ReconsiderationDecided {
+        outcome: Outcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        penalty: Option<PenaltyKind>,
+    },
+    /// Appeal to the Prefeito, once only (art. 33).
+    AppealFiled {
+        on: NaiveDate,
+    },
+    AppealDecided {
+        outcome: Outcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        penalty: Option<PenaltyKind>,
+    },
+    Annulled {
+        reason: String,
+    },
+    Archived,
+    /// This record duplicates another and is merged into it.
+    DuplicateMerged {
+        into_record_id: String,
+    },
+    /// This record looked like a duplicate of another; the office keeps both.
+    DuplicateKeptApart {
+        other_record_id: String,
+    },
+    /// The office chose one of the concurrent values of a field.
+    ConflictResolved {
+        field: String,
+        value: serde_json::Value,
+    },
+}
+
+impl EventKind {
+    /// The stored `kind` string (same as serde's tag).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Issued => "issued",
+            Self::SettledByCoordinator { .. } => "settled_by_coordinator",
+            Self::ForwardedToOffice => "forwarded_to_office",
+            Self::Reviewed { .. } => "reviewed",
+            Self::PenaltyProposed { .. } => "penalty_proposed",
+            Self::PenaltyDecided { .. } => "penalty_decided",
+            Self::Notified { .. } => "notified",
+            Self::ReconsiderationFiled { .. } => "reconsideration_filed",
+            Self::ReconsiderationDecided { .. } => "reconsideration_decided",
+            Self::AppealFiled { .. } => "appeal_filed",
+            Self::AppealDecided { .. } => "appeal_decided",
+            Self::Annulled { .. } => "annulled",
+            Self::Archived => "archived",
+            Self::DuplicateMerged { .. } => "duplicate_merged",
+            Self::DuplicateKeptApart { .. } => "duplicate_kept_apart",
+            Self::ConflictResolved { .. } => "conflict_resolved",
+        }
+    }
+
+    /// What users read.
+    pub fn label_pt(&self) -> &'static str {
+        match self {
+            Self::Issued => "emissão",
+            Self::SettledByCoordinator { .. } => "advertência pelo coordenador",
+            Self::ForwardedToOffice => "encaminhamento à Unidade",
+            Self::Reviewed { .. } => "análise",
+            Self::PenaltyProposed { .. } => "proposta de penalidade",
+            Self::PenaltyDecided { .. } => "decisão de penalidade",
+            Self::Notified { .. } => "ciência",
+            Self::ReconsiderationFiled { .. } => "pedido de reconsideração",
+            Self::ReconsiderationDecided { .. } => "decisão da reconsideração",
+            Self::AppealFiled { .. } => "recurso",
+            Self::AppealDecided { .. } => "decisão do recurso",
+            Self::Annulled { .. } => "anulação",
+            Self::Archived => "arquivamento",
+            Self::DuplicateMerged { .. } => "junção de duplicata",
+            Self::DuplicateKeptApart { .. } => "duplicata mantida em separado",
+            Self::ConflictResolved { .. } => "resolução de conflito",
+        }
+    }
+
+    /// Whether a user in `role` may append this event to a record of `kind`.
+    ///
+    /// Issuing belongs to the record's maker (art. 36 bodies for autos, the coordinator for
+    /// reports); settling and forwarding to the coordinator (art. 17); ciência to the office or
+    /// an inspector handing the notice over in person; every decision to the office.
+    pub fn allowed_for(&self, role: UserRole, kind: RecordKind) -> bool {
+        match self {
+            Self::Issued => kind.may_be_created_by(role),
+            Self::SettledByCoordinator { .. } | Self::ForwardedToOffice => {
+                kind == RecordKind::Transgression && role == UserRole::Coordinator
+            }
+            Self::Notified { .. } => role == UserRole::Office || role.is_inspector(),
+            _ => role == UserRole::Office,
+        }
+    }
+
+    /// Splits into the stored `kind` and the JSON payload of the other fields (`None` if none).
+    pub(crate) fn to_stored(&self) -> Result<(&'static str, Option<String>), serde_json::Error> {
+        let mut value = serde_json::to_value(self)?;
+        if let Some(obj) = value.as_object_mut() {
+            obj.remove("kind");
+            if obj.is_empty() {
+                return Ok((self.name(), None));
+            }
+        }
+        Ok((self.name(), Some(serde_json::to_string(&value)?)))
+    }
+
+    /// Inverse of `to_stored`.
+    pub(crate) fn from_stored(kind: &str, payload: Option<&str>) -> Result<Self, String> {
+        let mut obj = match payload {
+            None => serde_json::Map::new(),
+            Some(p) => match serde_json::from_str::<serde_json::Value>(p) {
+                Ok(serde_json::Value::Object(o)) => o,
+                Ok(_) => return Err("conteúdo do evento não é um objeto".into()),
+                Err(e) => return Err(format!("conteúdo do evento ilegível: {e}")),
+            },
+        };
+        obj.insert("kind".into(), serde_json::Value::String(kind.to_owned()));
+        serde_json::from_value(serde_json::Value::Object(obj))
+            .map_err(|e| format!("evento desconhecido ou malformado «{kind}»: {e}"))
+    }
+}
+
+/// An event as stored, decoded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EventView {
+    /// UUID v7 string.
+    pub id: String,
+    /// When it happened, by the author's device clock (UTC).
+    pub at: DateTime<Utc>,
+    pub by: Agent,
+    pub event: EventKind,
+    /// False when the state machine refused it (see `RecordView::invalid_events`).
+    pub valid: bool,
+}
+
+/// An event that did not move the state machine, kept with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct InvalidEvent {
+    /// Event id, or its position in the list when even the id is unreadable.
+    pub id: String,
+    /// Stored kind, as written (may be unknown to this version).
+    pub kind: String,
+    pub at: Option<DateTime<Utc>>,
+    /// Why, in Portuguese.
+    pub reason: String,
+}
+
+/// Status of a record, derived by replaying its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Being written by its author; evidence still editable.
+    Draft,
+    Issued,
+    SettledByCoordinator,
+    ForwardedToOffice,
+    UnderReview,
+    PenaltyProposed,
+    PenaltyDecided,
+    Notified,
+    ReconsiderationFiled,
+    ReconsiderationDecided,
+    AppealFiled,
+    AppealDecided,
+    Annulled,
+    Archived,
+    MergedAsDuplicate,
+}
+
+impl Status {
+    /// The snake_case name (same as serde), e.g. for the store's list column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Issued => "issued",
+            Self::SettledByCoordinator => "settled_by_coordinator",
+            Self::ForwardedToOffice => "forwarded_to_office",
+            Self::UnderReview => "under_review",
+            Self::PenaltyProposed => "penalty_proposed",
+            Self::PenaltyDecided => "penalty_decided",
+            Self::Notified => "notified",
+            Self::ReconsiderationFiled => "reconsideration_filed",
+            Self::ReconsiderationDecided => "reconsideration_decided",
+            Self::AppealFiled => "appeal_filed",
+            Self::AppealDecided => "appeal_decided",
+            Self::Annulled => "annulled",
+            Self::Archived => "archived",
+            Self::MergedAsDuplicate => "merged_as_duplicate",
+        }
+    }
+
+    pub fn label_pt(self) -> &'static str {
+        match self {
+            Self::Draft => "rascunho",
+            Self::Issued => "emitido",
+            Self::SettledByCoordinator => "resolvido pelo coordenador",
+            Self::ForwardedToOffice => "encaminhado à Unidade",
+            Self::UnderReview => "em análise",
+            Self::PenaltyProposed => "penalidade proposta",
+            Self::PenaltyDecided => "penalidade decidida",
+            Self::Notified => "infrator cientificado",
+            Self::ReconsiderationFiled => "reconsideração pedida",
+            Self::ReconsiderationDecided => "reconsideração decidida",
+            Self::AppealFiled => "recurso interposto",
+            Self::AppealDecided => "recurso decidido",
+            Self::Annulled => "anulado",
+            Self::Archived => "arquivado",
+            Self::MergedAsDuplicate => "juntado como duplicata",
+        }
+    }
+}
+
+/// What replaying the events yields.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Replayed {
+    pub(crate) status: Status,
+    pub(crate) penalty: Option<PenaltyKind>,
+    pub(crate) notified_on: Option<NaiveDate>,
+    pub(crate) duplicate_of: Option<String>,
+    /// All events in replay order, each marked valid or not.
+    pub(crate) events: Vec<EventView>,
+    /// Refused events with reasons, in replay order.
+    pub(crate) invalid: Vec<InvalidEvent>,
+}
+
+/// The state machine, fed one event at a time.
+#[derive(Debug, Clone)]
+pub(crate) struct Machine {
+    kind: RecordKind,
+    gravity: Option<Gravity>,
+    status: Status,
+    penalty: Option<PenaltyKind>,
+    notified_on: Option<NaiveDate>,
+    duplicate_of: Option<String>,
+    reconsideration_filed: bool,
+    appeal_filed: bool,
+}
+
+impl Machine {
+    pub(crate) fn new(kind: RecordKind, gravity: Option<Gravity>) -> Self {
+        Self {
+            kind,
+            gravity,
+            status: Status::Draft,
+            penalty: None,
+            notified_on: None,
+            duplicate_of: None,
+            reconsideration_filed: false,
+            appeal_filed: false,
+        }
+    }
+
+    /// Applies one event, or says in Portuguese why it may not happen now.
+    pub(crate) fn apply(&mut self, event: &EventKind, role: UserRole) -> Result<(), String> {
+        use Status as S;
+        if !event.allowed_for(role, self.kind) {
+            return Err(format!(
+                "{} não pode ser registrada por {} em {}",
+                event.label_pt(),
+                role.label_pt(),
+                self.kind.label_pt()
+            ));
+        }
+        let now = self.status;
+        let refuse = |why: &str| {
+            let mut msg = format!(
+                "{} não é permitida quando o registro está «{}»",
+                event.label_pt(),
+                now.label_pt()
+            );
+            if !why.is_empty() {
+                msg.push_str(": ");
+                msg.push_str(why);
+            }
+            Err(msg)
+        };
+        let terminal = matches!(now, S::Annulled | S::Archived | S::MergedAsDuplicate);
+        let transgression = self.kind == RecordKind::Transgression;
+        match event {
+            EventKind::Issued => {
+                if now != S::Draft {
+                    return refuse("o registro já foi emitido");
+                }
+                self.status = S::Issued;
+            }
+            EventKind::SettledByCoordinator { .. } => {
+                if self.gravity != Some(Gravity::Light) {
+                    return refuse(
+                        "só faltas leves podem ser resolvidas pelo coordenador (art. 17, § 1º)",
+                    );
+                }
+                if now != S::Issued {
+                    return refuse("");
+                }
+                self.status = S::SettledByCoordinator;
+            }
+            EventKind::ForwardedToOffice => {
+                if now != S::Issued {
+                    return refuse("");
+                }
+                self.status = S::ForwardedToOffice;
+            }
+            EventKind::Reviewed { .. } => {
+                let from_ok = match now {
+                    S::Issued => !transgression,
+                    S::ForwardedToOffice | S::SettledByCoordinator => transgression,
+                    S::UnderReview | S::PenaltyProposed => true,
+                    _ => false,
+                };
+                if !from_ok {
+                    return refuse(if transgression && now == S::Issued {
+                        "a comunicação ainda não foi encaminhada à Unidade"
+                    } else {
+                        ""
+                    });
+                }
+                self.status = S::UnderReview;
+            }
+            EventKind::PenaltyProposed { .. } => {
+                if !matches!(now, S::UnderReview | S::PenaltyProposed) {
+                    return refuse("a penalidade é proposta após a análise");
+                }
+                self.status = S::PenaltyProposed;
+            }
+            EventKind::PenaltyDecided { penalty } => {
+                if now != S::PenaltyProposed {
+                    return refuse("não há penalidade proposta");
+                }
+                self.penalty = Some(*penalty);
+                self.status = S::PenaltyDecided;
+            }
+            EventKind::Notified { on, .. } => {
+                if !matches!(
+                    now,
+                    S::PenaltyDecided | S::ReconsiderationDecided | S::AppealDecided
+                ) {
+                    return refuse("não há decisão a notificar");
+                }
+                self.notified_on = Some(*on);
+                self.status = S::Notified;
+            }
+            EventKind::ReconsiderationFiled { .. } => {
+                if now != S::Notified || self.appeal_filed {
+                    return refuse(
+                        "a reconsideração antecede o recurso e exige ciência da decisão (art. 34)",
+                    );
+                }
+                if self.reconsideration_filed {
+                    return refuse("já houve pedido de reconsideração");
+                }
+                self.reconsideration_filed = true;
+                self.status = S::ReconsiderationFiled;
+            }
+            EventKind::ReconsiderationDecided { outcome, penalty } => {
+                if now != S::ReconsiderationFiled {
+                    return refuse("não há pedido de reconsideração pendente");
+                }
+                self.apply_outcome(*outcome, *penalty);
+                self.status = S::ReconsiderationDecided;
+            }
+            EventKind::AppealFiled { .. } => {
+                if self.appeal_filed {
+                    return refuse("o recurso cabe uma única vez (art. 33)");
+                }
+                if !matches!(now, S::Notified | S::ReconsiderationDecided) {
+                    return refuse("o recurso exige ciência da decisão (art. 35)");
+                }
+                self.appeal_filed = true;
+                self.status = S::AppealFiled;
+            }
+            EventKind::AppealDecided { outcome, penalty } => {
+                if now != S::AppealFiled {
+                    return refuse("não há recurso interposto");
+                }
+                self.apply_outcome(*outcome, *penalty);
+                self.status = S::AppealDecided;
+            }
+            EventKind::Annulled { .. } => {
+                if now == S::Draft || terminal {
+                    return refuse("");
+                }
+                self.penalty = None;
+                self.status = S::Annulled;
+            }
+            EventKind::Archived => {
+                if matches!(now, S::Draft | S::Archived) {
+                    return refuse("");
+                }
+                self.status = S::Archived;
+            }
+            EventKind::DuplicateMerged { into_record_id } => {
+                if now == S::Draft || terminal {
+                    return refuse("");
+                }
+                self.duplicate_of = Some(into_record_id.clone());
+                self.status = S::MergedAsDuplicate;
+            }
+            EventKind::DuplicateKeptApart { .. } => {
+                if now == S::Draft {
+                    return refuse("");
+                }
+            }
+            // A resolution changes a field, not the status; allowed in any state.
+            EventKind::ConflictResolved { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn apply_outcome(&mut self, outcome: Outcome, penalty: Option<PenaltyKind>) {
+        match outcome {
+            Outcome::Upheld => {}
+            Outcome::Reversed => self.penalty = None,
+            Outcome::Modified => self.penalty = penalty.or(self.penalty),
+        }
+    }
+}
+
+/// A decoded event waiting to be replayed, or an unreadable one.
+#[derive(Debug, Clone)]
+pub(crate) enum RawEvent {
+    Ok(EventView),
+    Malformed(InvalidEvent),
+}
+
+/// Replays events in `(at, id)` order through the state machine. Deterministic: the same set
+/// of events gives the same result whatever order the list holds them in.
+pub(crate) fn replay(kind: RecordKind, gravity: Option<Gravity>, raw: Vec<RawEvent>) -> Replayed {
+    let mut ok = Vec::new();
+    let mut invalid = Vec::new();
+    for r in raw {
+        match r {
+            RawEvent::Ok(e) => ok.push(e),
+            RawEvent::Malformed(i) => invalid.push(i),
+        }
+    }
+    ok.sort_by(|a, b| (a.at, &a.id).cmp(&(b.at, &b.id)));
+    let mut machine = Machine::new(kind, gravity);
+    let mut seen = BTreeSet::new();
+    for e in &mut ok {
+        let verdict = if seen.insert(e.id.clone()) {
+            machine.apply(&e.event, e.by.role)
+        } else {
+            Err(String::from("evento repetido (mesmo identificador)"))
+        };
+        e.valid = verdict.is_ok();
+        if let Err(reason) = verdict {
+            invalid.push(InvalidEvent {
+                id: e.id.clone(),
+                kind: e.event.name().to_owned(),
+                at: Some(e.at),
+                reason,
+            });
+        }
+    }
+    // Malformed ones have no place in the order; list them after the refused ones, stably.
+    invalid.sort_by(|a, b| (a.at.is_none(), a.at, &a.id).cmp(&(b.at.is_none(), b.at, &b.id)));
+    Replayed {
+        status: machine.status,
+        penalty: machine.penalty,
+        notified_on: machine.notified_on,
+        duplicate_of: machine.duplicate_of,
+        events: ok,
+        invalid,
+    }
+}

@@ -1,0 +1,1287 @@
+//! Unit tests of field records: creation, sealing, scope, merges, conflicts, replay, bytes.
+
+use automerge::ROOT;
+use automerge::transaction::Transactable;
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use super::*;
+use crate::domain::{DriverId, DriverRole, PenaltyKind, Plate};
+use crate::rules::{CheckInput, Observation, RulesConfig, VehicleQuery, Verdict};
+use crate::testkit::sample_registry;
+
+fn t(s: &str) -> DateTime<Utc> {
+    s.parse().unwrap()
+}
+
+const T0: &str = "2026-11-30T15:04:05Z";
+
+fn at(minutes: i64) -> DateTime<Utc> {
+    t(T0) + Duration::minutes(minutes)
+}
+
+fn officer() -> Agent {
+    Agent::new("U-GM-17", UserRole::GuardaMunicipal, Uuid::from_u128(0xA1))
+}
+/// Same officer, second device.
+fn officer_tablet() -> Agent {
+    Agent::new("U-GM-17", UserRole::GuardaMunicipal, Uuid::from_u128(0xA2))
+}
+fn other_officer() -> Agent {
+    Agent::new("U-GM-99", UserRole::GuardaMunicipal, Uuid::from_u128(0xA9))
+}
+fn office() -> Agent {
+    Agent::new("U-UT-1", UserRole::Office, Uuid::from_u128(0xB1))
+}
+fn office2() -> Agent {
+    Agent::new("U-UT-2", UserRole::Office, Uuid::from_u128(0xB2))
+}
+fn coordinator() -> Agent {
+    Agent::new("U-COORD-P10", UserRole::Coordinator, Uuid::from_u128(0xC1))
+}
+
+fn sha(n: u8) -> String {
+    hex::encode(Sha256::digest([n]))
+}
+
+/// A real verdict: auxiliary P08 (CNH expired) driving GHI7J89, whose permit 0004 was not
+/// renewed and has an unpaid fine.
+fn verdict() -> Verdict {
+    let reg = sample_registry();
+    let input = CheckInput {
+        vehicle: VehicleQuery::Plate(Plate::parse("GHI7J89").unwrap()),
+        driver: DriverId::parse("cpf:78000751925").unwrap(),
+        at: t(T0),
+        observation: Observation::default(),
+        registry_refreshed_at: Some(t("2026-11-30T08:00:00Z")),
+    };
+    crate::rules::check(&reg.index(), &input, &RulesConfig::default())
+}
+
+fn draft() -> InfractionDraft {
+    let v = verdict();
+    InfractionDraft {
+        id: Uuid::now_v7(),
+        number: Some("GM-2026-000123".into()),
+        issuing_body: "Guarda Municipal de Americana".into(),
+        occurred_at: t(T0),
+        monotonic: 987_654_321,
+        position: Some(Position {
+            lat: -22.7395,
+            lon: -47.3317,
+            accuracy_m: 8.5,
+        }),
+        stand_id: Some("S02".into()),
+        plate: Plate::parse("ghi 7j89").unwrap(),
+        driver: PersonRef::Registry("P08".into()),
+        driver_role: DriverRole::Auxiliary,
+        permit_number: Some("0004".into()),
+        holder_id: Some("P07".into()),
+        facts: "Motorista auxiliar conduzindo o táxi com CNH vencida; alvará sem renovação.".into(),
+        legal_basis: LegalBasis::from_findings(&v.findings),
+        verdict: Some(v),
+        witnesses: Vec::new(),
+        photos: vec![sha(1), sha(2).to_uppercase()],
+    }
+}
+
+fn infraction() -> RecordDoc {
+    RecordDoc::new_infraction(draft(), &officer()).unwrap()
+}
+
+fn issued() -> RecordDoc {
+    let mut r = infraction();
+    r.issue(
+        &officer(),
+        at(5),
+        Signature::Missing {
+            reason: "recusou-se a assinar".into(),
+        },
+    )
+    .unwrap();
+    r
+}
+
+fn transgression_draft(permit: &str, driver: &str, gravity: Gravity) -> TransgressionDraft {
+    TransgressionDraft {
+        id: Uuid::now_v7(),
+        occurred_at: t(T0),
+        monotonic: 42,
+        position: None,
+        permit_number: permit.into(),
+        driver_id: driver.into(),
+        gravity,
+        facts: "Discussão e gritaria no ponto (art. 19, VII).".into(),
+        legal_basis: vec![LegalBasis {
+            rule_id: "R28".into(),
+            citation: "Lei 4.019/2004, art. 19, VII".into(),
+        }],
+        witnesses: Vec::new(),
+        photos: Vec::new(),
+    }
+}
+
+fn witness(id: &str) -> WitnessInput {
+    WitnessInput {
+        person: PersonRef::Observed(id.into()),
+        statement: "Vi o condutor gritando com um colega.".into(),
+    }
+}
+
+fn copy(doc: &mut RecordDoc) -> RecordDoc {
+    RecordDoc::load(&doc.save()).unwrap()
+}
+
+fn merged(a: &RecordDoc, b: &RecordDoc) -> RecordDoc {
+    let mut a = a.clone();
+    let mut b = b.clone();
+    a.merge(&mut b).unwrap();
+    a
+}
+
+fn sorted_heads(doc: &mut RecordDoc) -> Vec<automerge::ChangeHash> {
+    let mut h = doc.heads();
+    h.sort();
+    h
+}
+
+fn next_status(events: &[EventKind], doc: &mut RecordDoc, start: i64) {
+    for (i, e) in events.iter().enumerate() {
+        doc.append_event(&office(), at(start + i as i64), e.clone())
+            .unwrap_or_else(|err| panic!("{e:?}: {err}"));
+    }
+}
+
+fn to_decision() -> Vec<EventKind> {
+    vec![
+        EventKind::Reviewed { note: None },
+        EventKind::PenaltyProposed {
+            penalty: PenaltyKind::Fine,
+        },
+        EventKind::PenaltyDecided {
+            penalty: PenaltyKind::Fine,
+        },
+    ]
+}
+
+// ------------------------------------------------------------------ creation and round trip
+
+#[test]
+fn infraction_fields_round_trip_through_save_and_load() {
+    let d = draft();
+    let mut r = RecordDoc::new_infraction(d.clone(), &officer()).unwrap();
+    let v = r.view().unwrap();
+    assert_eq!(v.schema_version, SCHEMA_VERSION);
+    assert_eq!(v.id, d.id);
+    assert_eq!(r.id(), d.id);
+    assert_eq!(v.kind, RecordKind::Infraction);
+    assert_eq!(v.number.as_deref(), Some("GM-2026-000123"));
+    assert_eq!(v.issuing_body, "Guarda Municipal de Americana");
+    assert_eq!(v.author, officer());
+    assert_eq!(v.occurred_at, t(T0));
+    assert_eq!(v.monotonic, 987_654_321);
+    assert_eq!(v.position, d.position);
+    assert_eq!(v.stand_id.as_deref(), Some("S02"));
+    let vehicle = v.vehicle.clone().unwrap();
+    assert_eq!(
+        (vehicle.plate_raw.as_str(), vehicle.plate.as_str()),
+        ("ghi 7j89", "GHI7J89")
+    );
+    assert_eq!(v.driver.person, PersonRef::Registry("P08".into()));
+    assert_eq!(v.driver.role, DriverRole::Auxiliary);
+    assert_eq!(v.permit_number.as_deref(), Some("0004"));
+    assert_eq!(v.holder_id.as_deref(), Some("P07"));
+    // R33: the auxiliary and the holder are both charged.
+    assert_eq!(
+        v.charged,
+        vec![
+            PersonRef::Registry("P08".into()),
+            PersonRef::Registry("P07".into())
+        ]
+    );
+    assert_eq!(v.facts, d.facts);
+    assert!(!v.legal_basis.is_empty());
+    assert_eq!(v.legal_basis, d.legal_basis);
+    assert_eq!(v.verdict().unwrap(), d.verdict);
+    let stamp = v.verdict().unwrap().unwrap().registry;
+    assert_eq!(stamp.version, 7);
+    assert!(stamp.age_seconds.is_some());
+    // Hashes are normalised to lower case.
+    assert_eq!(v.photos, vec![sha(1), sha(2)]);
+    assert_eq!(v.signature, None);
+    assert_eq!(v.status, Status::Draft);
+    assert!(!v.sealed);
+    assert!(v.events.is_empty() && v.invalid_events.is_empty() && v.conflicts.is_empty());
+
+    let bytes = r.save();
+    let mut loaded = RecordDoc::load(&bytes).unwrap();
+    assert_eq!(loaded.view().unwrap(), v);
+    assert_eq!(loaded.kind(), RecordKind::Infraction);
+    assert_eq!(sorted_heads(&mut loaded), sorted_heads(&mut r));
+    // What was loaded counts as persisted.
+    assert!(loaded.save_incremental().is_empty());
+}
+
+#[test]
+fn incremental_chunks_restore_the_record() {
+    let mut r = infraction();
+    let mut log = r.save_incremental();
+    assert!(!log.is_empty());
+    assert!(
+        r.save_incremental().is_empty(),
+        "nothing new since the last chunk"
+    );
+    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
+        .unwrap();
+    let chunk = r.save_incremental();
+    assert!(!chunk.is_empty());
+    log.extend_from_slice(&chunk);
+    r.add_photo(&officer(), at(6), &sha(3)).unwrap();
+    log.extend_from_slice(&r.save_incremental());
+    let restored = RecordDoc::load(&log).unwrap();
+    assert_eq!(restored.view().unwrap(), r.view().unwrap());
+
+    // A snapshot followed by later chunks, and load_incremental into an older copy.
+    let mut old = RecordDoc::load(&r.save()).unwrap();
+    r.append_event(&office(), at(10), EventKind::Reviewed { note: None })
+        .unwrap();
+    let chunk = r.save_incremental();
+    old.load_incremental(&chunk).unwrap();
+    assert_eq!(old.view().unwrap(), r.view().unwrap());
+    // Bytes of another record are refused and leave the copy as it was.
+    let mut other = infraction();
+    let before = old.view().unwrap();
+    assert!(matches!(
+        old.load_incremental(&other.save()),
+        Err(RecordError::DifferentRecords { .. }) | Err(RecordError::Malformed { .. })
+    ));
+    assert_eq!(old.view().unwrap(), before);
+}
+
+#[test]
+fn transgression_fields_round_trip_and_come_from_the_registry() {
+    let reg = sample_registry();
+    let idx = reg.index();
+    let mut d = transgression_draft("0001", "P02", Gravity::Serious);
+    d.witnesses = vec![witness("obs-1")];
+    let mut r = RecordDoc::new_transgression(d.clone(), &coordinator(), &idx, "S01").unwrap();
+    let v = r.view().unwrap();
+    assert_eq!(v.kind, RecordKind::Transgression);
+    assert_eq!(v.gravity, Some(Gravity::Serious));
+    assert_eq!(v.stand_id.as_deref(), Some("S01"));
+    assert_eq!(v.holder_id.as_deref(), Some("P01"));
+    assert_eq!(v.driver.role, DriverRole::Auxiliary);
+    assert_eq!(
+        v.vehicle.as_ref().map(|x| x.plate.as_str()),
+        Some("BRA2E19")
+    );
+    assert_eq!(
+        v.charged,
+        vec![
+            PersonRef::Registry("P02".into()),
+            PersonRef::Registry("P01".into())
+        ]
+    );
+    assert!(
+        v.issuing_body.contains("Terminal Urbano"),
+        "{}",
+        v.issuing_body
+    );
+    assert_eq!(v.number, None);
+    assert_eq!(v.witnesses.len(), 1);
+    assert_eq!(v.witnesses[0].person, PersonRef::Observed("obs-1".into()));
+    assert_eq!(v.witnesses[0].added_by, "U-COORD-P10");
+    assert_eq!(v.author, coordinator());
+    assert_eq!(RecordDoc::load(&r.save()).unwrap().view().unwrap(), v);
+    assert_eq!(transgression_in_scope(&v, &idx, "S01"), Ok(()));
+    assert!(matches!(
+        transgression_in_scope(&v, &idx, "S02"),
+        Err(RecordError::OutsideStand { .. })
+    ));
+}
+
+#[test]
+fn only_art_36_bodies_issue_autos() {
+    for agent in [coordinator(), office()] {
+        let err = RecordDoc::new_infraction(draft(), &agent).unwrap_err();
+        assert!(matches!(err, RecordError::RoleNotAllowed { .. }), "{err:?}");
+        assert!(err.to_string().contains("art. 36"), "{err}");
+    }
+    let inspector = Agent::new(
+        "U-SETRANS-3",
+        UserRole::SecretariaInspector,
+        Uuid::from_u128(7),
+    );
+    assert!(RecordDoc::new_infraction(draft(), &inspector).is_ok());
+
+    let mut d = draft();
+    d.holder_id = None;
+    assert!(matches!(
+        RecordDoc::new_infraction(d, &officer()),
+        Err(RecordError::MissingField { .. })
+    ));
+    let mut d = draft();
+    d.id = Uuid::from_u128(5);
+    assert!(matches!(
+        RecordDoc::new_infraction(d, &officer()),
+        Err(RecordError::Invalid { field: "id", .. })
+    ));
+    let mut d = draft();
+    d.photos.push("not-a-hash".into());
+    assert!(matches!(
+        RecordDoc::new_infraction(d, &officer()),
+        Err(RecordError::InvalidHash { .. })
+    ));
+    let mut d = draft();
+    d.position = Some(Position {
+        lat: 123.0,
+        lon: 0.0,
+        accuracy_m: 1.0,
+    });
+    assert!(RecordDoc::new_infraction(d, &officer()).is_err());
+    // A third party at the wheel: recorded, not charged; the holder is (art. 31).
+    let mut d = draft();
+    d.driver = PersonRef::Observed("obs-77".into());
+    d.driver_role = DriverRole::Unauthorised;
+    let v = RecordDoc::new_infraction(d, &officer())
+        .unwrap()
+        .view()
+        .unwrap();
+    assert_eq!(v.charged, vec![PersonRef::Registry("P07".into())]);
+    assert_eq!(v.driver.person, PersonRef::Observed("obs-77".into()));
+}
+
+// ------------------------------------------------------------------ sealing
+
+#[test]
+fn evidence_is_editable_before_issue_and_sealed_after() {
+    let mut r = infraction();
+    r.set_facts(&officer(), at(1), "Fatos revistos antes da emissão.")
+        .unwrap();
+    r.set_legal_basis(
+        &officer(),
+        at(1),
+        &[LegalBasis {
+            rule_id: "R10".into(),
+            citation: "Lei 4.019/2004, art. 2, II".into(),
+        }],
+    )
+    .unwrap();
+    r.set_verdict(&officer(), at(1), &verdict()).unwrap();
+    // Only the author edits the draft.
+    assert!(matches!(
+        r.set_facts(&other_officer(), at(1), "outro texto"),
+        Err(RecordError::NotAuthor { .. })
+    ));
+    assert_eq!(r.view().unwrap().facts, "Fatos revistos antes da emissão.");
+
+    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
+        .unwrap();
+    let v = r.view().unwrap();
+    assert!(v.sealed);
+    assert_eq!(v.status, Status::Issued);
+    assert_eq!(v.signature, Some(Signature::Signed { sha256: sha(9) }));
+
+    let err = r
+        .set_facts(&officer(), at(6), "alteração tardia")
+        .unwrap_err();
+    assert_eq!(err, RecordError::Sealed { field: "facts" });
+    assert!(err.to_string().contains("lacrado"), "{err}");
+    assert_eq!(
+        r.set_verdict(&officer(), at(6), &verdict()),
+        Err(RecordError::Sealed { field: "verdict" })
+    );
+    assert_eq!(
+        r.set_legal_basis(&officer(), at(6), &[]),
+        Err(RecordError::Sealed {
+            field: "legal_basis"
+        })
+    );
+    assert_eq!(
+        r.issue(&officer(), at(7), Signature::Signed { sha256: sha(9) }),
+        Err(RecordError::AlreadyIssued)
+    );
+    assert_eq!(r.view().unwrap().facts, "Fatos revistos antes da emissão.");
+
+    // Late evidence is appended, never replacing what was sealed.
+    r.add_witness(&officer(), at(8), &witness("obs-2")).unwrap();
+    assert!(r.add_photo(&officer(), at(8), &sha(3)).unwrap());
+    assert!(
+        !r.add_photo(&officer(), at(8), &sha(3)).unwrap(),
+        "same photo twice"
+    );
+    assert!(matches!(
+        r.add_photo(&other_officer(), at(8), &sha(4)),
+        Err(RecordError::NotAuthor { .. })
+    ));
+    let v = r.view().unwrap();
+    assert_eq!(v.photos, vec![sha(1), sha(2), sha(3)]);
+    assert_eq!(v.witnesses.len(), 1);
+    assert_eq!(
+        r.assign_number(&officer(), at(9), "GM-2026-000999"),
+        Err(RecordError::NumberAlreadyAssigned {
+            number: "GM-2026-000123".into()
+        })
+    );
+}
+
+#[test]
+fn a_record_waits_for_a_number_and_is_issued_without_one() {
+    let mut d = draft();
+    d.number = None;
+    let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
+        .unwrap();
+    assert_eq!(r.view().unwrap().number, None);
+    // The number is not evidence: it arrives after issuing, once.
+    r.assign_number(&officer(), at(60), "GM-2026-000200")
+        .unwrap();
+    assert_eq!(r.view().unwrap().number.as_deref(), Some("GM-2026-000200"));
+    assert!(r.assign_number(&office(), at(61), "UT-1").is_err());
+}
+
+#[test]
+fn issue_needs_facts_and_legal_basis() {
+    let mut d = draft();
+    d.legal_basis.clear();
+    let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    let sig = Signature::Missing {
+        reason: "condutor evadiu-se".into(),
+    };
+    assert!(matches!(
+        r.issue(&officer(), at(5), sig.clone()),
+        Err(RecordError::MissingField { .. })
+    ));
+    assert!(!r.is_sealed().unwrap());
+    let mut d = draft();
+    d.facts = "   ".into();
+    let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    assert!(matches!(
+        r.issue(&officer(), at(5), sig),
+        Err(RecordError::MissingField { .. })
+    ));
+    assert!(matches!(
+        infraction().issue(&officer(), at(5), Signature::Missing { reason: " ".into() }),
+        Err(RecordError::MissingField { .. })
+    ));
+    assert!(matches!(
+        infraction().issue(
+            &other_officer(),
+            at(5),
+            Signature::Signed { sha256: sha(1) }
+        ),
+        Err(RecordError::NotAuthor { .. })
+    ));
+}
+
+// ------------------------------------------------------------------ coordinators (art. 17)
+
+#[test]
+fn coordinator_outside_their_stand_is_refused() {
+    let reg = sample_registry();
+    let idx = reg.index();
+    // P10 coordinates S01; permit 0002 is at S02.
+    let err = RecordDoc::new_transgression(
+        transgression_draft("0002", "P05", Gravity::Light),
+        &coordinator(),
+        &idx,
+        "S01",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        RecordError::OutsideStand {
+            permit: "0002".into(),
+            permit_stand: "S02".into(),
+            coordinator_stand: "S01".into(),
+        }
+    );
+    assert!(err.to_string().contains("art. 17"), "{err}");
+    // A driver who is not on the stand's permit.
+    assert!(matches!(
+        RecordDoc::new_transgression(
+            transgression_draft("0001", "P04", Gravity::Light),
+            &coordinator(),
+            &idx,
+            "S01"
+        ),
+        Err(RecordError::NotDriverOfPermit { .. })
+    ));
+    assert!(matches!(
+        RecordDoc::new_transgression(
+            transgression_draft("9999", "P01", Gravity::Light),
+            &coordinator(),
+            &idx,
+            "S01"
+        ),
+        Err(RecordError::UnknownPermit { .. })
+    ));
+    // An officer is not a coordinator.
+    assert!(matches!(
+        RecordDoc::new_transgression(
+            transgression_draft("0001", "P01", Gravity::Light),
+            &officer(),
+            &idx,
+            "S01"
+        ),
+        Err(RecordError::RoleNotAllowed { .. })
+    ));
+}
+
+#[test]
+fn serious_report_needs_witnesses_and_light_one_is_settled_by_the_coordinator() {
+    let reg = sample_registry();
+    let idx = reg.index();
+    let c = coordinator();
+
+    let mut serious = RecordDoc::new_transgression(
+        transgression_draft("0001", "P01", Gravity::Serious),
+        &c,
+        &idx,
+        "S01",
+    )
+    .unwrap();
+    let sig = Signature::Missing {
+        reason: "comunicação por escrito do coordenador".into(),
+    };
+    let err = serious.issue(&c, at(5), sig.clone()).unwrap_err();
+    assert_eq!(err, RecordError::WitnessRequired);
+    assert!(err.to_string().contains("testemunha"), "{err}");
+    assert_eq!(serious.view().unwrap().status, Status::Draft);
+    assert!(!serious.is_sealed().unwrap());
+    serious.add_witness(&c, at(6), &witness("obs-3")).unwrap();
+    serious.issue(&c, at(7), sig.clone()).unwrap();
+    assert_eq!(
+        serious.settle_by_coordinator(&c, at(8), WarningKind::Verbal),
+        Err(RecordError::OnlyLightSettled)
+    );
+    serious.forward_to_office(&c, at(8)).unwrap();
+    assert_eq!(serious.view().unwrap().status, Status::ForwardedToOffice);
+    serious
+        .append_event(&office(), at(60), EventKind::Reviewed { note: None })
+        .unwrap();
+    assert_eq!(serious.view().unwrap().status, Status::UnderReview);
+
+    let mut light = RecordDoc::new_transgression(
+        transgression_draft("0001", "P03", Gravity::Light),
+        &c,
+        &idx,
+        "S01",
+    )
+    .unwrap();
+    light.issue(&c, at(5), sig).unwrap();
+    // The office cannot settle on the coordinator's behalf.
+    assert!(matches!(
+        light.append_event(
+            &office(),
+            at(6),
+            EventKind::SettledByCoordinator {
+                warning: WarningKind::Written
+            }
+        ),
+        Err(RecordError::RoleNotAllowed { .. })
+    ));
+    light
+        .settle_by_coordinator(&c, at(6), WarningKind::Written)
+        .unwrap();
+    let v = light.view().unwrap();
+    assert_eq!(v.status, Status::SettledByCoordinator);
+    assert!(matches!(
+        v.events.last().map(|e| &e.event),
+        Some(EventKind::SettledByCoordinator {
+            warning: WarningKind::Written
+        })
+    ));
+    assert!(v.invalid_events.is_empty());
+}
+
+// ------------------------------------------------------------------ merging
+
+#[test]
+fn copies_edited_apart_keep_both_edits_after_merge_either_way() {
+    let mut a = issued();
+    let mut b = copy(&mut a); // the office's copy
+    a.add_witness(&officer(), at(30), &witness("obs-5"))
+        .unwrap();
+    b.append_event(
+        &office(),
+        at(60),
+        EventKind::Reviewed {
+            note: Some("ok".into()),
+        },
+    )
+    .unwrap();
+
+    let mut ab = merged(&a, &b);
+    let mut ba = merged(&b, &a);
+    assert_eq!(sorted_heads(&mut ab), sorted_heads(&mut ba));
+    assert_eq!(sorted_heads(&mut ab).len(), 2, "two concurrent heads");
+    let (vab, vba) = (ab.view().unwrap(), ba.view().unwrap());
+    assert_eq!(vab, vba);
+    assert_eq!(vab.witnesses.len(), 1);
+    assert_eq!(vab.witnesses[0].added_by, "U-GM-17");
+    assert_eq!(vab.events.len(), 2);
+    assert_eq!(vab.status, Status::UnderReview);
+    assert!(vab.conflicts.is_empty());
+    // Merging other records is refused.
+    assert!(matches!(
+        ab.merge(&mut infraction()),
+        Err(RecordError::DifferentRecords { .. })
+    ));
+}
+
+#[test]
+fn concurrent_events_both_survive_and_a_second_appeal_is_flagged() {
+    let mut r = issued();
+    next_status(&to_decision(), &mut r, 10);
+    r.append_event(
+        &office(),
+        at(20),
+        EventKind::Notified {
+            method: NotificationMethod::PersonalSignature,
+            on: NaiveDate::from_ymd_opt(2026, 12, 1).unwrap(),
+        },
+    )
+    .unwrap();
+    let mut a = copy(&mut r);
+    let mut b = copy(&mut r);
+    let on = NaiveDate::from_ymd_opt(2026, 12, 5).unwrap();
+    a.append_event(&office(), at(30), EventKind::AppealFiled { on })
+        .unwrap();
+    b.append_event(&office2(), at(31), EventKind::AppealFiled { on })
+        .unwrap();
+    let v = merged(&a, &b).view().unwrap();
+    assert_eq!(v.events.len(), 7);
+    assert_eq!(v.status, Status::AppealFiled);
+    assert_eq!(v.invalid_events.len(), 1);
+    let bad = &v.invalid_events[0];
+    assert_eq!(bad.kind, "appeal_filed");
+    assert!(bad.reason.contains("art. 33"), "{}", bad.reason);
+    // The later one (by timestamp) is the flagged one, on every copy.
+    assert_eq!(bad.at, Some(at(31)));
+    assert_eq!(merged(&b, &a).view().unwrap(), v);
+}
+
+#[test]
+fn concurrent_scalar_edits_are_conflicts_and_the_office_resolves_them() {
+    let mut d = draft();
+    d.number = None;
+    let mut phone = RecordDoc::new_infraction(d, &officer()).unwrap();
+    let mut desk = copy(&mut phone);
+    let mut tablet = copy(&mut phone);
+
+    phone
+        .assign_number(&officer(), at(1), "GM-2026-000124")
+        .unwrap();
+    desk.assign_number(&office(), at(2), "UT-2026-900001")
+        .unwrap();
+    phone
+        .set_facts(&officer(), at(3), "Versão do celular.")
+        .unwrap();
+    tablet
+        .set_facts(&officer_tablet(), at(4), "Versão do tablet.")
+        .unwrap();
+
+    let mut m = merged(&merged(&phone, &desk), &tablet);
+    let conflicts = m.conflicts().unwrap();
+    let fields: Vec<&str> = conflicts.iter().map(|c| c.field.as_str()).collect();
+    assert_eq!(fields, vec!["facts", "number"], "{conflicts:?}");
+    let number = &conflicts[1];
+    let values: Vec<&serde_json::Value> = number.values.iter().map(|v| &v.value).collect();
+    assert!(values.contains(&&serde_json::json!("GM-2026-000124")));
+    assert!(values.contains(&&serde_json::json!("UT-2026-900001")));
+    let devices: Vec<Option<Uuid>> = number.values.iter().map(|v| v.device_id).collect();
+    assert!(devices.contains(&Some(officer().device_id)));
+    assert!(devices.contains(&Some(office().device_id)));
+    let facts_devices: Vec<Option<Uuid>> =
+        conflicts[0].values.iter().map(|v| v.device_id).collect();
+    assert!(facts_devices.contains(&Some(officer_tablet().device_id)));
+    let v = m.view().unwrap();
+    assert_eq!(v.conflicts, conflicts);
+    assert!(["GM-2026-000124", "UT-2026-900001"].contains(&v.number.as_deref().unwrap_or("")));
+
+    // Resolution: office only, one of the shown values, recorded as an event.
+    let chosen = serde_json::json!("GM-2026-000124");
+    assert!(matches!(
+        m.resolve_conflict(&officer(), at(50), "number", &chosen),
+        Err(RecordError::RoleNotAllowed { .. })
+    ));
+    assert!(matches!(
+        m.resolve_conflict(&office(), at(50), "number", &serde_json::json!("X-1")),
+        Err(RecordError::Invalid { .. })
+    ));
+    assert!(matches!(
+        m.resolve_conflict(&office(), at(50), "stand_id", &serde_json::json!("S02")),
+        Err(RecordError::NoConflict { .. })
+    ));
+    let before = m.view().unwrap();
+    let mut server = m.fork();
+    server
+        .resolve_conflict(&office(), at(50), "number", &chosen)
+        .unwrap();
+    let after = server.view().unwrap();
+    assert_eq!(after.number.as_deref(), Some("GM-2026-000124"));
+    assert_eq!(
+        after
+            .conflicts
+            .iter()
+            .map(|c| c.field.as_str())
+            .collect::<Vec<_>>(),
+        vec!["facts"]
+    );
+    assert!(matches!(
+        after.events.last().map(|e| &e.event),
+        Some(EventKind::ConflictResolved { field, value }) if field == "number" && *value == chosen
+    ));
+    // The server accepts it: the number only narrowed to a value it already had.
+    assert_eq!(sealed_changes(&before, &after), Vec::<&str>::new());
+    assert_eq!(vet(Some(&before), &after, &office()), vec![]);
+}
+
+#[test]
+fn conflict_on_sealed_facts_can_be_resolved_but_not_replaced() {
+    // Two devices of the officer rewrite the facts before issuing; one of them issues.
+    let mut phone = infraction();
+    let mut tablet = copy(&mut phone);
+    phone.set_facts(&officer(), at(1), "Versão A.").unwrap();
+    tablet
+        .set_facts(&officer_tablet(), at(2), "Versão B.")
+        .unwrap();
+    phone
+        .issue(&officer(), at(3), Signature::Signed { sha256: sha(9) })
+        .unwrap();
+    let mut m = merged(&phone, &tablet);
+    let v = m.view().unwrap();
+    assert!(v.sealed);
+    assert_eq!(v.conflicts.len(), 1);
+    assert!(matches!(
+        m.set_facts(&officer(), at(4), "Versão C."),
+        Err(RecordError::Sealed { field: "facts" })
+    ));
+    let mut server = m.fork();
+    server
+        .resolve_conflict(&office(), at(9), "facts", &serde_json::json!("Versão B."))
+        .unwrap();
+    let after = server.view().unwrap();
+    assert_eq!(after.facts, "Versão B.");
+    assert!(after.conflicts.is_empty());
+    assert_eq!(vet(Some(&v), &after, &office()), vec![]);
+    // Narrowing without the resolution event is not accepted.
+    let mut sneaky = m.fork();
+    sneaky
+        .automerge_mut()
+        .put(ROOT, "facts", "Versão B.")
+        .unwrap();
+    let after = sneaky.view().unwrap();
+    assert_eq!(sealed_changes(&v, &after), Vec::<&str>::new());
+    assert_eq!(
+        vet(Some(&v), &after, &office()),
+        vec![Violation::UnrecordedResolution {
+            field: "facts".into()
+        }]
+    );
+}
+
+#[test]
+fn a_draft_conflict_is_settled_by_its_author_or_by_the_office() {
+    let mut phone = infraction();
+    let mut tablet = copy(&mut phone);
+    phone.set_facts(&officer(), at(1), "Versão A.").unwrap();
+    tablet
+        .set_facts(&officer_tablet(), at(2), "Versão B.")
+        .unwrap();
+    let m = merged(&phone, &tablet);
+    let before = m.view().unwrap();
+    assert!(!before.sealed);
+    assert_eq!(before.conflicts.len(), 1);
+    // The author rewrites the draft: allowed, and the conflict is gone.
+    let mut by_author = m.clone();
+    by_author
+        .set_facts(&officer(), at(3), "Versão final.")
+        .unwrap();
+    let after = by_author.view().unwrap();
+    assert!(after.conflicts.is_empty());
+    assert_eq!(vet(Some(&before), &after, &officer()), vec![]);
+    // The office picks one of the versions (with its event); it may not write its own text.
+    let mut by_office = m.clone();
+    by_office
+        .resolve_conflict(&office(), at(3), "facts", &serde_json::json!("Versão A."))
+        .unwrap();
+    assert_eq!(
+        vet(Some(&before), &by_office.view().unwrap(), &office()),
+        vec![]
+    );
+    let mut office_text = m.clone();
+    office_text.automerge_mut().set_actor(office().actor_id());
+    office_text
+        .automerge_mut()
+        .put(ROOT, "facts", "Texto da Unidade.")
+        .unwrap();
+    assert_eq!(
+        vet(Some(&before), &office_text.view().unwrap(), &office()),
+        vec![Violation::NotAuthor {
+            field: "facts".into()
+        }]
+    );
+}
+
+// ------------------------------------------------------------------ replay
+
+#[test]
+fn an_invalid_event_order_is_kept_and_flagged() {
+    let mut r = issued();
+    next_status(&to_decision(), &mut r, 10);
+    let decided = EventKind::AppealDecided {
+        outcome: Outcome::Upheld,
+        penalty: None,
+    };
+    // The local API refuses it…
+    assert!(matches!(
+        r.append_event(&office(), at(20), decided.clone()),
+        Err(RecordError::EventRefused { .. })
+    ));
+    // …but an old or faulty client may still write it; it is kept and flagged.
+    let bad_id = r
+        .append_event_unchecked(&office(), at(20), decided)
+        .unwrap();
+    r.append_event(
+        &office(),
+        at(21),
+        EventKind::Notified {
+            method: NotificationMethod::PostalReceipt,
+            on: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap(),
+        },
+    )
+    .unwrap();
+    let v = copy(&mut r).view().unwrap();
+    assert_eq!(v.status, Status::Notified);
+    assert_eq!(v.penalty, Some(PenaltyKind::Fine));
+    assert_eq!(v.notified_on, NaiveDate::from_ymd_opt(2026, 12, 3));
+    assert_eq!(v.events.len(), 6);
+    assert_eq!(v.invalid_events.len(), 1);
+    assert_eq!(v.invalid_events[0].id, bad_id);
+    assert_eq!(v.invalid_events[0].kind, "appeal_decided");
+    assert!(
+        v.invalid_events[0]
+            .reason
+            .contains("não há recurso interposto")
+    );
+    let flagged = v.events.iter().find(|e| e.id == bad_id).unwrap();
+    assert!(!flagged.valid);
+    assert!(v.events.iter().filter(|e| e.id != bad_id).all(|e| e.valid));
+
+    // An event from a role that may not write it is flagged too.
+    let mut r2 = issued();
+    r2.append_event_unchecked(
+        &coordinator(),
+        at(10),
+        EventKind::PenaltyDecided {
+            penalty: PenaltyKind::Revocation,
+        },
+    )
+    .unwrap();
+    let v2 = r2.view().unwrap();
+    assert_eq!(v2.status, Status::Issued);
+    assert_eq!(v2.penalty, None);
+    assert!(
+        v2.invalid_events[0].reason.contains("coordenador"),
+        "{:?}",
+        v2.invalid_events
+    );
+
+    // Back-dating an event before accepted ones is refused locally.
+    let mut r3 = issued();
+    assert!(matches!(
+        r3.append_event(&office(), at(-60), EventKind::Reviewed { note: None }),
+        Err(RecordError::EventRefused { .. })
+    ));
+}
+
+#[test]
+fn replay_is_deterministic_whatever_the_merge_order() {
+    let base = {
+        let mut r = issued();
+        copy(&mut r)
+    };
+    let mut a = base.clone();
+    let mut b = base.clone();
+    let mut c = base.clone();
+    // Office 1 reviews at 10:00; office 2 annuls at 09:30 on another copy; office 1 also
+    // proposes a penalty at 10:05. Replayed by time: annulled first, the rest flagged.
+    a.append_event(&office(), at(60), EventKind::Reviewed { note: None })
+        .unwrap();
+    a.append_event(
+        &office(),
+        at(65),
+        EventKind::PenaltyProposed {
+            penalty: PenaltyKind::WrittenWarning,
+        },
+    )
+    .unwrap();
+    b.append_event(
+        &office2(),
+        at(30),
+        EventKind::Annulled {
+            reason: "placa digitada errada".into(),
+        },
+    )
+    .unwrap();
+    c.add_witness(&officer(), at(40), &witness("obs-9"))
+        .unwrap();
+
+    let orders: [[&RecordDoc; 3]; 4] = [[&a, &b, &c], [&c, &b, &a], [&b, &a, &c], [&c, &a, &b]];
+    let views: Vec<RecordView> = orders
+        .iter()
+        .map(|[x, y, z]| merged(&merged(x, y), z).view().unwrap())
+        .collect();
+    for v in &views[1..] {
+        assert_eq!(v, &views[0]);
+    }
+    let v = &views[0];
+    assert_eq!(v.status, Status::Annulled);
+    let kinds: Vec<&str> = v.events.iter().map(|e| e.event.name()).collect();
+    assert_eq!(
+        kinds,
+        ["issued", "annulled", "reviewed", "penalty_proposed"]
+    );
+    assert_eq!(
+        v.invalid_events
+            .iter()
+            .map(|i| i.kind.as_str())
+            .collect::<Vec<_>>(),
+        ["reviewed", "penalty_proposed"]
+    );
+    assert_eq!(v.witnesses.len(), 1);
+}
+
+#[test]
+fn full_office_workflow_reaches_a_final_decision() {
+    let mut r = issued();
+    next_status(&to_decision(), &mut r, 10);
+    let d = |day| NaiveDate::from_ymd_opt(2026, 12, day).unwrap();
+    let steps = vec![
+        EventKind::Notified {
+            method: NotificationMethod::PersonalSignature,
+            on: d(1),
+        },
+        EventKind::ReconsiderationFiled { on: d(3) },
+        EventKind::ReconsiderationDecided {
+            outcome: Outcome::Modified,
+            penalty: Some(PenaltyKind::WrittenWarning),
+        },
+        EventKind::Notified {
+            method: NotificationMethod::PostalReceipt,
+            on: d(10),
+        },
+        EventKind::AppealFiled { on: d(12) },
+        EventKind::AppealDecided {
+            outcome: Outcome::Reversed,
+            penalty: None,
+        },
+        EventKind::Archived,
+    ];
+    next_status(&steps, &mut r, 20);
+    let v = r.view().unwrap();
+    assert_eq!(v.status, Status::Archived);
+    assert_eq!(v.penalty, None);
+    assert_eq!(v.notified_on, Some(d(10)));
+    assert!(v.invalid_events.is_empty());
+    // Nothing follows an archived record.
+    assert!(
+        r.append_event(&office(), at(40), EventKind::Reviewed { note: None })
+            .is_err()
+    );
+}
+
+// ------------------------------------------------------------------ bytes
+
+#[test]
+fn garbage_and_truncated_bytes_are_errors_not_panics() {
+    let mut r = issued();
+    r.add_witness(&officer(), at(8), &witness("obs-2")).unwrap();
+    let full = r.save();
+    for len in 0..full.len() {
+        assert!(
+            RecordDoc::load(&full[..len]).is_err(),
+            "prefix of {len} bytes loaded"
+        );
+    }
+    let mut flips_loaded = 0;
+    for i in 0..full.len() {
+        let mut bytes = full.clone();
+        bytes[i] ^= 0x55;
+        if let Ok(doc) = RecordDoc::load(&bytes) {
+            // A flip the checksum does not cover must still yield a readable record.
+            doc.view().unwrap();
+            flips_loaded += 1;
+        }
+    }
+    assert!(
+        flips_loaded < full.len() / 10,
+        "{flips_loaded} corrupted copies loaded"
+    );
+    let mut x: u32 = 0x1234_5678;
+    let garbage: Vec<u8> = (0..600)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x.to_le_bytes()[0]
+        })
+        .collect();
+    assert!(RecordDoc::load(&garbage).is_err());
+    let mut with_magic = full[..8].to_vec();
+    with_magic.extend_from_slice(&garbage);
+    assert!(RecordDoc::load(&with_magic).is_err());
+
+    // A valid Automerge document that is not a record.
+    let mut other = automerge::AutoCommit::new();
+    other.put(ROOT, "hello", "world").unwrap();
+    assert!(matches!(
+        RecordDoc::load(&other.save()),
+        Err(RecordError::Malformed { .. })
+    ));
+    // A record from a newer app.
+    let mut newer = r.fork();
+    newer
+        .automerge_mut()
+        .put(ROOT, "schema_version", 99_u64)
+        .unwrap();
+    assert_eq!(
+        RecordDoc::load(&newer.save()).unwrap_err(),
+        RecordError::UnsupportedSchema { version: 99 }
+    );
+}
+
+#[test]
+fn a_malformed_event_is_kept_and_flagged_not_fatal() {
+    let mut r = issued();
+    let events = match automerge::ReadDoc::get(r.automerge(), ROOT, "events").unwrap() {
+        Some((automerge::Value::Object(_), id)) => id,
+        _ => panic!("no events list"),
+    };
+    let d = r.automerge_mut();
+    let e = d
+        .insert_object(&events, 1, automerge::ObjType::Map)
+        .unwrap();
+    d.put(&e, "id", "x-1").unwrap();
+    d.put(&e, "kind", "teleported").unwrap();
+    let v = RecordDoc::load(&r.save()).unwrap().view().unwrap();
+    assert_eq!(v.status, Status::Issued);
+    assert_eq!(v.invalid_events.len(), 1);
+    assert_eq!(v.invalid_events[0].id, "x-1");
+    assert_eq!(v.invalid_events[0].kind, "teleported");
+}
+
+#[test]
+fn typical_infraction_document_is_small() {
+    let mut r = infraction();
+    let created = r.save().len();
+    r.add_witness(&officer(), at(2), &witness("obs-1")).unwrap();
+    r.issue(
+        &officer(),
+        at(5),
+        Signature::Missing {
+            reason: "recusou-se a assinar".into(),
+        },
+    )
+    .unwrap();
+    let _ = r.save_incremental();
+    r.append_event(&office(), at(60), EventKind::Reviewed { note: None })
+        .unwrap();
+    let event_chunk = r.save_incremental().len();
+    let full = r.save().len();
+    let verdict_json = serde_json::to_string(&verdict()).unwrap().len();
+    let mut d = draft();
+    d.verdict = None;
+    let bare = RecordDoc::new_infraction(d, &officer())
+        .unwrap()
+        .save()
+        .len();
+    println!(
+        "infraction: created {created} B (verdict JSON alone {verdict_json} B, without it {bare} B); \
+         issued + witness + review {full} B; one event as incremental chunk {event_chunk} B"
+    );
+    assert!(full < 4096, "{full} bytes");
+    assert!(bare < 1024, "{bare} bytes");
+    assert!(event_chunk < 512, "{event_chunk} bytes");
+}
+
+// ------------------------------------------------------------------ server vetting
+
+#[test]
+fn vetting_accepts_role_conforming_changes_and_refuses_the_rest() {
+    // Creation.
+    let mut r = infraction();
+    let created = r.view().unwrap();
+    assert_eq!(vet(None, &created, &officer()), vec![]);
+    let v = vet(None, &created, &coordinator());
+    assert!(v.contains(&Violation::KindNotAllowed {
+        kind: RecordKind::Infraction,
+        role: UserRole::Coordinator
+    }));
+    assert!(v.contains(&Violation::AuthorMismatch));
+    assert!(vet(None, &created, &officer_tablet()).contains(&Violation::AuthorMismatch));
+
+    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
+        .unwrap();
+    let before = r.view().unwrap();
+    assert_eq!(vet(Some(&created), &before, &officer()), vec![]);
+    assert!(
+        vet(Some(&created), &before, &other_officer())
+            .iter()
+            .any(|x| matches!(
+                x,
+                Violation::NotAuthor { .. } | Violation::EventNotAllowed { .. }
+            ))
+    );
+
+    // The office reviews; the officer adds a witness: both fine for their senders.
+    let mut fork = r.fork();
+    fork.append_event(&office(), at(60), EventKind::Reviewed { note: None })
+        .unwrap();
+    let after = fork.view().unwrap();
+    let d = diff(Some(&before), &after);
+    assert_eq!(d.new_events.len(), 1);
+    assert!(d.changed_fields.is_empty() && d.sealed_changes.is_empty());
+    assert_eq!(vet(Some(&before), &after, &office()), vec![]);
+    // The same bytes sent by someone else: events in another's name.
+    assert!(matches!(
+        vet(Some(&before), &after, &officer()).as_slice(),
+        [
+            Violation::EventAuthorMismatch { .. },
+            Violation::EventNotAllowed { .. }
+        ]
+    ));
+    let mut fork = r.fork();
+    fork.add_witness(&officer(), at(61), &witness("obs-4"))
+        .unwrap();
+    let after = fork.view().unwrap();
+    assert_eq!(diff(Some(&before), &after).new_witnesses.len(), 1);
+    assert_eq!(vet(Some(&before), &after, &officer()), vec![]);
+    assert!(vet(Some(&before), &after, &other_officer()).contains(
+        &Violation::EvidenceNotAllowed {
+            role: UserRole::GuardaMunicipal
+        }
+    ));
+
+    // Tampering through raw Automerge: sealed field rewritten, photo removed.
+    let mut fork = r.fork();
+    fork.automerge_mut()
+        .put(ROOT, "facts", "reescrito")
+        .unwrap();
+    let photos = match automerge::ReadDoc::get(fork.automerge(), ROOT, "photos").unwrap() {
+        Some((automerge::Value::Object(_), id)) => id,
+        _ => panic!("no photos list"),
+    };
+    fork.automerge_mut().delete(&photos, 0_usize).unwrap();
+    fork.automerge_mut()
+        .put(ROOT, "occurred_at", automerge::ScalarValue::Timestamp(0))
+        .unwrap();
+    let after = fork.view().unwrap();
+    assert_eq!(
+        sealed_changes(&before, &after),
+        vec!["occurred_at", "facts", "photos"]
+    );
+    let violations = vet(Some(&before), &after, &officer());
+    assert!(violations.contains(&Violation::Sealed {
+        field: "facts".into()
+    }));
+    assert!(violations.contains(&Violation::Sealed {
+        field: "photos".into()
+    }));
+
+    // An event the coordinator may not write, sent by the coordinator in their own name.
+    let mut fork = r.fork();
+    fork.append_event_unchecked(
+        &coordinator(),
+        at(70),
+        EventKind::PenaltyDecided {
+            penalty: PenaltyKind::Fine,
+        },
+    )
+    .unwrap();
+    let after = fork.view().unwrap();
+    assert!(matches!(
+        vet(Some(&before), &after, &coordinator()).as_slice(),
+        [Violation::EventNotAllowed { kind, .. }] if kind == "penalty_decided"
+    ));
+}
+
+#[test]
+fn a_concurrent_pre_issue_edit_arriving_after_issue_is_a_sealed_change() {
+    // The server holds the issued record; a second device of the officer edited the facts
+    // offline before it learned of the issue. Whichever value Automerge keeps, the sealed
+    // field gained a value and the change is refused.
+    let mut phone = infraction();
+    let mut tablet = copy(&mut phone);
+    phone
+        .issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
+        .unwrap();
+    let mut server = copy(&mut phone);
+    let before = server.view().unwrap();
+    tablet
+        .set_facts(&officer_tablet(), at(6), "Reescrito offline.")
+        .unwrap();
+    let mut fork = server.fork();
+    fork.merge(&mut tablet).unwrap();
+    let after = fork.view().unwrap();
+    assert_eq!(sealed_changes(&before, &after), vec!["facts"]);
+    assert!(
+        vet(Some(&before), &after, &officer_tablet()).contains(&Violation::Sealed {
+            field: "facts".into()
+        })
+    );
+    // Messages are Portuguese.
+    assert!(
+        Violation::Sealed {
+            field: "facts".into()
+        }
+        .to_string()
+        .contains("lacrado")
+    );
+}
+
+#[test]
+fn actor_ids_map_back_to_devices() {
+    let dev = Uuid::from_u128(0xDEAD_BEEF);
+    assert_eq!(device_of_actor(&actor_for_device(&dev)), Some(dev));
+    assert_eq!(
+        device_of_actor(&automerge::ActorId::from([1_u8, 2, 3])),
+        None
+    );
+    let mut r = infraction();
+    let change = r.automerge_mut().get_last_local_change().unwrap();
+    assert_eq!(
+        device_of_actor(change.actor_id()),
+        Some(officer().device_id)
+    );
+    let before = r.heads();
+    let mut fork = r.fork();
+    // A draft cannot be reviewed.
+    assert!(
+        fork.append_event(&office(), at(1), EventKind::Reviewed { note: None })
+            .is_err()
+    );
+    fork.issue(&officer(), at(2), Signature::Signed { sha256: sha(9) })
+        .unwrap();
+    fork.append_event(&office(), at(3), EventKind::Reviewed { note: None })
+        .unwrap();
+    assert_eq!(
+        fork.change_devices_since(&before),
+        vec![Some(officer().device_id), Some(office().device_id)]
+    );
+    // The fork's incremental save holds exactly the changes since the fork.
+    let chunk = fork.save_incremental();
+    let mut server = RecordDoc::load(&r.save()).unwrap();
+    server.load_incremental(&chunk).unwrap();
+    assert_eq!(server.view().unwrap(), fork.view().unwrap());
+
+    let summary = fork.view().unwrap().summary();
+    assert_eq!(summary["status"], "under_review");
+    assert_eq!(summary["plate"], "GHI7J89");
+    assert_eq!(summary["photos"], 2);
+    let text = summary.to_string();
+    assert!(!text.contains("P08") && !text.contains("CNH"), "{text}");
+}

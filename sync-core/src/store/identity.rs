@@ -1,0 +1,115 @@
+//! Who this device is: its registered id, the user signed in, their role and (for a stand
+//! coordinator) their stand — one row, set once by `device init` and read by every record write.
+//!
+//! The device id is the Automerge actor of every change the device writes (DESIGN §Sync: the
+//! server binds a change to the authenticated device by its actor). Changing it once records
+//! exist would make the same device write under two actors and orphan the sequence numbers of
+//! the first, so `set_device_identity` refuses it; the user and role may change (another officer
+//! signs in on a shared phone).
+
+use chrono::{DateTime, Utc};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::{Store, StoreError, StoreResult, ts};
+use crate::domain::StandId;
+use crate::records::{Agent, UserRole};
+
+/// The device's identity as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceIdentity {
+    /// Registered device id; its bytes are the Automerge actor (`records::actor_for_device`).
+    #[schemars(with = "String")]
+    pub device_id: Uuid,
+    /// User signed in on the device.
+    pub user_id: String,
+    pub role: UserRole,
+    /// The stand a coordinator coordinates (art. 17); `None` for officers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stand_id: Option<StandId>,
+    /// Órgão autuador printed on autos; `None`: the rules configuration's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuing_body: Option<String>,
+}
+
+impl DeviceIdentity {
+    /// The agent every change of this device is written as.
+    pub fn agent(&self) -> Agent {
+        Agent::new(self.user_id.clone(), self.role, self.device_id)
+    }
+}
+
+impl Store {
+    /// This device's identity, `None` until `set_device_identity`.
+    pub fn device_identity(&self) -> StoreResult<Option<DeviceIdentity>> {
+        let body: Option<String> = self
+            .conn
+            .prepare_cached("SELECT body FROM device_identity WHERE id = 1")?
+            .query_row([], |r| r.get(0))
+            .optional()?;
+        body.map(|b| {
+            serde_json::from_str(&b).map_err(|e| StoreError::Decode {
+                table: "device_identity",
+                key: String::from("1"),
+                detail: e.to_string(),
+            })
+        })
+        .transpose()
+    }
+
+    /// Sets (or updates) the identity. Refused when it would change the device id of a store
+    /// that already holds records: their changes were written under the old id's actor.
+    pub fn set_device_identity(
+        &mut self,
+        identity: &DeviceIdentity,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        if identity.user_id.trim().is_empty() {
+            return Err(StoreError::IdentityInvalid {
+                reason: String::from("usuário vazio"),
+            });
+        }
+        if identity.device_id.is_nil() {
+            return Err(StoreError::IdentityInvalid {
+                reason: String::from("identificador do aparelho nulo"),
+            });
+        }
+        if identity.role == UserRole::Coordinator
+            && identity
+                .stand_id
+                .as_deref()
+                .is_none_or(|s| s.trim().is_empty())
+        {
+            return Err(StoreError::IdentityInvalid {
+                reason: String::from("coordenador sem ponto (art. 17: cada ponto tem o seu)"),
+            });
+        }
+        let body = serde_json::to_string(identity).map_err(|e| StoreError::IdentityInvalid {
+            reason: e.to_string(),
+        })?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let old: Option<String> = tx
+            .prepare_cached("SELECT device_id FROM device_identity WHERE id = 1")?
+            .query_row([], |r| r.get(0))
+            .optional()?;
+        let new = identity.device_id.to_string();
+        if let Some(old) = old.filter(|o| *o != new) {
+            let records: i64 = tx.query_row("SELECT count(*) FROM records", [], |r| r.get(0))?;
+            if records > 0 {
+                return Err(StoreError::DeviceIdChange { old, new, records });
+            }
+        }
+        tx.prepare_cached(
+            "INSERT INTO device_identity (id, device_id, body, updated_at) VALUES (1, ?1, ?2, ?3)
+             ON CONFLICT (id) DO UPDATE SET device_id = excluded.device_id, body = excluded.body,
+                 updated_at = excluded.updated_at",
+        )?
+        .execute(params![new, body, ts(at)])?;
+        tx.commit()?;
+        Ok(())
+    }
+}
