@@ -1,0 +1,285 @@
+//! `POST /v1/auth/login`, `POST /v1/auth/refresh`, `GET /v1/me` (ADR 0007).
+//!
+//! Login: the username is locked after repeated failures (429, `Retry-After`); the password is
+//! checked on the blocking pool (Argon2id is slow on purpose), an unknown user costs the same
+//! time as a known one, and a wrong password and an unknown user get the same answer. Then the
+//! device must be registered, not revoked, and belong to that user. The answer carries a
+//! short-lived access token and a refresh token; refreshing spends the refresh token and returns
+//! a new pair, and presenting a spent one ends every session of that login.
+
+use axum::Json;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::accounts::UserView;
+use super::extract::JsonBody;
+use super::openapi::named_schema;
+use crate::auth::tokens::{new_refresh_token, random_id, refresh_hash};
+use crate::auth::{Auth, Role, roles};
+use crate::error::{AppError, ErrorBody};
+use crate::server::AppState;
+use crate::store::{RefreshTokenRow, RotateOutcome, UserRow};
+
+/// Credentials and the device they are used on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub username: String,
+    pub password: String,
+    /// A device registered to this user by an administrator.
+    pub device_id: String,
+}
+
+/// A refresh token to spend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefreshRequest {
+    pub refresh_token: String,
+}
+
+/// Tokens for a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TokenResponse {
+    /// JWT for `Authorization: Bearer …`.
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: String,
+    /// Seconds until the access token expires.
+    pub expires_in: i64,
+    pub expires_at: DateTime<Utc>,
+    /// Spend it at `/v1/auth/refresh` for a new pair; usable once.
+    pub refresh_token: String,
+    pub refresh_expires_at: DateTime<Utc>,
+    pub user: UserView,
+    pub device_id: String,
+}
+
+/// Who the caller is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Me {
+    pub user_id: String,
+    pub username: String,
+    pub role: Role,
+    pub stand_id: Option<String>,
+    pub device_id: String,
+}
+
+named_schema!(
+    LoginRequest => "LoginRequest",
+    RefreshRequest => "RefreshRequest",
+    TokenResponse => "TokenResponse",
+    Me => "Me",
+);
+
+fn bad_credentials() -> AppError {
+    AppError::unauthorized("bad_credentials", "Usuário ou senha incorretos.")
+}
+
+async fn issue(
+    state: &AppState,
+    user: UserRow,
+    device_id: String,
+    family: String,
+) -> Result<TokenResponse, AppError> {
+    let now = state.clock().now();
+    let (access, expires_at) = state.tokens().issue(&user, &device_id, now)?;
+    let (refresh, hash) = new_refresh_token()?;
+    let refresh_expires_at = now
+        + chrono::Duration::from_std(state.config().refresh_ttl)
+            .unwrap_or_else(|_| chrono::Duration::days(30));
+    state
+        .store()
+        .insert_refresh_token(RefreshTokenRow {
+            token_hash: hash,
+            family_id: family,
+            user_id: user.id.clone(),
+            device_id: device_id.clone(),
+            issued_at: now,
+            expires_at: refresh_expires_at,
+        })
+        .await?;
+    Ok(TokenResponse {
+        access_token: access,
+        token_type: "Bearer".into(),
+        expires_in: state.tokens().ttl_seconds(),
+        expires_at,
+        refresh_token: refresh,
+        refresh_expires_at,
+        user: UserView::from(&user),
+        device_id,
+    })
+}
+
+/// Log in on a registered device.
+#[utoipa::path(
+    post,
+    path = "/v1/auth/login",
+    tag = "auth",
+    request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Sessão aberta", body = TokenResponse),
+        (status = 401, description = "Credenciais, dispositivo desconhecido, revogado ou de outro usuário", body = ErrorBody),
+        (status = 429, description = "Muitas falhas seguidas para este usuário", body = ErrorBody),
+    )
+)]
+async fn login(
+    State(state): State<AppState>,
+    JsonBody(req): JsonBody<LoginRequest>,
+) -> Result<Json<TokenResponse>, AppError> {
+    let username = req.username.trim().to_lowercase();
+    let now = state.clock().now();
+    state
+        .limiter()
+        .check(&username, now)
+        .map_err(AppError::too_many_requests)?;
+    let user = state.store().user_by_username(username.clone()).await?;
+    let passwords = state.passwords().clone();
+    let password = req.password;
+    let checked = user.clone();
+    let ok = tokio::task::spawn_blocking(move || match &checked {
+        Some(u) => passwords.verify(&password, &u.password_hash) && u.active,
+        None => {
+            passwords.burn(&password);
+            false
+        }
+    })
+    .await
+    .map_err(|e| AppError::internal(&e))?;
+    let Some(user) = user.filter(|_| ok) else {
+        tracing::info!("login recusado");
+        state
+            .limiter()
+            .fail(&username, now)
+            .map_err(AppError::too_many_requests)?;
+        return Err(bad_credentials());
+    };
+    let device = state.store().device(req.device_id.clone()).await?;
+    let Some(device) = device else {
+        return Err(AppError::unauthorized(
+            "device_unknown",
+            "Dispositivo não registrado: peça ao administrador que o registre.",
+        ));
+    };
+    if device.revoked_at.is_some() {
+        return Err(AppError::unauthorized(
+            "device_revoked",
+            "Este dispositivo foi revogado pelo administrador.",
+        ));
+    }
+    if device.user_id != user.id {
+        return Err(AppError::unauthorized(
+            "device_not_yours",
+            "Este dispositivo está registrado para outro usuário.",
+        ));
+    }
+    state.limiter().succeed(&username);
+    let family = random_id()?;
+    tracing::info!(user = %user.id, device = %device.id, "login");
+    Ok(Json(issue(&state, user, device.id, family).await?))
+}
+
+/// Spend a refresh token for a new pair of tokens.
+#[utoipa::path(
+    post,
+    path = "/v1/auth/refresh",
+    tag = "auth",
+    request_body = RefreshRequest,
+    responses(
+        (status = 200, description = "Novos tokens", body = TokenResponse),
+        (status = 401, description = "Token de renovação inválido, expirado, já usado, ou dispositivo revogado", body = ErrorBody),
+    )
+)]
+async fn refresh(
+    State(state): State<AppState>,
+    JsonBody(req): JsonBody<RefreshRequest>,
+) -> Result<Json<TokenResponse>, AppError> {
+    let now = state.clock().now();
+    let (next, next_hash) = new_refresh_token()?;
+    let next_expires_at = now
+        + chrono::Duration::from_std(state.config().refresh_ttl)
+            .unwrap_or_else(|_| chrono::Duration::days(30));
+    let outcome = state
+        .store()
+        .rotate_refresh_token(
+            refresh_hash(req.refresh_token.trim()),
+            next_hash,
+            next_expires_at,
+            now,
+        )
+        .await?;
+    let (user, device_id) = match outcome {
+        RotateOutcome::Rotated { user, device_id } => (user, device_id),
+        RotateOutcome::Unknown => {
+            return Err(AppError::unauthorized(
+                "refresh_invalid",
+                "Token de renovação inválido. Faça login novamente.",
+            ));
+        }
+        RotateOutcome::Expired => {
+            return Err(AppError::unauthorized(
+                "refresh_expired",
+                "Token de renovação expirado. Faça login novamente.",
+            ));
+        }
+        RotateOutcome::Reused => {
+            tracing::warn!("token de renovação reutilizado: família revogada");
+            return Err(AppError::unauthorized(
+                "refresh_reused",
+                "Token de renovação já usado: por segurança, as sessões deste login foram \
+                 encerradas. Faça login novamente.",
+            ));
+        }
+        RotateOutcome::DeviceRevoked => {
+            return Err(AppError::unauthorized(
+                "device_revoked",
+                "Este dispositivo foi revogado pelo administrador.",
+            ));
+        }
+        RotateOutcome::UserInactive => {
+            return Err(AppError::unauthorized(
+                "user_inactive",
+                "Este usuário está desativado.",
+            ));
+        }
+    };
+    let (access, expires_at) = state.tokens().issue(&user, &device_id, now)?;
+    Ok(Json(TokenResponse {
+        access_token: access,
+        token_type: "Bearer".into(),
+        expires_in: state.tokens().ttl_seconds(),
+        expires_at,
+        refresh_token: next,
+        refresh_expires_at: next_expires_at,
+        user: UserView::from(&user),
+        device_id,
+    }))
+}
+
+/// The caller, as the server sees them now.
+#[utoipa::path(
+    get,
+    path = "/v1/me",
+    tag = "auth",
+    responses((status = 200, description = "O usuário e o dispositivo do token", body = Me))
+)]
+async fn me(auth: Auth) -> Result<Json<Me>, AppError> {
+    auth.require(roles::ANY)?;
+    Ok(Json(Me {
+        user_id: auth.user_id,
+        username: auth.username,
+        role: auth.role,
+        stand_id: auth.stand_id,
+        device_id: auth.device_id,
+    }))
+}
+
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(login))
+        .routes(routes!(refresh))
+        .routes(routes!(me))
+}

@@ -1,0 +1,291 @@
+//! The audit chain: an append-only, hash-chained log of every change the server accepts.
+//!
+//! Each row is `(seq, at, user, device, action, subject, payload_hash, prev_hash, hash)`:
+//! - `payload_hash` is the SHA-256 of what changed (the registry changes as JSON, a photo's
+//!   bytes, a record's change hashes: see [`payload_hash`] and [`change_hashes_digest`]);
+//! - `prev_hash` is the previous row's `hash` (64 zeros for the first row);
+//! - `hash` is SHA-256 over the canonical encoding of every other field ([`row_hash`]).
+//!
+//! Changing, removing or reordering a row breaks the chain at that row: its own hash no longer
+//! matches, or the next row's `prev_hash` does not. [`verify_rows`] walks the chain and reports
+//! the first broken row; `taxi-fiscal audit verify` runs it over the database.
+//!
+//! Rows are appended by the store *inside the transaction of the change they record* (for
+//! SQLite: [`crate::store::sqlite::audit::append`]), so there is no change without its row and
+//! no row without its change. This module is the backend-independent part: the entry, the
+//! encoding and the verification.
+//!
+//! Canonical encoding (version 1): the ASCII tag `taxi-fiscal-audit-v1`, then each field in the
+//! order above without `hash`: `seq` as 8 bytes big-endian; every text as its length (8 bytes
+//! big-endian) followed by its UTF-8 bytes; an optional text as one byte `0` (absent) or `1`
+//! followed by the text. `at` is hashed exactly as stored (RFC 3339, microseconds, `Z`).
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// `prev_hash` of the first row.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+const TAG: &[u8] = b"taxi-fiscal-audit-v1";
+
+/// What a caller appends (the store assigns `seq` and `prev_hash`, and computes `hash`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub at: DateTime<Utc>,
+    pub user_id: Option<String>,
+    pub device_id: Option<String>,
+    /// What happened, dotted: `registry.permit.renew`, `device.revoke`, `photo.upload`, …
+    pub action: String,
+    /// What it happened to: `permit:0012`, `device:…`, `photo:<sha256>`.
+    pub subject: String,
+    /// SHA-256 (hex) of the payload.
+    pub payload_hash: String,
+}
+
+/// A stored row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditRow {
+    pub seq: u64,
+    /// RFC 3339 UTC with microseconds, as stored and hashed.
+    pub at: String,
+    pub user_id: Option<String>,
+    pub device_id: Option<String>,
+    pub action: String,
+    pub subject: String,
+    pub payload_hash: String,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// Result of walking the chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditReport {
+    /// Rows read.
+    pub rows: u64,
+    /// True when every row is intact and linked.
+    pub ok: bool,
+    /// `hash` of the last row (the chain's head), when there is one and the chain is intact.
+    pub head: Option<String>,
+    /// The first row that does not verify.
+    pub first_broken: Option<BrokenRow>,
+}
+
+/// Where and why the chain breaks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BrokenRow {
+    pub seq: u64,
+    pub reason: String,
+}
+
+/// Time as stored and hashed.
+pub fn format_at(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// SHA-256 of some bytes, as lowercase hex.
+pub fn payload_hash(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// One digest for a set of change hashes (record sync): sorted, newline-joined, hashed, so the
+/// same set gives the same digest whatever order the changes arrived in.
+pub fn change_hashes_digest(hashes: &[String]) -> String {
+    let mut sorted: Vec<&str> = hashes.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    payload_hash(sorted.join("\n").as_bytes())
+}
+
+fn put_text(buf: &mut Vec<u8>, s: &str) {
+    buf.extend_from_slice(&(s.len() as u64).to_be_bytes());
+    buf.extend_from_slice(s.as_bytes());
+}
+
+fn put_opt(buf: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        None => buf.push(0),
+        Some(s) => {
+            buf.push(1);
+            put_text(buf, s);
+        }
+    }
+}
+
+/// The canonical encoding of a row without its own hash.
+pub fn canonical(row: &AuditRow) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(256);
+    buf.extend_from_slice(TAG);
+    buf.extend_from_slice(&row.seq.to_be_bytes());
+    put_text(&mut buf, &row.at);
+    put_opt(&mut buf, row.user_id.as_deref());
+    put_opt(&mut buf, row.device_id.as_deref());
+    put_text(&mut buf, &row.action);
+    put_text(&mut buf, &row.subject);
+    put_text(&mut buf, &row.payload_hash);
+    put_text(&mut buf, &row.prev_hash);
+    buf
+}
+
+/// SHA-256 (hex) of the canonical encoding.
+pub fn row_hash(row: &AuditRow) -> String {
+    payload_hash(&canonical(row))
+}
+
+/// The row that follows `prev` (seq and hash of the chain's head, if any) for `entry`.
+pub fn next_row(prev: Option<(u64, &str)>, entry: &AuditEntry) -> AuditRow {
+    let (seq, prev_hash) = match prev {
+        Some((seq, hash)) => (seq + 1, hash.to_owned()),
+        None => (1, GENESIS.to_owned()),
+    };
+    let mut row = AuditRow {
+        seq,
+        at: format_at(entry.at),
+        user_id: entry.user_id.clone(),
+        device_id: entry.device_id.clone(),
+        action: entry.action.clone(),
+        subject: entry.subject.clone(),
+        payload_hash: entry.payload_hash.clone(),
+        prev_hash,
+        hash: String::new(),
+    };
+    row.hash = row_hash(&row);
+    row
+}
+
+/// Walks rows in `seq` order and reports the first one that breaks the chain.
+pub fn verify_rows<E>(
+    rows: impl IntoIterator<Item = Result<AuditRow, E>>,
+) -> Result<AuditReport, E> {
+    let mut count = 0u64;
+    let mut prev: Option<(u64, String)> = None;
+    for row in rows {
+        let row = row?;
+        count += 1;
+        let (expected_seq, expected_prev) = match &prev {
+            Some((seq, hash)) => (seq + 1, hash.as_str()),
+            None => (1, GENESIS),
+        };
+        let reason = if row.seq != expected_seq {
+            Some(format!(
+                "sequência interrompida: esperada a linha {expected_seq}, encontrada a {}",
+                row.seq
+            ))
+        } else if row.prev_hash != expected_prev {
+            Some(String::from(
+                "prev_hash não confere com o hash da linha anterior (linha removida ou alterada)",
+            ))
+        } else if row_hash(&row) != row.hash {
+            Some(String::from(
+                "hash não confere com o conteúdo da linha (linha alterada)",
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Ok(AuditReport {
+                rows: count,
+                ok: false,
+                head: None,
+                first_broken: Some(BrokenRow {
+                    seq: row.seq,
+                    reason,
+                }),
+            });
+        }
+        prev = Some((row.seq, row.hash));
+    }
+    Ok(AuditReport {
+        rows: count,
+        ok: true,
+        head: prev.map(|(_, h)| h),
+        first_broken: None,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn entry(action: &str) -> AuditEntry {
+        AuditEntry {
+            at: "2026-11-30T15:00:00Z".parse().unwrap(),
+            user_id: Some("u1".into()),
+            device_id: None,
+            action: action.into(),
+            subject: "permit:0001".into(),
+            payload_hash: payload_hash(b"x"),
+        }
+    }
+
+    fn chain(n: usize) -> Vec<AuditRow> {
+        let mut rows: Vec<AuditRow> = Vec::new();
+        for i in 0..n {
+            let prev = rows.last().map(|r| (r.seq, r.hash.as_str()));
+            let row = next_row(prev, &entry(&format!("a{i}")));
+            rows.push(row);
+        }
+        rows
+    }
+
+    fn verify(rows: &[AuditRow]) -> AuditReport {
+        verify_rows(rows.iter().cloned().map(Ok::<_, ()>)).unwrap()
+    }
+
+    #[test]
+    fn intact_chain_verifies() {
+        let rows = chain(5);
+        let r = verify(&rows);
+        assert!(r.ok);
+        assert_eq!(r.rows, 5);
+        assert_eq!(r.head.as_deref(), Some(rows[4].hash.as_str()));
+        assert!(verify(&[]).ok);
+    }
+
+    #[test]
+    fn tampering_is_found_at_the_row() {
+        let mut rows = chain(5);
+        rows[2].subject = "permit:0002".into();
+        let r = verify(&rows);
+        assert_eq!(r.first_broken.unwrap().seq, 3);
+
+        // Rehashing the altered row moves the break to the next row's link.
+        let mut rows = chain(5);
+        rows[2].action = "other".into();
+        rows[2].hash = row_hash(&rows[2]);
+        let r = verify(&rows);
+        let b = r.first_broken.unwrap();
+        assert_eq!(b.seq, 4);
+        assert!(b.reason.contains("prev_hash"));
+
+        // A removed row breaks the sequence.
+        let mut rows = chain(5);
+        rows.remove(1);
+        assert_eq!(verify(&rows).first_broken.unwrap().seq, 3);
+    }
+
+    #[test]
+    fn encoding_separates_fields() {
+        // Moving a character between fields changes the hash (length prefixes).
+        let mut a = next_row(None, &entry("ab"));
+        let mut b = a.clone();
+        a.action = "ab".into();
+        a.subject = "c".into();
+        b.action = "a".into();
+        b.subject = "bc".into();
+        assert_ne!(row_hash(&a), row_hash(&b));
+        // Absent and empty are different.
+        a.user_id = None;
+        b = a.clone();
+        b.user_id = Some(String::new());
+        assert_ne!(row_hash(&a), row_hash(&b));
+    }
+
+    #[test]
+    fn change_digest_ignores_order() {
+        let x = vec!["b".to_string(), "a".to_string()];
+        let y = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(change_hashes_digest(&x), change_hashes_digest(&y));
+    }
+}

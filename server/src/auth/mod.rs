@@ -1,0 +1,195 @@
+//! Authentication and roles (ADR 0007).
+//!
+//! Flow of an authenticated request: the [`Auth`] extractor reads `Authorization: Bearer …`,
+//! checks the JWT's signature, issuer and expiry ([`tokens`]), then runs one point query on the
+//! device and its user ([`crate::store::Store::session`]): a revoked device is refused at once
+//! (401 `device_revoked`), as is a deactivated user, and the role and stand are taken from the
+//! database, not from the token. Handlers then state who may call them on their first line:
+//! `auth.require(roles::REGISTRY_WRITERS)?`.
+//!
+//! Login ([`crate::api::auth`]) checks the password ([`password`], Argon2id) under a per-user
+//! failure limit ([`limiter`]) and that the device is registered to that user.
+
+pub mod limiter;
+pub mod password;
+pub mod tokens;
+
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+use crate::server::AppState;
+use crate::store::Actor;
+
+/// Who a user is to the system.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Guarda Municipal officer or Secretaria inspector (art. 36): field checks and autos.
+    Officer,
+    /// Coordinator of one stand (art. 17): reports on drivers at that stand.
+    Coordinator,
+    /// Central office (Unidade de Transportes): the registry and the decisions.
+    Office,
+    /// Accounts and devices.
+    Admin,
+}
+
+impl Role {
+    /// As stored and serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Officer => "officer",
+            Role::Coordinator => "coordinator",
+            Role::Office => "office",
+            Role::Admin => "admin",
+        }
+    }
+
+    /// From the stored form.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "officer" => Some(Role::Officer),
+            "coordinator" => Some(Role::Coordinator),
+            "office" => Some(Role::Office),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
+
+    /// Name in Portuguese, for messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Officer => "fiscal",
+            Role::Coordinator => "coordenador de ponto",
+            Role::Office => "Unidade de Transportes",
+            Role::Admin => "administrador",
+        }
+    }
+}
+
+/// The role sets the handlers require.
+pub mod roles {
+    use super::Role;
+
+    /// Every authenticated user.
+    pub const ANY: &[Role] = &[Role::Officer, Role::Coordinator, Role::Office, Role::Admin];
+    /// Who changes the registry.
+    pub const REGISTRY_WRITERS: &[Role] = &[Role::Office, Role::Admin];
+    /// Accounts and devices.
+    pub const ADMIN: &[Role] = &[Role::Admin];
+    /// Who uploads evidence photos.
+    pub const PHOTO_UPLOADERS: &[Role] = &[Role::Officer, Role::Coordinator, Role::Office];
+    /// Who reads evidence photos.
+    pub const PHOTO_READERS: &[Role] = &[Role::Office, Role::Admin];
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Auth {
+    pub user_id: String,
+    pub username: String,
+    pub role: Role,
+    /// The coordinator's stand.
+    pub stand_id: Option<String>,
+    pub device_id: String,
+}
+
+impl Auth {
+    /// `Ok` when the caller's role is one of `allowed`; 403 otherwise.
+    pub fn require(&self, allowed: &[Role]) -> Result<(), AppError> {
+        if allowed.contains(&self.role) {
+            Ok(())
+        } else {
+            let names: Vec<&str> = allowed.iter().map(|r| r.label()).collect();
+            Err(AppError::forbidden(format!(
+                "Seu perfil ({}) não permite esta operação; permitida a: {}.",
+                self.role.label(),
+                names.join(", ")
+            ))
+            .with_details(serde_json::json!({
+                "role": self.role,
+                "allowed": allowed,
+            })))
+        }
+    }
+
+    /// The caller as the audit chain records it.
+    pub fn actor(&self, at: chrono::DateTime<chrono::Utc>) -> Actor {
+        Actor {
+            user_id: Some(self.user_id.clone()),
+            device_id: Some(self.device_id.clone()),
+            at,
+        }
+    }
+}
+
+fn bearer(parts: &Parts) -> Result<&str, AppError> {
+    let Some(value) = parts.headers.get(AUTHORIZATION) else {
+        return Err(AppError::unauthorized(
+            "token_missing",
+            "Autenticação necessária: envie o cabeçalho Authorization: Bearer <token>.",
+        ));
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    match text.split_once(' ') {
+        Some((scheme, token))
+            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+        {
+            Ok(token.trim())
+        }
+        _ => Err(AppError::unauthorized(
+            "token_invalid",
+            "Cabeçalho Authorization malformado: use Bearer <token>.",
+        )),
+    }
+}
+
+impl FromRequestParts<AppState> for Auth {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let token = bearer(parts)?;
+        let claims = state.tokens().verify(token, state.clock().now())?;
+        let session = state
+            .store()
+            .session(claims.sub.clone(), claims.dev.clone())
+            .await?;
+        let Some(session) = session else {
+            return Err(AppError::unauthorized(
+                "token_invalid",
+                "O usuário ou o dispositivo deste token não existe mais.",
+            ));
+        };
+        if session.device_revoked {
+            return Err(AppError::unauthorized(
+                "device_revoked",
+                "Este dispositivo foi revogado pelo administrador: não pode mais acessar o sistema.",
+            ));
+        }
+        if !session.user_active {
+            return Err(AppError::unauthorized(
+                "user_inactive",
+                "Este usuário está desativado.",
+            ));
+        }
+        if session.device_user_id != claims.sub {
+            return Err(AppError::unauthorized(
+                "token_invalid",
+                "O dispositivo deste token pertence a outro usuário.",
+            ));
+        }
+        Ok(Auth {
+            user_id: claims.sub,
+            username: claims.usr,
+            role: session.role,
+            stand_id: session.stand_id,
+            device_id: claims.dev,
+        })
+    }
+}

@@ -1,0 +1,422 @@
+//! The server side of the command line: `serve`, `demo`, `import`, `audit verify`, `admin`.
+//!
+//! `serve` and `demo` build a multi-threaded tokio runtime, open the data directory
+//! (`taxi_fiscal_server::AppState::open`), print where they listen on stdout (first line:
+//! `… http://ADDR`) and serve until SIGINT or SIGTERM, letting requests in flight finish.
+//! `demo` first writes the demo's rules configuration (art. 14 at 1:2,000) if the directory has
+//! none, and seeds the demo registry and users once. `import`, `audit verify` and `admin` work on
+//! the database directly, without a server, and print JSON.
+
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use taxi_fiscal_server::auth::Role;
+use taxi_fiscal_server::auth::password::Passwords;
+use taxi_fiscal_server::config::{self, Config};
+use taxi_fiscal_server::registry::{self, Ctx};
+use taxi_fiscal_server::store::sqlite::SqliteStore;
+use taxi_fiscal_server::store::{Actor, NewDevice, Store, UserRow};
+use taxi_fiscal_server::{AppState, Clock, demo};
+
+use super::print_json;
+
+/// Default data directory of `demo`.
+const DEMO_DATA: &str = "./taxi-fiscal-demo";
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Data directory (database, JWT secret, rules-config.json). Env: TAXI_FISCAL_DATA.
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Address to listen on, e.g. 127.0.0.1:8080 (port 0: any free port). Env: TAXI_FISCAL_LISTEN.
+    #[arg(long)]
+    listen: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Address to listen on (default 127.0.0.1:8080; port 0: any free port).
+    #[arg(long)]
+    listen: Option<String>,
+    /// Data directory, created if missing (default ./taxi-fiscal-demo).
+    #[arg(long)]
+    data: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// Data directory of the server (created if missing).
+    #[arg(long)]
+    data: PathBuf,
+    /// CSV file, one row per permit (docs/registry-csv.md).
+    file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AuditArgs {
+    #[command(subcommand)]
+    command: AuditCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// Check the hash chain of the audit log; fails at the first broken row.
+    Verify {
+        /// Data directory of the server.
+        #[arg(long)]
+        data: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AdminArgs {
+    #[command(subcommand)]
+    command: AdminCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Create a user and register its first device (bootstraps a fresh `serve`). The password
+    /// is read from TAXI_FISCAL_PASSWORD or the first line of stdin.
+    AddUser {
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        username: String,
+        /// officer, coordinator, office or admin.
+        #[arg(long)]
+        role: String,
+        /// The coordinator's stand.
+        #[arg(long)]
+        stand: Option<String>,
+        #[arg(long)]
+        display_name: Option<String>,
+        /// Id of the device to register for the user.
+        #[arg(long)]
+        device: String,
+    },
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("iniciando o runtime assíncrono")
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("TAXI_FISCAL_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("sinal recebido: encerrando");
+}
+
+fn data_dir(flag: Option<PathBuf>, default: Option<&str>) -> anyhow::Result<PathBuf> {
+    if let Some(d) = flag {
+        return Ok(d);
+    }
+    if let Some(d) = std::env::var_os("TAXI_FISCAL_DATA") {
+        return Ok(PathBuf::from(d));
+    }
+    match default {
+        Some(d) => Ok(PathBuf::from(d)),
+        None => bail!("informe o diretório de dados com --data DIR (ou TAXI_FISCAL_DATA)"),
+    }
+}
+
+pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let dir = data_dir(a.data, None)?;
+    let config = Config::resolve(dir.clone(), a.listen.as_deref())?;
+    runtime()?.block_on(async move {
+        init_tracing();
+        let listen = config.listen;
+        let state = AppState::open(config).await?;
+        if state.store().count_users().await? == 0 {
+            tracing::warn!(
+                "nenhum usuário: crie um administrador com `taxi-fiscal admin add-user --data {} …`",
+                dir.display()
+            );
+        }
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("não foi possível escutar em {listen}"))?;
+        let addr = listener.local_addr()?;
+        println!("taxi-fiscal no ar: http://{addr} (dados: {})", dir.display());
+        taxi_fiscal_server::launch_with_state(listener, state, shutdown_signal()).await?;
+        Ok(())
+    })
+}
+
+pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
+    let dir = data_dir(a.data, Some(DEMO_DATA))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("criando {}", dir.display()))?;
+    if !dir.join(config::RULES_FILE).exists() {
+        config::write_rules(&dir, &demo::rules_config())?;
+    }
+    let config = Config::resolve(dir.clone(), a.listen.as_deref())?;
+    runtime()?.block_on(async move {
+        init_tracing();
+        let listen = config.listen;
+        let state = AppState::open(config).await?;
+        let seeded = demo::seed(&state)
+            .await
+            .map_err(|e| anyhow::anyhow!(e.message))?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("não foi possível escutar em {listen}"))?;
+        let addr = listener.local_addr()?;
+        let version = state.store().registry().await?.version;
+        let year = chrono::Datelike::year(&state.clock().today());
+        print_banner(addr, &dir, version, seeded.is_some(), year);
+        taxi_fiscal_server::launch_with_state(listener, state, shutdown_signal()).await?;
+        Ok(())
+    })
+}
+
+fn print_banner(addr: SocketAddr, dir: &Path, version: u64, seeded: bool, year: i32) {
+    let url = format!("http://{addr}");
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!("taxi-fiscal demo no ar: {url}"));
+    line(format!(
+        "dados: {} (cadastro versão {version}{})",
+        dir.display(),
+        if seeded { ", recém-criado" } else { "" }
+    ));
+    line(String::new());
+    line(format!("  saúde:    {url}/health"));
+    line(format!("  OpenAPI:  {url}/openapi.json"));
+    line(String::new());
+    line(String::from("usuários (senha, dispositivo):"));
+    for u in demo::USERS {
+        let stand = u
+            .stand_id
+            .map(|s| format!(", ponto {s}"))
+            .unwrap_or_default();
+        line(format!(
+            "  {:<12} {:<18} {:<26} perfil {}{stand}",
+            u.username,
+            u.password,
+            u.device_id,
+            u.role.as_str()
+        ));
+    }
+    line(String::new());
+    line(String::from("alvarás para ver cada situação:"));
+    for (n, what) in demo::CASES {
+        line(format!("  {n}  {what}"));
+    }
+    line(String::new());
+    line(String::from("experimente:"));
+    line(format!(
+        "  TOKEN=$(curl -s -X POST {url}/v1/auth/login -H 'content-type: application/json' \\\n    \
+         -d '{{\"username\":\"escritorio\",\"password\":\"escritorio-demo\",\"device_id\":\"desktop-escritorio\"}}' \\\n    \
+         | sed -E 's/.*\"access_token\":\"([^\"]+)\".*/\\1/')"
+    ));
+    line(format!(
+        "  curl -s {url}/v1/permits/0007 -H \"authorization: Bearer $TOKEN\""
+    ));
+    line(format!(
+        "  curl -s {url}/v1/registry/status -H \"authorization: Bearer $TOKEN\""
+    ));
+    line(format!(
+        "  curl -s --compressed {url}/v1/registry/snapshot -H \"authorization: Bearer $TOKEN\" | head -c 400"
+    ));
+    line(format!(
+        "  curl -s -X POST {url}/v1/permits/0019/renewal -H \"authorization: Bearer $TOKEN\" \\\n    \
+         -H 'content-type: application/json' -d '{{\"year\": {year}}}'      # 422: multa não paga (R27)"
+    ));
+    line(format!(
+        "  curl -s -X POST {url}/v1/permits/0003/auxiliaries -H \"authorization: Bearer $TOKEN\" \\\n    \
+         -H 'content-type: application/json' -d '{{\"person_id\":\"P0002\",\"licence_number\":\"0003-A3\"}}'   # 422: art. 8º (R13)"
+    ));
+    line(String::from("Ctrl-C encerra."));
+    print!("{out}");
+}
+
+async fn open_store(dir: &Path, must_exist: bool) -> anyhow::Result<Arc<SqliteStore>> {
+    let path = dir.join(config::DB_FILE);
+    if must_exist && !path.exists() {
+        bail!("não há banco de dados do servidor em {}", dir.display());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("criando {}", dir.display()))?;
+    let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
+        .await
+        .context("abrindo o banco de dados")??;
+    Ok(Arc::new(store))
+}
+
+#[derive(Debug, Serialize)]
+struct ImportOut {
+    version: u64,
+    changed: bool,
+    changes: usize,
+    permits: usize,
+    people: usize,
+}
+
+pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
+    let data = std::fs::read(&a.file)
+        .with_context(|| format!("não foi possível ler {}", a.file.display()))?;
+    let rules = config::load_rules(&a.data)?;
+    runtime()?.block_on(async move {
+        let store = open_store(&a.data, false).await?;
+        let clock = Clock::system();
+        let ctx = Ctx {
+            today: clock.today(),
+            rules: &rules,
+        };
+        let result = registry::commit(
+            store.as_ref(),
+            Actor::cli(clock.now()),
+            "registry.import",
+            "registry",
+            |reg| registry::csv::import(reg, &data, &ctx),
+        )
+        .await;
+        let update = match result {
+            Ok(u) => u,
+            Err(e) => {
+                // Every bad row is data (stdout); the summary is the one error line.
+                if let Some(rows) = e.details.as_ref().and_then(|d| d.get("errors")) {
+                    print_json(&serde_json::json!({ "errors": rows }))?;
+                }
+                bail!("{}", e.message);
+            }
+        };
+        let reg = store.registry().await?;
+        print_json(&ImportOut {
+            version: update.version,
+            changed: update.changed,
+            changes: update.changes.len(),
+            permits: reg.permits.len(),
+            people: reg.people.len(),
+        })
+    })
+}
+
+pub(crate) fn audit(a: AuditArgs) -> anyhow::Result<()> {
+    let AuditCommand::Verify { data } = a.command;
+    runtime()?.block_on(async move {
+        let store = open_store(&data, true).await?;
+        let report = store.verify_audit().await?;
+        print_json(&report)?;
+        if let Some(b) = &report.first_broken {
+            bail!(
+                "cadeia de auditoria rompida na linha {}: {}",
+                b.seq,
+                b.reason
+            );
+        }
+        Ok(())
+    })
+}
+
+fn read_password() -> anyhow::Result<String> {
+    if let Ok(p) = std::env::var("TAXI_FISCAL_PASSWORD") {
+        return Ok(p);
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("lendo a senha da entrada padrão")?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+pub(crate) fn admin(a: AdminArgs) -> anyhow::Result<()> {
+    let AdminCommand::AddUser {
+        data,
+        username,
+        role,
+        stand,
+        display_name,
+        device,
+    } = a.command;
+    let role = Role::parse(&role).with_context(|| {
+        format!("perfil {role:?} inválido: officer, coordinator, office ou admin")
+    })?;
+    if (role == Role::Coordinator) != stand.is_some() {
+        bail!("--stand é obrigatório para coordinator e proibido para os outros perfis");
+    }
+    let password = read_password()?;
+    if password.chars().count() < taxi_fiscal_server::auth::password::MIN_PASSWORD_LEN {
+        bail!("a senha deve ter ao menos 8 caracteres");
+    }
+    let username = username.trim().to_lowercase();
+    runtime()?.block_on(async move {
+        let store = open_store(&data, false).await?;
+        let passwords = Passwords::new(Config::new(&data).password_params)
+            .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+        let hash = passwords
+            .hash(&password)
+            .map_err(|e| anyhow::anyhow!(e.message))?;
+        let now = Clock::system().now();
+        let user = store
+            .create_user(
+                UserRow {
+                    id: format!("u-{username}"),
+                    display_name: display_name.unwrap_or_else(|| username.clone()),
+                    username,
+                    role,
+                    stand_id: stand,
+                    password_hash: hash,
+                    active: true,
+                    created_at: now,
+                },
+                Actor::cli(now),
+            )
+            .await?;
+        let device = store
+            .register_device(
+                NewDevice {
+                    id: device,
+                    user_id: user.id.clone(),
+                    label: String::from("registrado pela linha de comando"),
+                },
+                Actor::cli(now),
+            )
+            .await?;
+        print_json(&serde_json::json!({
+            "user": { "id": user.id, "username": user.username, "role": user.role },
+            "device": device,
+        }))
+    })
+}

@@ -1,0 +1,264 @@
+//! Server configuration: flags, then environment, then defaults.
+//!
+//! | setting | flag | environment | default |
+//! |---|---|---|---|
+//! | data directory | `--data DIR` | `TAXI_FISCAL_DATA` | required for `serve`; `./taxi-fiscal-demo` for `demo` |
+//! | listen address | `--listen ADDR` | `TAXI_FISCAL_LISTEN` | `127.0.0.1:8080` |
+//! | JWT secret | — | `TAXI_FISCAL_JWT_SECRET` (≥ 32 bytes) | generated once into `DIR/jwt-secret` |
+//! | rules configuration | — | — | `DIR/rules-config.json` if present, else the defaults of `RulesConfig` |
+//! | log filter | — | `TAXI_FISCAL_LOG` (or `RUST_LOG`) | `info` |
+//!
+//! The secret file is created with 32 random bytes (hex) and mode 0600 on first start; keeping
+//! it in the data directory means a restart does not log everybody out.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sync_core::rules::RulesConfig;
+
+/// Default listen address: loopback only; expose it on purpose.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// File name of the database inside the data directory.
+pub const DB_FILE: &str = "taxi-fiscal.db";
+/// File name of the generated JWT secret inside the data directory.
+pub const SECRET_FILE: &str = "jwt-secret";
+/// File name of the rules configuration inside the data directory.
+pub const RULES_FILE: &str = "rules-config.json";
+
+/// Why the configuration could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("endereço de escuta inválido {0:?} (ex.: 127.0.0.1:8080)")]
+    Listen(String),
+    #[error("TAXI_FISCAL_JWT_SECRET deve ter ao menos 32 bytes")]
+    ShortSecret,
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} não é uma configuração de regras válida: {reason}")]
+    Rules { path: PathBuf, reason: String },
+    #[error("não foi possível gerar números aleatórios: {0}")]
+    Random(String),
+}
+
+/// Argon2id cost parameters for new password hashes (stored hashes carry their own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PasswordParams {
+    /// Memory in KiB.
+    pub memory_kib: u32,
+    pub iterations: u32,
+    pub parallelism: u32,
+}
+
+impl Default for PasswordParams {
+    /// OWASP's minimum for Argon2id: 19 MiB, 2 iterations, 1 lane.
+    fn default() -> Self {
+        Self {
+            memory_kib: 19_456,
+            iterations: 2,
+            parallelism: 1,
+        }
+    }
+}
+
+impl PasswordParams {
+    /// The cheapest parameters Argon2 accepts: for tests only.
+    pub fn insecure_fast() -> Self {
+        Self {
+            memory_kib: 8,
+            iterations: 1,
+            parallelism: 1,
+        }
+    }
+}
+
+/// Everything the server needs besides its listener.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Data directory: database, JWT secret, rules configuration.
+    pub data_dir: PathBuf,
+    /// Address `serve` binds (the library's `launch_with_listener` takes a bound listener).
+    pub listen: SocketAddr,
+    /// HMAC secret of the access tokens; `None` → `DIR/jwt-secret`, generated if absent.
+    pub jwt_secret: Option<Vec<u8>>,
+    /// Lifetime of an access token.
+    pub access_ttl: Duration,
+    /// Lifetime of a refresh token (each use replaces it).
+    pub refresh_ttl: Duration,
+    /// Parameters the law leaves open (art. 14 ratio, …); read from `DIR/rules-config.json`.
+    pub rules: RulesConfig,
+    /// Largest request body of any route but photos.
+    pub body_limit: usize,
+    /// Largest photo.
+    pub photo_limit: usize,
+    /// Auto numbers leased per block unless the request asks for fewer.
+    pub number_block_size: u64,
+    /// Largest block a device may ask for.
+    pub number_block_max: u64,
+    /// A device more than this many versions behind gets 410 and takes a snapshot.
+    pub feed_max_span: u64,
+    /// Failed logins of one user before a lockout.
+    pub login_max_failures: u32,
+    /// How long a lockout lasts (and the window failures are counted in).
+    pub login_lockout: Duration,
+    /// Cost of new password hashes.
+    pub password_params: PasswordParams,
+    /// A request running longer is answered 408.
+    pub request_timeout: Duration,
+    /// Where "now" comes from.
+    pub clock: crate::Clock,
+}
+
+impl Config {
+    /// Defaults for a data directory; reads nothing.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            jwt_secret: None,
+            access_ttl: Duration::from_secs(15 * 60),
+            refresh_ttl: Duration::from_secs(30 * 24 * 3600),
+            rules: RulesConfig::default(),
+            body_limit: 16 * 1024 * 1024,
+            photo_limit: 10 * 1024 * 1024,
+            number_block_size: 500,
+            number_block_max: 5_000,
+            feed_max_span: 1_000,
+            login_max_failures: 5,
+            login_lockout: Duration::from_secs(15 * 60),
+            password_params: PasswordParams::default(),
+            request_timeout: Duration::from_secs(30),
+            clock: crate::Clock::system(),
+        }
+    }
+
+    /// Flags first, then `TAXI_FISCAL_*` environment variables, then defaults; also reads the
+    /// rules configuration of the data directory. `data` must come from somewhere: the caller
+    /// passes its own default (the `demo` command has one, `serve` does not).
+    pub fn resolve(data: PathBuf, listen: Option<&str>) -> Result<Self, ConfigError> {
+        let mut c = Self::new(data);
+        let listen = match listen {
+            Some(l) => l.to_owned(),
+            None => std::env::var("TAXI_FISCAL_LISTEN").unwrap_or_else(|_| DEFAULT_LISTEN.into()),
+        };
+        c.listen = listen
+            .parse()
+            .map_err(|_| ConfigError::Listen(listen.clone()))?;
+        if let Ok(secret) = std::env::var("TAXI_FISCAL_JWT_SECRET") {
+            if secret.len() < 32 {
+                return Err(ConfigError::ShortSecret);
+            }
+            c.jwt_secret = Some(secret.into_bytes());
+        }
+        c.rules = load_rules(&c.data_dir)?;
+        Ok(c)
+    }
+
+    /// Path of the database file.
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join(DB_FILE)
+    }
+
+    /// The JWT secret: configured, or read from `DIR/jwt-secret`, or generated there.
+    pub fn jwt_secret_or_create(&self) -> Result<Vec<u8>, ConfigError> {
+        if let Some(s) = &self.jwt_secret {
+            return Ok(s.clone());
+        }
+        let path = self.data_dir.join(SECRET_FILE);
+        let io = |source| ConfigError::Io {
+            path: path.clone(),
+            source,
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) if text.trim().len() >= 32 => return Ok(text.trim().as_bytes().to_vec()),
+            Ok(_) => return Err(ConfigError::ShortSecret),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
+        }
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| ConfigError::Random(e.to_string()))?;
+        let text = hex::encode(bytes);
+        write_private(&path, text.as_bytes()).map_err(io)?;
+        Ok(text.into_bytes())
+    }
+}
+
+/// Creates the file only if absent (a concurrent first start keeps the first secret), with mode
+/// 0600 on Unix.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// `DIR/rules-config.json` if present, else the defaults.
+pub fn load_rules(data_dir: &Path) -> Result<RulesConfig, ConfigError> {
+    let path = data_dir.join(RULES_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| ConfigError::Rules {
+            path,
+            reason: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RulesConfig::default()),
+        Err(source) => Err(ConfigError::Io { path, source }),
+    }
+}
+
+/// Writes `DIR/rules-config.json` (used by `demo` on first start).
+pub fn write_rules(data_dir: &Path, rules: &RulesConfig) -> Result<(), ConfigError> {
+    let path = data_dir.join(RULES_FILE);
+    let text = serde_json::to_string_pretty(rules).map_err(|e| ConfigError::Rules {
+        path: path.clone(),
+        reason: e.to_string(),
+    })? + "\n";
+    std::fs::write(&path, text).map_err(|source| ConfigError::Io { path, source })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_is_generated_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Config::new(dir.path());
+        let a = c.jwt_secret_or_create().unwrap();
+        let b = c.jwt_secret_or_create().unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(SECRET_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn rules_file_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load_rules(dir.path()).unwrap(), RulesConfig::default());
+        let r = RulesConfig {
+            inhabitants_per_taxi: 2_000,
+            ..RulesConfig::default()
+        };
+        write_rules(dir.path(), &r).unwrap();
+        assert_eq!(load_rules(dir.path()).unwrap().inhabitants_per_taxi, 2_000);
+    }
+}

@@ -1,0 +1,274 @@
+//! One error type for the whole API, with one JSON shape:
+//! `{"error": {"code": "...", "message": "... (em português)", "details": ...}}`.
+//!
+//! Flow: handlers and extractors return [`AppError`]; its `IntoResponse` writes the status, the
+//! body and headers such as `Retry-After`. What does not pass through a handler — unknown
+//! routes, wrong methods, bodies over a limit rejected by a layer, timeouts, panics — is turned
+//! into the same shape by [`json_error_for_status`], used by the router's fallbacks and by a
+//! response mapper that rewrites any non-JSON error response (see `api::ensure_json_errors`).
+//!
+//! `code` is a stable English identifier for programs; `message` is for people and is in
+//! Portuguese. Neither carries internal detail (SQL, paths) or personal data (CPF, names):
+//! internal errors are logged with their cause and answered with a generic 500. The one
+//! exception by design is a legal refusal of an office change ([`AppError::refused`]): its
+//! findings are the law's reasons as `sync_core::rules::office` writes them, addressed to the
+//! office staff who administer that registry (they may name a person, never a CPF); they are
+//! never logged (logs carry only the rule ids).
+
+use std::borrow::Cow;
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sync_core::rules::office::Refusal;
+
+use crate::store::StoreError;
+
+/// The JSON body of every error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorBody {
+    pub error: ErrorObject,
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorObject {
+    /// Stable identifier, e.g. `token_expired`, `refused_by_law`, `csv_invalid`.
+    pub code: String,
+    /// For people, in Brazilian Portuguese.
+    pub message: String,
+    /// Structured detail: the findings of a legal refusal, the bad rows of a CSV, …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// An error answered to the client.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{status} {code}: {message}")]
+pub struct AppError {
+    pub status: StatusCode,
+    pub code: Cow<'static, str>,
+    pub message: String,
+    pub details: Option<Value>,
+    /// Seconds for a `Retry-After` header (429).
+    pub retry_after: Option<u64>,
+}
+
+impl AppError {
+    /// Any status, code and message.
+    pub fn new(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            status,
+            code: code.into(),
+            message: message.into(),
+            details: None,
+            retry_after: None,
+        }
+    }
+
+    /// Adds structured details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// 400.
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 401.
+    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+
+    /// 403: authenticated, but this role may not do this.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    /// 404 for a thing that does not exist.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// 409.
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, message)
+    }
+
+    /// 410.
+    pub fn gone(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::GONE, code, message)
+    }
+
+    /// 413.
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!(
+                "O corpo da requisição excede o limite de {} bytes.",
+                limit_text(limit)
+            ),
+        )
+        .with_details(serde_json::json!({ "limit_bytes": limit }))
+    }
+
+    /// 415.
+    pub fn unsupported_media_type(expected: &str) -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            format!("Tipo de conteúdo não suportado: envie {expected}."),
+        )
+    }
+
+    /// 422 for input that is well-formed but not acceptable.
+    pub fn unprocessable(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+    }
+
+    /// 422: the law forbids the change. Details carry every finding with its rule id, citation
+    /// and Portuguese message.
+    pub fn refused(refusal: &Refusal) -> Self {
+        tracing::info!(rules = ?refusal.rule_ids(), "alteração recusada pela lei");
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "refused_by_law",
+            refusal.to_string(),
+        )
+        .with_details(serde_json::json!({ "findings": refusal.findings }))
+    }
+
+    /// 429 with `Retry-After`.
+    pub fn too_many_requests(retry_after_seconds: u64) -> Self {
+        let mut e = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_attempts",
+            format!(
+                "Muitas tentativas de login sem sucesso: tente de novo em {retry_after_seconds} s."
+            ),
+        )
+        .with_details(serde_json::json!({ "retry_after_seconds": retry_after_seconds }));
+        e.retry_after = Some(retry_after_seconds);
+        e
+    }
+
+    /// 500: logs the cause, answers nothing about it.
+    pub fn internal(cause: &dyn std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "erro interno");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "Erro interno do servidor; a operação não foi concluída.",
+        )
+    }
+
+    /// The body of this error.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorObject {
+                code: self.code.to_string(),
+                message: self.message.clone(),
+                details: self.details.clone(),
+            },
+        }
+    }
+}
+
+fn limit_text(limit: usize) -> String {
+    let digits = limit.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('.');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let retry = self.retry_after;
+        let mut res = (self.status, Json(self.body())).into_response();
+        if let Some(secs) = retry
+            && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+        {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        res
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound { what } => Self::not_found(format!("{what} não encontrado(a).")),
+            StoreError::Duplicate { what } => {
+                Self::conflict("already_exists", format!("{what} já existe."))
+            }
+            StoreError::DeviceNotActive => Self::conflict(
+                "device_not_active",
+                "O dispositivo foi revogado: não recebe mais números nem sessões.",
+            ),
+            other => Self::internal(&other),
+        }
+    }
+}
+
+/// The JSON error for a bare status produced outside a handler (404 route, 405, 413, 408, 500).
+pub fn json_error_for_status(status: StatusCode) -> AppError {
+    match status {
+        StatusCode::NOT_FOUND => AppError::new(
+            status,
+            "route_not_found",
+            "Rota inexistente. A documentação da API está em /openapi.json.",
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => AppError::new(
+            status,
+            "method_not_allowed",
+            "Método HTTP não permitido nesta rota.",
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => AppError::new(
+            status,
+            "payload_too_large",
+            "O corpo da requisição excede o limite permitido.",
+        ),
+        StatusCode::REQUEST_TIMEOUT => AppError::new(
+            status,
+            "timeout",
+            "A requisição demorou demais e foi interrompida.",
+        ),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => AppError::new(
+            status,
+            "unsupported_media_type",
+            "Tipo de conteúdo não suportado.",
+        ),
+        s if s.is_server_error() => AppError::new(
+            s,
+            "internal",
+            "Erro interno do servidor; a operação não foi concluída.",
+        ),
+        s => AppError::new(s, "bad_request", "Requisição inválida."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_written_the_brazilian_way() {
+        assert_eq!(limit_text(16_777_216), "16.777.216");
+        assert_eq!(limit_text(999), "999");
+    }
+}

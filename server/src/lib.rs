@@ -1,0 +1,33 @@
+//! taxi-fiscal server: the central office's HTTP API over the shared `sync-core`.
+//!
+//! Flow of a request: [`server::launch_with_listener`] opens the store in the data directory
+//! (SQLite, WAL, migrated on open), builds an [`AppState`] and serves [`router`]. The router is
+//! assembled from one module per area under [`api`] (health, auth, accounts and devices,
+//! registry, photos, OpenAPI), each handler annotated for the OpenAPI document, and wrapped in
+//! the same layers: request id → trace → timeout → panic catcher → JSON errors → body limit.
+//! Handlers authenticate with the [`auth::Auth`] extractor (JWT + a point query on the device
+//! row), state their role on their first line, call the registry service ([`registry`]) or the
+//! store ([`store::Store`]) and answer JSON; every failure is one [`AppError`] with one JSON
+//! shape. Every change is written in one transaction with its audit row ([`audit`]).
+//!
+//! The record sync (`POST /v1/sync`) plugs in as one more `api` module, one more numbered
+//! migration and more `Store` methods; it calls [`store::sqlite::audit::append`] inside its own
+//! transaction.
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod audit;
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod registry;
+pub mod server;
+pub mod store;
+
+pub use api::router;
+pub use clock::Clock;
+pub use config::Config;
+pub use error::AppError;
+pub use server::{AppState, ServerError, launch_with_listener, launch_with_state};

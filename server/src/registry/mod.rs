@@ -1,0 +1,165 @@
+//! The registry service: how an office change becomes a new registry version.
+//!
+//! Flow of every change (API handler, CSV import, demo seeding):
+//! 1. read the current registry (`Store::registry`, cached);
+//! 2. run the operation — a pure function in [`ops`] (or [`csv`] for an import) that applies the
+//!    law's office checks (`sync_core::rules::office`) and returns the new registry or an
+//!    [`EditError`] (a legal [`Refusal`] citing articles, a missing entity, a conflict);
+//! 3. check referential integrity (`Registry::validate`) and compute the batch of changes
+//!    (`sync_core::feed::diff`); an operation that changes nothing commits nothing;
+//! 4. commit version N+1 with its change log and audit row in one transaction
+//!    (`Store::commit_registry`). If another writer committed meanwhile, the commit fails with a
+//!    version conflict and the whole operation is re-run on the newer registry, so a legal check
+//!    is never made against a stale registry.
+
+pub mod csv;
+pub mod ops;
+
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sync_core::domain::{DomainError, Registry};
+use sync_core::feed::{self, RegistryChange};
+use sync_core::rules::RulesConfig;
+use sync_core::rules::office::Refusal;
+
+use crate::error::AppError;
+use crate::store::{Actor, RegistryCommit, Store, StoreError};
+
+/// How many times an operation is re-run after losing a race with another writer.
+const MAX_ATTEMPTS: usize = 5;
+
+/// Why an operation did not produce a new registry.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EditError {
+    /// The law forbids it.
+    #[error("{0}")]
+    Refused(Refusal),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    #[error("{message}")]
+    Invalid { code: &'static str, message: String },
+    /// A CSV import with bad rows: every one of them.
+    #[error("{} linha(s) inválida(s)", .0.len())]
+    Csv(Vec<csv::RowError>),
+}
+
+impl From<Refusal> for EditError {
+    fn from(r: Refusal) -> Self {
+        Self::Refused(r)
+    }
+}
+
+impl From<EditError> for AppError {
+    fn from(e: EditError) -> Self {
+        match e {
+            EditError::Refused(r) => AppError::refused(&r),
+            EditError::NotFound(m) => AppError::not_found(m),
+            EditError::Conflict { code, message } => AppError::conflict(code, message),
+            EditError::Invalid { code, message } => AppError::unprocessable(code, message),
+            EditError::Csv(rows) => AppError::unprocessable(
+                "csv_invalid",
+                format!(
+                    "O arquivo CSV tem {} erro(s); nada foi importado.",
+                    rows.len()
+                ),
+            )
+            .with_details(serde_json::json!({ "errors": rows })),
+        }
+    }
+}
+
+/// What the law's checks need besides the registry.
+#[derive(Debug, Clone)]
+pub struct Ctx<'a> {
+    /// Today in Americana.
+    pub today: NaiveDate,
+    pub rules: &'a RulesConfig,
+}
+
+/// The answer to a registry change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RegistryUpdate {
+    /// The registry version after the operation.
+    pub version: u64,
+    /// False when the operation changed nothing (no new version).
+    pub changed: bool,
+    /// What changed, as devices will receive it.
+    pub changes: Vec<RegistryChange>,
+}
+
+/// `Registry::validate`, with messages that never carry a CPF.
+pub fn validate(reg: &Registry) -> Result<(), EditError> {
+    reg.validate().map_err(|e| {
+        let message = match e {
+            DomainError::Fixture { reason } if reason.starts_with("CPF") => {
+                String::from("CPF duplicado no cadastro")
+            }
+            DomainError::Fixture { reason } => reason,
+            other => other.to_string(),
+        };
+        EditError::Invalid {
+            code: "registry_integrity",
+            message: format!("O cadastro ficaria inconsistente: {message}."),
+        }
+    })
+}
+
+/// Runs `edit` on the current registry and commits the result (see the module doc).
+pub async fn commit<F>(
+    store: &dyn Store,
+    actor: Actor,
+    action: &str,
+    subject: &str,
+    edit: F,
+) -> Result<RegistryUpdate, AppError>
+where
+    F: Fn(&Registry) -> Result<Registry, EditError>,
+{
+    for _ in 0..MAX_ATTEMPTS {
+        let current = store.registry().await?;
+        let mut next = feed::sorted(edit(&current)?);
+        validate(&next)?;
+        next.version = current.version + 1;
+        next.generated_at = Some(actor.at);
+        let changes = feed::diff(&current, &next);
+        if changes.changes.is_empty() {
+            return Ok(RegistryUpdate {
+                version: current.version,
+                changed: false,
+                changes: Vec::new(),
+            });
+        }
+        let listed = changes.changes.clone();
+        let result = store
+            .commit_registry(RegistryCommit {
+                expected_version: current.version,
+                registry: Arc::new(next),
+                changes,
+                action: action.to_owned(),
+                subject: subject.to_owned(),
+                actor: actor.clone(),
+            })
+            .await;
+        match result {
+            Ok(version) => {
+                tracing::info!(action, version, "cadastro alterado");
+                return Ok(RegistryUpdate {
+                    version,
+                    changed: true,
+                    changes: listed,
+                });
+            }
+            Err(StoreError::VersionConflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(AppError::conflict(
+        "registry_busy",
+        "O cadastro está sendo alterado por outras operações; tente novamente.",
+    ))
+}

@@ -1,0 +1,298 @@
+//! Storage behind one trait, so that the embedded SQLite backend ([`sqlite`]) can be joined by a
+//! PostgreSQL one for a deployment with several server nodes (ADR 0008).
+//!
+//! Flow: handlers and services hold an `Arc<dyn Store>` and await its methods. Every method is
+//! one unit of work — one transaction for a write — and every write that the audit chain must
+//! record takes an [`Actor`] and appends its audit row in that same transaction. Methods return
+//! boxed futures ([`StoreFuture`]) so the trait stays object-safe without a macro crate; the
+//! SQLite backend runs its blocking rusqlite calls on tokio's blocking pool.
+//!
+//! The registry is stored as whole entities keyed by kind and id, plus a log of the
+//! [`RegistryChanges`] of every version. The registry service computes a new version in memory
+//! (law checks, `Registry::validate`, `feed::diff`) and commits it with
+//! [`Store::commit_registry`] under optimistic concurrency: the commit names the version it was
+//! computed from and fails with [`StoreError::VersionConflict`] if another writer got there
+//! first, and the service retries. This keeps the law out of the storage layer and works the
+//! same on a single SQLite writer and on several PostgreSQL nodes.
+
+pub mod records;
+pub mod sqlite;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sync_core::domain::Registry;
+use sync_core::feed::RegistryChanges;
+
+use crate::audit::AuditReport;
+use crate::auth::Role;
+use crate::store::records::{
+    EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
+    SyncOutcome,
+};
+
+/// What every store method returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Why a storage operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{what} não encontrado(a)")]
+    NotFound { what: &'static str },
+    #[error("{what} já existe")]
+    Duplicate { what: &'static str },
+    #[error("dispositivo revogado")]
+    DeviceNotActive,
+    #[error("o cadastro mudou durante a operação (esperada a versão {expected}, atual {found})")]
+    VersionConflict { expected: u64, found: u64 },
+    #[error("banco de dados: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("dado armazenado ilegível ({what}): {reason}")]
+    Corrupt { what: &'static str, reason: String },
+    #[error("{path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error("tarefa de banco de dados interrompida: {0}")]
+    Task(String),
+}
+
+/// Who makes a change, for the audit chain. `user_id`/`device_id` are `None` for the command
+/// line (`taxi-fiscal import`, `demo` seeding).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub user_id: Option<String>,
+    pub device_id: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+impl Actor {
+    /// The command line, acting at `at`.
+    pub fn cli(at: DateTime<Utc>) -> Self {
+        Self {
+            user_id: None,
+            device_id: None,
+            at,
+        }
+    }
+}
+
+/// A user account, with its password hash (never serialised to clients).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub id: String,
+    pub username: String,
+    pub display_name: String,
+    pub role: Role,
+    /// The stand a coordinator coordinates.
+    pub stand_id: Option<String>,
+    pub password_hash: String,
+    pub active: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A registered device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceRow {
+    pub id: String,
+    /// The user the device belongs to; only that user logs in on it.
+    pub user_id: String,
+    pub label: String,
+    pub registered_at: DateTime<Utc>,
+    pub registered_by: Option<String>,
+    pub revoked_at: Option<DateTime<Utc>>,
+    pub revoked_by: Option<String>,
+}
+
+/// A device to register.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDevice {
+    pub id: String,
+    pub user_id: String,
+    pub label: String,
+}
+
+/// What the auth extractor learns in its one point query per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionState {
+    pub user_active: bool,
+    /// The user's role now (a token's role claim may be up to one token lifetime old).
+    pub role: Role,
+    pub stand_id: Option<String>,
+    pub device_user_id: String,
+    pub device_revoked: bool,
+}
+
+/// A refresh token as stored: only its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshTokenRow {
+    pub token_hash: String,
+    /// All tokens descending from one login; reuse of a spent one revokes the family.
+    pub family_id: String,
+    pub user_id: String,
+    pub device_id: String,
+    pub issued_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// The outcome of presenting a refresh token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RotateOutcome {
+    /// Spent, and replaced by the new one.
+    Rotated {
+        user: UserRow,
+        device_id: String,
+    },
+    Unknown,
+    Expired,
+    /// Already spent: someone replayed it. The whole family is now revoked.
+    Reused,
+    DeviceRevoked,
+    UserInactive,
+}
+
+/// A leased block of auto numbers, inclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumberBlock {
+    pub device_id: String,
+    pub start: u64,
+    pub end: u64,
+    pub leased_at: DateTime<Utc>,
+}
+
+/// A stored photo's metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhotoMeta {
+    pub sha256: String,
+    pub size: u64,
+    pub content_type: String,
+    pub uploaded_at: DateTime<Utc>,
+    pub user_id: String,
+    pub device_id: String,
+    /// The record the photo was uploaded for, when the client said (checked by the sync layer).
+    pub record_id: Option<String>,
+}
+
+/// Storing a photo the first time, or again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutPhoto {
+    Stored(PhotoMeta),
+    AlreadyStored(PhotoMeta),
+}
+
+/// A new registry version to commit.
+#[derive(Debug, Clone)]
+pub struct RegistryCommit {
+    /// The version the change was computed from (`changes.from_version`).
+    pub expected_version: u64,
+    /// The whole registry at the new version (`version` and `generated_at` set).
+    pub registry: Arc<Registry>,
+    /// What changed, as devices will receive it.
+    pub changes: RegistryChanges,
+    /// Audit action, e.g. `registry.permit.renew`.
+    pub action: String,
+    /// Audit subject, e.g. `permit:0012`.
+    pub subject: String,
+    pub actor: Actor,
+}
+
+/// The answer to "what changed since N".
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangesSince {
+    Changes(RegistryChanges),
+    /// N is older than the log or the allowed span: take a snapshot.
+    TooOld {
+        since: u64,
+        current: u64,
+    },
+    /// N is newer than anything this server published (another server, a reset database).
+    Unknown {
+        since: u64,
+        current: u64,
+    },
+}
+
+/// The storage of the server. Each method is one unit of work.
+pub trait Store: Send + Sync + std::fmt::Debug + 'static {
+    /// Backend name, for `/health`.
+    fn backend(&self) -> &'static str;
+
+    // ----- accounts -------------------------------------------------------------------------
+
+    /// Number of user accounts (0 on a fresh data directory).
+    fn count_users(&self) -> StoreFuture<'_, u64>;
+    /// Creates a user; `Duplicate` when the username is taken. Audited.
+    fn create_user(&self, user: UserRow, actor: Actor) -> StoreFuture<'_, UserRow>;
+    /// A user by (lower-cased) username.
+    fn user_by_username(&self, username: String) -> StoreFuture<'_, Option<UserRow>>;
+    fn list_users(&self) -> StoreFuture<'_, Vec<UserRow>>;
+
+    // ----- devices and sessions -------------------------------------------------------------
+
+    /// Registers a device for an existing user; `Duplicate` for a known id. Audited.
+    fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow>;
+    fn device(&self, id: String) -> StoreFuture<'_, Option<DeviceRow>>;
+    fn list_devices(&self) -> StoreFuture<'_, Vec<DeviceRow>>;
+    /// Revokes a device and every refresh token issued to it. Idempotent. Audited.
+    fn revoke_device(&self, id: String, actor: Actor) -> StoreFuture<'_, DeviceRow>;
+    /// The per-request check of the auth extractor: one indexed read.
+    fn session(&self, user_id: String, device_id: String) -> StoreFuture<'_, Option<SessionState>>;
+    fn insert_refresh_token(&self, row: RefreshTokenRow) -> StoreFuture<'_, ()>;
+    /// Spends `presented_hash` and stores `next_hash` in its family, in one transaction.
+    fn rotate_refresh_token(
+        &self,
+        presented_hash: String,
+        next_hash: String,
+        next_expires_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, RotateOutcome>;
+
+    // ----- registry ---------------------------------------------------------------------------
+
+    /// The current registry (cached; one point query to see whether the cache is current).
+    fn registry(&self) -> StoreFuture<'_, Arc<Registry>>;
+    /// Commits a new version with its change log and audit row; `VersionConflict` if the
+    /// registry is no longer at `expected_version`. Returns the new version.
+    fn commit_registry(&self, commit: RegistryCommit) -> StoreFuture<'_, u64>;
+    /// The changes from `since` to the current version, or why the client needs a snapshot.
+    fn registry_changes(&self, since: u64, max_span: u64) -> StoreFuture<'_, ChangesSince>;
+
+    // ----- field support ----------------------------------------------------------------------
+
+    /// Leases `size` auto numbers after the highest ever leased, to an active device. Audited.
+    fn lease_numbers(
+        &self,
+        device_id: String,
+        size: u64,
+        actor: Actor,
+    ) -> StoreFuture<'_, NumberBlock>;
+    /// Stores a photo whose hash the caller verified; idempotent. Audited when new.
+    fn put_photo(&self, meta: PhotoMeta, bytes: Vec<u8>, actor: Actor)
+    -> StoreFuture<'_, PutPhoto>;
+    fn photo(&self, sha256: String) -> StoreFuture<'_, Option<(PhotoMeta, Vec<u8>)>>;
+    /// Which of these (lower-case hex) hashes are stored; for the client's upload resume.
+    fn photos_present(&self, hashes: Vec<String>) -> StoreFuture<'_, Vec<String>>;
+
+    // ----- audit --------------------------------------------------------------------------------
+
+    /// Walks the whole audit chain.
+    fn verify_audit(&self) -> StoreFuture<'_, AuditReport>;
+
+    // ----- field records (module `records`) -----------------------------------------------------
+
+    /// One record sync exchange: `ServerSync` run and its effects (accepted changes with their
+    /// projection and audit rows, quarantine, bindings, per-device state) written in one
+    /// transaction. `Ok(Err(_))`: the exchange was refused as a whole and nothing was written.
+    fn sync_records(&self, job: SyncJob) -> StoreFuture<'_, SyncOutcome>;
+    /// An office event appended server-side through the same vetting, in one transaction.
+    fn record_event(&self, job: EventJob) -> StoreFuture<'_, EventOutcome>;
+    /// The projection, filtered, newest first.
+    fn list_records(&self, filter: RecordFilter) -> StoreFuture<'_, RecordPage>;
+    /// One record with its document.
+    fn record(&self, id: String) -> StoreFuture<'_, Option<RecordDoc>>;
+    /// The audit rows of one record.
+    fn record_audit(&self, id: String) -> StoreFuture<'_, Vec<crate::audit::AuditRow>>;
+    /// The refused changes of one record.
+    fn record_quarantine(&self, id: String) -> StoreFuture<'_, Vec<QuarantineRow>>;
+}

@@ -1,0 +1,62 @@
+//! The audit chain in SQLite: [`append`] inside the caller's write transaction, [`verify`] over
+//! the whole table. Hashing and the canonical encoding are in `crate::audit`.
+//!
+//! Appending reads the chain's head and inserts the next row in the same `IMMEDIATE`
+//! transaction as the change it records, so two appends never race for a `seq` and a rolled-back
+//! change leaves no row behind.
+
+use rusqlite::{Connection, OptionalExtension, Transaction};
+
+use crate::audit::{self, AuditEntry, AuditReport, AuditRow};
+use crate::store::StoreError;
+
+/// Appends the row recording `entry`; call it in the transaction of the change itself.
+pub fn append(tx: &Transaction<'_>, entry: &AuditEntry) -> Result<AuditRow, StoreError> {
+    let head: Option<(i64, String)> = tx
+        .query_row(
+            "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let head = head.map(|(seq, hash)| (seq.max(0) as u64, hash));
+    let row = audit::next_row(head.as_ref().map(|(s, h)| (*s, h.as_str())), entry);
+    tx.execute(
+        "INSERT INTO audit_log (seq, at, user_id, device_id, action, subject, payload_hash, \
+         prev_hash, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        rusqlite::params![
+            row.seq as i64,
+            row.at,
+            row.user_id,
+            row.device_id,
+            row.action,
+            row.subject,
+            row.payload_hash,
+            row.prev_hash,
+            row.hash
+        ],
+    )?;
+    Ok(row)
+}
+
+/// Walks every row in `seq` order.
+pub fn verify(conn: &Connection) -> Result<AuditReport, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT seq, at, user_id, device_id, action, subject, payload_hash, prev_hash, hash \
+         FROM audit_log ORDER BY seq",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(AuditRow {
+            seq: r.get::<_, i64>(0)?.max(0) as u64,
+            at: r.get(1)?,
+            user_id: r.get(2)?,
+            device_id: r.get(3)?,
+            action: r.get(4)?,
+            subject: r.get(5)?,
+            payload_hash: r.get(6)?,
+            prev_hash: r.get(7)?,
+            hash: r.get(8)?,
+        })
+    })?;
+    Ok(audit::verify_rows(rows)?)
+}

@@ -1,0 +1,85 @@
+//! Numbered schema migrations of the server database. `MIGRATIONS[i]` takes the schema from
+//! version `i` to `i + 1`; `PRAGMA user_version` is the version a file is at, and
+//! `PRAGMA application_id` marks it as a taxi-fiscal *server* database ("TFSV"), so that a
+//! device store or another SQLite file given as `--data` is refused, not migrated.
+//!
+//! Adding one (e.g. the record sync's `005_records.sql`): append a file and a line below, never
+//! edit a shipped one. Each runs in its own `IMMEDIATE` transaction with its `user_version`
+//! bump, so a crash leaves a whole version, and `PRAGMA foreign_key_check` must be clean.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::store::StoreError;
+
+/// `PRAGMA application_id`: ASCII "TFSV".
+pub const APPLICATION_ID: i32 = 0x5446_5356;
+
+/// `(name, sql)` in order.
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("001_accounts", include_str!("migrations/001_accounts.sql")),
+    ("002_registry", include_str!("migrations/002_registry.sql")),
+    ("003_audit", include_str!("migrations/003_audit.sql")),
+    (
+        "004_field_support",
+        include_str!("migrations/004_field_support.sql"),
+    ),
+    ("005_records", include_str!("migrations/005_records.sql")),
+];
+
+/// The schema version this code writes.
+pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Checks what the file is, then migrates it to the latest version.
+pub(super) fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
+    let open_err = |reason: String| StoreError::Open {
+        path: path.to_owned(),
+        reason,
+    };
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+        [],
+        |r| r.get(0),
+    )?;
+    if (version > 0 || app_id != 0) && app_id != APPLICATION_ID {
+        return Err(open_err(String::from(
+            "não é um banco de dados do servidor taxi-fiscal",
+        )));
+    }
+    if version == 0 && tables > 0 {
+        return Err(open_err(String::from(
+            "o arquivo já tem tabelas de outro programa",
+        )));
+    }
+    if version > LATEST_VERSION {
+        return Err(open_err(format!(
+            "o banco está na versão {version}, mais nova que a deste programa ({LATEST_VERSION})"
+        )));
+    }
+    for (i, (name, sql)) in MIGRATIONS.iter().enumerate() {
+        let target = i as i64 + 1;
+        if target <= version {
+            continue;
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if current >= target {
+            continue;
+        }
+        tx.execute_batch(sql)
+            .map_err(|e| open_err(format!("migração {name}: {e}")))?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.pragma_update(None, "user_version", target)?;
+        let dangling = tx
+            .prepare("PRAGMA foreign_key_check")
+            .and_then(|mut s| s.exists([]))?;
+        if dangling {
+            return Err(open_err(format!(
+                "migração {name}: referências inválidas após migrar"
+            )));
+        }
+        tx.commit()?;
+    }
+    Ok(())
+}

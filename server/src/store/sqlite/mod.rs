@@ -1,0 +1,313 @@
+//! The embedded backend: one SQLite file in the data directory (rusqlite with bundled SQLite,
+//! WAL), so `taxi-fiscal serve` needs nothing else installed.
+//!
+//! Flow: [`SqliteStore::open`] recognises and migrates the file ([`migrations`]), then wraps the
+//! writer connection in a [`Pool`]. Each `Store` method hands one closure to the pool, which runs
+//! it on the blocking pool inside a transaction; the area modules ([`accounts`], [`registry`],
+//! [`field`]) hold the SQL, and [`audit::append`] writes the chain row inside the same
+//! transaction as the change. The registry is cached in memory as an `Arc<Registry>` tagged with
+//! its version; reading it costs one point query on `registry_meta` while the cache is current.
+//!
+//! For the record sync (next part of issue 4): add `005_records.sql` to [`migrations`], write
+//! with `store.pool().write(|tx| { …; audit::append(tx, &entry)?; … })`.
+
+mod accounts;
+pub mod audit;
+mod field;
+pub mod migrations;
+mod pool;
+mod records;
+mod registry;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use chrono::{DateTime, Utc};
+use rusqlite::ErrorCode;
+use sync_core::domain::Registry;
+
+pub use pool::Pool;
+
+use crate::audit::AuditReport;
+use crate::store::records::{
+    EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
+    SyncOutcome,
+};
+use crate::store::{
+    Actor, ChangesSince, DeviceRow, NewDevice, NumberBlock, PhotoMeta, PutPhoto, RefreshTokenRow,
+    RegistryCommit, RotateOutcome, SessionState, Store, StoreError, StoreFuture, UserRow,
+};
+
+/// The SQLite store.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: Pool,
+    cache: Arc<Mutex<Option<Arc<Registry>>>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if absent) and migrates the database at `path`. Blocking.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let mut conn = pool::connect(path, false)?;
+        let mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Open {
+                path: path.display().to_string(),
+                reason: format!("não foi possível ativar o modo WAL (ficou {mode})"),
+            });
+        }
+        migrations::migrate(&mut conn, &path.display().to_string())?;
+        Ok(Self {
+            pool: Pool::new(path, conn),
+            cache: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// The connection pool, for modules that add their own tables (record sync).
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    fn cached(&self, version: u64) -> Option<Arc<Registry>> {
+        let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.as_ref().filter(|r| r.version == version).cloned()
+    }
+
+    fn set_cache(&self, reg: Arc<Registry>) {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.as_ref().is_none_or(|c| c.version <= reg.version) {
+            *cache = Some(reg);
+        }
+    }
+}
+
+pub(crate) fn parse_time(s: &str) -> rusqlite::Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+}
+
+pub(crate) fn opt_time(s: Option<String>) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    s.as_deref().map(parse_time).transpose()
+}
+
+pub(crate) fn bad_text(column: usize, what: &'static str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        column,
+        rusqlite::types::Type::Text,
+        Box::from(format!("valor inválido em {what}")),
+    )
+}
+
+/// A UNIQUE or PRIMARY KEY violation becomes `Duplicate { what }`.
+pub(crate) fn unique_violation(e: rusqlite::Error, what: &'static str) -> StoreError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == ErrorCode::ConstraintViolation
+                && matches!(
+                    f.extended_code,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                        | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                ) =>
+        {
+            StoreError::Duplicate { what }
+        }
+        _ => StoreError::Sqlite(e),
+    }
+}
+
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn count_users(&self) -> StoreFuture<'_, u64> {
+        Box::pin(self.pool.read(|c| accounts::count_users(c)))
+    }
+
+    fn create_user(&self, user: UserRow, actor: Actor) -> StoreFuture<'_, UserRow> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::create_user(tx, &user, &actor)),
+        )
+    }
+
+    fn user_by_username(&self, username: String) -> StoreFuture<'_, Option<UserRow>> {
+        Box::pin(
+            self.pool
+                .read(move |c| accounts::user_by_username(c, &username)),
+        )
+    }
+
+    fn list_users(&self) -> StoreFuture<'_, Vec<UserRow>> {
+        Box::pin(self.pool.read(|c| accounts::list_users(c)))
+    }
+
+    fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::register_device(tx, &device, &actor)),
+        )
+    }
+
+    fn device(&self, id: String) -> StoreFuture<'_, Option<DeviceRow>> {
+        Box::pin(self.pool.read(move |c| accounts::device(c, &id)))
+    }
+
+    fn list_devices(&self) -> StoreFuture<'_, Vec<DeviceRow>> {
+        Box::pin(self.pool.read(|c| accounts::list_devices(c)))
+    }
+
+    fn revoke_device(&self, id: String, actor: Actor) -> StoreFuture<'_, DeviceRow> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::revoke_device(tx, &id, &actor)),
+        )
+    }
+
+    fn session(&self, user_id: String, device_id: String) -> StoreFuture<'_, Option<SessionState>> {
+        Box::pin(
+            self.pool
+                .read(move |c| accounts::session(c, &user_id, &device_id)),
+        )
+    }
+
+    fn insert_refresh_token(&self, row: RefreshTokenRow) -> StoreFuture<'_, ()> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::insert_refresh(tx, &row)),
+        )
+    }
+
+    fn rotate_refresh_token(
+        &self,
+        presented_hash: String,
+        next_hash: String,
+        next_expires_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, RotateOutcome> {
+        Box::pin(self.pool.write(move |tx| {
+            accounts::rotate_refresh(tx, &presented_hash, &next_hash, next_expires_at, now)
+        }))
+    }
+
+    fn registry(&self) -> StoreFuture<'_, Arc<Registry>> {
+        Box::pin(async move {
+            let cache = self.cache.clone();
+            let current = {
+                let c = cache.lock().unwrap_or_else(PoisonError::into_inner);
+                c.as_ref().map(|r| r.version)
+            };
+            let (version, loaded) = self
+                .pool
+                .read(move |c| {
+                    let (v, _) = registry::version(c)?;
+                    if current == Some(v) {
+                        Ok((v, None))
+                    } else {
+                        // Same read transaction: the entities match this version.
+                        Ok((v, Some(registry::load(c)?)))
+                    }
+                })
+                .await?;
+            match loaded {
+                Some(reg) => {
+                    let reg = Arc::new(reg);
+                    self.set_cache(reg.clone());
+                    Ok(reg)
+                }
+                None => match self.cached(version) {
+                    Some(reg) => Ok(reg),
+                    // The cache moved between the two looks: read it whole.
+                    None => {
+                        let reg = Arc::new(self.pool.read(|c| registry::load(c)).await?);
+                        self.set_cache(reg.clone());
+                        Ok(reg)
+                    }
+                },
+            }
+        })
+    }
+
+    fn commit_registry(&self, commit: RegistryCommit) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let reg = commit.registry.clone();
+            let v = self
+                .pool
+                .write(move |tx| registry::commit(tx, &commit))
+                .await?;
+            self.set_cache(reg);
+            Ok(v)
+        })
+    }
+
+    fn registry_changes(&self, since: u64, max_span: u64) -> StoreFuture<'_, ChangesSince> {
+        Box::pin(
+            self.pool
+                .read(move |c| registry::changes_since(c, since, max_span)),
+        )
+    }
+
+    fn lease_numbers(
+        &self,
+        device_id: String,
+        size: u64,
+        actor: Actor,
+    ) -> StoreFuture<'_, NumberBlock> {
+        Box::pin(
+            self.pool
+                .write(move |tx| field::lease(tx, &device_id, size, &actor)),
+        )
+    }
+
+    fn put_photo(
+        &self,
+        meta: PhotoMeta,
+        bytes: Vec<u8>,
+        actor: Actor,
+    ) -> StoreFuture<'_, PutPhoto> {
+        Box::pin(
+            self.pool
+                .write(move |tx| field::put_photo(tx, &meta, &bytes, &actor)),
+        )
+    }
+
+    fn photo(&self, sha256: String) -> StoreFuture<'_, Option<(PhotoMeta, Vec<u8>)>> {
+        Box::pin(self.pool.read(move |c| field::photo(c, &sha256)))
+    }
+
+    fn photos_present(&self, hashes: Vec<String>) -> StoreFuture<'_, Vec<String>> {
+        Box::pin(self.pool.read(move |c| field::photos_present(c, &hashes)))
+    }
+
+    fn verify_audit(&self) -> StoreFuture<'_, AuditReport> {
+        Box::pin(self.pool.read(|c| audit::verify(c)))
+    }
+
+    fn sync_records(&self, job: SyncJob) -> StoreFuture<'_, SyncOutcome> {
+        Box::pin(self.pool.write(move |tx| records::sync(tx, &job)))
+    }
+
+    fn record_event(&self, job: EventJob) -> StoreFuture<'_, EventOutcome> {
+        Box::pin(self.pool.write(move |tx| records::office_event(tx, &job)))
+    }
+
+    fn list_records(&self, filter: RecordFilter) -> StoreFuture<'_, RecordPage> {
+        Box::pin(self.pool.read(move |c| records::list(c, &filter)))
+    }
+
+    fn record(&self, id: String) -> StoreFuture<'_, Option<RecordDoc>> {
+        Box::pin(self.pool.read(move |c| records::record(c, &id)))
+    }
+
+    fn record_audit(&self, id: String) -> StoreFuture<'_, Vec<crate::audit::AuditRow>> {
+        Box::pin(self.pool.read(move |c| records::audit(c, &id)))
+    }
+
+    fn record_quarantine(&self, id: String) -> StoreFuture<'_, Vec<QuarantineRow>> {
+        Box::pin(self.pool.read(move |c| records::quarantine(c, &id)))
+    }
+}

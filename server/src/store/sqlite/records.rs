@@ -1,0 +1,597 @@
+//! Field records in SQLite: the record sync run inside one write transaction, and the office's
+//! queries over the projection.
+//!
+//! Flow of [`sync`] (one `IMMEDIATE` transaction, so what `ServerSync` read is what its effects
+//! are written over, and a concurrent sync waits on the writer lock):
+//! 1. resolve the caller's records role (an officer's body from `officer_bodies`);
+//! 2. run `ServerSync::handle`, which reads through [`TxStore`] (records, per-device state,
+//!    actor bindings, the change sequence, the records this device may see);
+//! 3. apply its effects in order ([`apply`]): each accepted batch rewrites the record's document
+//!    and projection, appends its changes to `record_changes` and one row to the audit chain
+//!    (payload: the digest of its change hashes); refused changes go to `record_quarantine`
+//!    (a replay finds them already there); actor bindings and per-device state are upserted;
+//! 4. the pool commits, then the handler answers. Any error rolls everything back and the
+//!    device retries the same request later.
+
+use chrono::{DateTime, Utc};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params, params_from_iter};
+use sync_core::records::{EventKind, RecordView, UserRole};
+use sync_core::sync::{
+    Changed, EditOutcome, PeerState, ServerEffect, ServerRecord, ServerSyncStore, StoredChange,
+    SyncError,
+};
+use uuid::Uuid;
+
+use super::{bad_text, parse_time};
+use crate::audit::{AuditEntry, AuditRow, change_hashes_digest, format_at, payload_hash};
+use crate::auth::Role;
+use crate::store::StoreError;
+use crate::store::records::{
+    Caller, EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, RecordRow,
+    SyncJob, SyncOutcome, record_role, sender_of,
+};
+
+/// `ServerSyncStore` over the write transaction.
+struct TxStore<'a, 'c> {
+    tx: &'a Transaction<'c>,
+}
+
+fn corrupt(what: &'static str, reason: impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        what,
+        reason: reason.to_string(),
+    }
+}
+
+fn to_u64(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl ServerSyncStore for TxStore<'_, '_> {
+    type Error = StoreError;
+
+    fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>, StoreError> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT doc, seq FROM records WHERE id = ?1")?
+            .query_row([id.to_string()], |r| {
+                Ok(ServerRecord {
+                    doc: r.get(0)?,
+                    seq: to_u64(r.get(1)?),
+                })
+            })
+            .optional()?)
+    }
+
+    fn peer_state(&mut self, device: Uuid, record: Uuid) -> Result<Option<PeerState>, StoreError> {
+        let s: Option<String> = self
+            .tx
+            .prepare_cached(
+                "SELECT state FROM record_peers WHERE device_uuid = ?1 AND record_id = ?2",
+            )?
+            .query_row([device.to_string(), record.to_string()], |r| r.get(0))
+            .optional()?;
+        Ok(s.map(|s| PeerState::from_json(&s)))
+    }
+
+    fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>, StoreError> {
+        let s: Option<String> = self
+            .tx
+            .prepare_cached("SELECT device_uuid FROM actor_bindings WHERE actor = ?1")?
+            .query_row([actor], |r| r.get(0))
+            .optional()?;
+        s.map(|s| Uuid::parse_str(&s).map_err(|e| corrupt("actor_bindings", e)))
+            .transpose()
+    }
+
+    fn current_seq(&mut self) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .tx
+            .query_row("SELECT coalesce(max(seq), 0) FROM records", [], |r| {
+                r.get(0)
+            })?;
+        Ok(to_u64(n))
+    }
+
+    /// Mirrors `sync_core::sync::may_see` (which `ServerSync` checks again on each record).
+    fn visible_changes(
+        &mut self,
+        sender: &sync_core::sync::Sender,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Changed>, StoreError> {
+        let role = sender.agent.role;
+        if role == UserRole::Admin {
+            return Ok(Vec::new());
+        }
+        let all = role == UserRole::Office;
+        let coordinator = role == UserRole::Coordinator;
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT id, seq FROM records
+             WHERE seq > ?1 AND (?2 OR author_user_id = ?3
+                 OR (?4 AND kind = 'transgression' AND stand_id IS NOT NULL AND stand_id = ?5))
+             ORDER BY seq LIMIT ?6",
+        )?;
+        let rows = stmt.query_map(
+            params![
+                to_i64(after),
+                all,
+                sender.agent.user_id,
+                coordinator,
+                sender.stand,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        )?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, seq) = row?;
+            out.push(Changed {
+                record_id: Uuid::parse_str(&id).map_err(|e| corrupt("records", e))?,
+                seq: to_u64(seq),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The caller's records role: an officer's body is bound by their first record (or, before
+/// that, claimed by the records in this request), Guarda Municipal by default.
+fn resolve_role(
+    tx: &Transaction<'_>,
+    caller: &Caller,
+    claims: impl Iterator<Item = UserRole>,
+) -> Result<(Option<UserRole>, bool), StoreError> {
+    if caller.role != Role::Officer {
+        return Ok((record_role(caller.role, None), false));
+    }
+    let bound: Option<String> = tx
+        .prepare_cached("SELECT record_role FROM officer_bodies WHERE user_id = ?1")?
+        .query_row([&caller.user_id], |r| r.get(0))
+        .optional()?;
+    if let Some(b) = bound {
+        let role = UserRole::parse(&b).ok_or_else(|| corrupt("officer_bodies", &b))?;
+        return Ok((Some(role), false));
+    }
+    let mut claims = claims.filter(|r| r.is_inspector());
+    Ok((record_role(Role::Officer, claims.next()), true))
+}
+
+/// Runs one sync exchange and persists its effects (see the module doc).
+pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, StoreError> {
+    let caller = &job.caller;
+    // What the request's new records say about their author's body (only for an officer
+    // without a bound body; the vetting still checks every record against the resulting role).
+    let claims = job.request.new_records.iter().filter_map(|r| {
+        let view = sync_core::records::RecordDoc::load(r.doc.as_slice())
+            .ok()?
+            .view()
+            .ok()?;
+        (view.author.user_id == caller.user_id).then_some(view.author.role)
+    });
+    let (role, unbound) = resolve_role(tx, caller, claims)?;
+    let role = role.unwrap_or(UserRole::Admin);
+    let sender = sender_of(caller, role);
+    let index = job.registry.index();
+    let outcome = {
+        let mut store = TxStore { tx };
+        job.logic
+            .handle(&mut store, &sender, Some(&index), &job.request, job.now)
+    };
+    let out = match outcome {
+        Ok(out) => out,
+        Err(SyncError::Store(e)) => {
+            return Err(match e.downcast::<StoreError>() {
+                Ok(e) => *e,
+                Err(e) => StoreError::Task(e.to_string()),
+            });
+        }
+        Err(e) => return Ok(Err(e)),
+    };
+    let created = out
+        .effects
+        .iter()
+        .any(|e| matches!(e, ServerEffect::StoreRecord(s) if s.created));
+    apply(tx, caller, out.effects, "record.sync", job.now)?;
+    if unbound && created && role.is_inspector() {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO officer_bodies (user_id, record_role, bound_at)
+             VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![caller.user_id, role.as_str(), format_at(job.now)])?;
+    }
+    Ok(Ok(out.response))
+}
+
+/// An office event through the same vetting and effects as a device's change.
+pub(super) fn office_event(
+    tx: &Transaction<'_>,
+    job: &EventJob,
+) -> Result<EventOutcome, StoreError> {
+    let Ok(record_id) = Uuid::parse_str(&job.record_id) else {
+        return Ok(EventOutcome::NotFound);
+    };
+    let Some(role) = record_role(job.caller.role, None) else {
+        return Ok(EventOutcome::Refused {
+            code: sync_core::sync::RejectionCode::RoleForbidden,
+            message: String::from("administradores não escrevem em registros"),
+        });
+    };
+    let sender = sender_of(&job.caller, role);
+    let agent = sender.agent.clone();
+    let index = job.registry.index();
+    let event = job.event.clone();
+    let at = job.at;
+    let outcome = {
+        let mut store = TxStore { tx };
+        sync_core::sync::ServerSync::default().edit(
+            &mut store,
+            &sender,
+            Some(&index),
+            record_id,
+            job.now,
+            move |d| match event {
+                EventKind::ConflictResolved { field, value } => {
+                    d.resolve_conflict(&agent, at, &field, &value).map(|_| ())
+                }
+                other => d.append_event(&agent, at, other).map(|_| ()),
+            },
+        )
+    };
+    match outcome {
+        Ok(EditOutcome::Applied { effects, .. }) => {
+            apply(tx, &job.caller, effects, "record.office", job.now)?;
+        }
+        Ok(EditOutcome::Unchanged) => {}
+        Ok(EditOutcome::Refused { code, message }) => {
+            return Ok(EventOutcome::Refused { code, message });
+        }
+        Err(SyncError::UnknownRecord(_)) => return Ok(EventOutcome::NotFound),
+        Err(SyncError::Store(e)) => {
+            return Err(match e.downcast::<StoreError>() {
+                Ok(e) => *e,
+                Err(e) => StoreError::Task(e.to_string()),
+            });
+        }
+        Err(e) => return Err(corrupt("records", e)),
+    }
+    match record(tx, &job.record_id)? {
+        Some(doc) => Ok(EventOutcome::Applied(Box::new(doc))),
+        None => Ok(EventOutcome::NotFound),
+    }
+}
+
+/// Persists `ServerSync`'s effects in order.
+fn apply(
+    tx: &Transaction<'_>,
+    caller: &Caller,
+    effects: Vec<ServerEffect>,
+    action: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let now = format_at(now);
+    for effect in effects {
+        match effect {
+            ServerEffect::StoreRecord(s) => store_change(tx, caller, &s, action)?,
+            ServerEffect::BindActor { actor, device_id } => {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO actor_bindings (actor, device_uuid, device_id, bound_at)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![
+                    actor,
+                    device_id.to_string(),
+                    caller.device_id,
+                    now
+                ])?;
+            }
+            ServerEffect::Quarantine(q) => {
+                let hashes = serde_json::to_string(&q.change_hashes)
+                    .map_err(|e| corrupt("record_quarantine", e))?;
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO record_quarantine (record_id, device_id, user_id, role,
+                         code, message, change_hashes, bytes, bytes_sha256, at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )?
+                .execute(params![
+                    q.record_id.to_string(),
+                    q.device_id.to_string(),
+                    q.user_id,
+                    q.role.as_str(),
+                    q.code.as_str(),
+                    q.message,
+                    hashes,
+                    q.bytes,
+                    payload_hash(&q.bytes),
+                    format_at(q.at)
+                ])?;
+            }
+            ServerEffect::SavePeerState {
+                device_id,
+                record_id,
+                state,
+            } => {
+                tx.prepare_cached(
+                    "INSERT INTO record_peers (device_uuid, record_id, state, updated_at)
+                     VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (device_uuid, record_id) DO UPDATE SET state = excluded.state,
+                         updated_at = excluded.updated_at",
+                )?
+                .execute(params![
+                    device_id.to_string(),
+                    record_id.to_string(),
+                    state.to_json(),
+                    now
+                ])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The projection columns of a record, from its view.
+struct Projection {
+    number: Option<String>,
+    status: &'static str,
+    plate: Option<String>,
+    stand_id: Option<String>,
+    permit_number: Option<String>,
+    author_user_id: String,
+    author_role: &'static str,
+    author_device_id: String,
+    occurred_at: String,
+    sealed: bool,
+    invalid_events: i64,
+    conflicts: i64,
+}
+
+fn project(view: &RecordView) -> Projection {
+    Projection {
+        number: view.number.clone(),
+        status: view.status.as_str(),
+        plate: view.vehicle.as_ref().map(|v| v.plate.clone()),
+        stand_id: view.stand_id.clone(),
+        permit_number: view.permit_number.clone(),
+        author_user_id: view.author.user_id.clone(),
+        author_role: view.author.role.as_str(),
+        author_device_id: view.author.device_id.to_string(),
+        occurred_at: format_at(view.occurred_at),
+        sealed: view.sealed,
+        invalid_events: i64::try_from(view.invalid_events.len()).unwrap_or(i64::MAX),
+        conflicts: i64::try_from(view.conflicts.len()).unwrap_or(i64::MAX),
+    }
+}
+
+/// An accepted batch: document, projection, change log and audit row, in the caller's
+/// transaction.
+fn store_change(
+    tx: &Transaction<'_>,
+    caller: &Caller,
+    s: &StoredChange,
+    action: &str,
+) -> Result<(), StoreError> {
+    let id = s.record_id.to_string();
+    let p = project(&s.view);
+    let heads = serde_json::to_string(&s.heads).map_err(|e| corrupt("records", e))?;
+    let at = format_at(s.at);
+    tx.prepare_cached(
+        "INSERT INTO records (id, kind, seq, doc, heads, number, status, plate, stand_id,
+             permit_number, author_user_id, author_role, author_device_id, occurred_at, sealed,
+             invalid_events, conflicts, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+             ?18, ?18)
+         ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, doc = excluded.doc,
+             heads = excluded.heads, number = excluded.number, status = excluded.status,
+             plate = excluded.plate, stand_id = excluded.stand_id,
+             permit_number = excluded.permit_number, sealed = excluded.sealed,
+             invalid_events = excluded.invalid_events, conflicts = excluded.conflicts,
+             updated_at = excluded.updated_at",
+    )?
+    .execute(params![
+        id,
+        s.view.kind.as_str(),
+        to_i64(s.seq),
+        s.doc,
+        heads,
+        p.number,
+        p.status,
+        p.plate,
+        p.stand_id,
+        p.permit_number,
+        p.author_user_id,
+        p.author_role,
+        p.author_device_id,
+        p.occurred_at,
+        p.sealed,
+        p.invalid_events,
+        p.conflicts,
+        at
+    ])?;
+    let what = if s.created { "create" } else { "change" };
+    let row = super::audit::append(
+        tx,
+        &AuditEntry {
+            at: s.at,
+            user_id: Some(caller.user_id.clone()),
+            device_id: Some(caller.device_id.clone()),
+            action: format!("{action}.{what}"),
+            subject: format!("record:{id}"),
+            payload_hash: change_hashes_digest(&s.change_hashes),
+        },
+    )?;
+    let hashes = serde_json::to_string(&s.change_hashes).map_err(|e| corrupt("records", e))?;
+    tx.prepare_cached(
+        "INSERT INTO record_changes (record_id, seq, change_hashes, changes, user_id, device_id,
+             at, audit_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        id,
+        to_i64(s.seq),
+        hashes,
+        s.changes,
+        caller.user_id,
+        caller.device_id,
+        at,
+        to_i64(row.seq)
+    ])?;
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------ reading
+
+const ROW_COLUMNS: &str = "id, kind, number, status, plate, stand_id, permit_number,
+    author_user_id, author_role, occurred_at, sealed, invalid_events, conflicts, created_at,
+    updated_at, seq";
+
+fn row_from(r: &Row<'_>) -> rusqlite::Result<RecordRow> {
+    Ok(RecordRow {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        number: r.get(2)?,
+        status: r.get(3)?,
+        plate: r.get(4)?,
+        stand_id: r.get(5)?,
+        permit_number: r.get(6)?,
+        author_user_id: r.get(7)?,
+        author_role: r.get(8)?,
+        occurred_at: parse_time(&r.get::<_, String>(9)?)?,
+        sealed: r.get(10)?,
+        invalid_events: u32::try_from(r.get::<_, i64>(11)?).map_err(|_| bad_text(11, "records"))?,
+        conflicts: u32::try_from(r.get::<_, i64>(12)?).map_err(|_| bad_text(12, "records"))?,
+        created_at: parse_time(&r.get::<_, String>(13)?)?,
+        updated_at: parse_time(&r.get::<_, String>(14)?)?,
+        seq: to_u64(r.get(15)?),
+    })
+}
+
+/// One record with its document.
+pub(super) fn record(conn: &Connection, id: &str) -> Result<Option<RecordDoc>, StoreError> {
+    let sql = format!("SELECT {ROW_COLUMNS}, doc, heads FROM records WHERE id = ?1");
+    let found = conn
+        .prepare_cached(&sql)?
+        .query_row([id], |r| {
+            Ok((
+                row_from(r)?,
+                r.get::<_, Vec<u8>>(16)?,
+                r.get::<_, String>(17)?,
+            ))
+        })
+        .optional()?;
+    found
+        .map(|(row, doc, heads)| {
+            Ok(RecordDoc {
+                row,
+                doc,
+                heads: serde_json::from_str(&heads).map_err(|e| corrupt("records", e))?,
+            })
+        })
+        .transpose()
+}
+
+/// The projection, filtered, newest first, with the total.
+pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, StoreError> {
+    let mut clauses: Vec<&str> = Vec::new();
+    let mut args: Vec<SqlValue> = Vec::new();
+    let mut push = |clause: &'static str, v: SqlValue| {
+        clauses.push(clause);
+        args.push(v);
+    };
+    if let Some(s) = &f.status {
+        push("status = ?", SqlValue::Text(s.clone()));
+    }
+    if let Some(k) = &f.kind {
+        push("kind = ?", SqlValue::Text(k.clone()));
+    }
+    if let Some(s) = &f.stand_id {
+        push("stand_id = ?", SqlValue::Text(s.clone()));
+    }
+    if let Some(o) = &f.officer {
+        push("author_user_id = ?", SqlValue::Text(o.clone()));
+    }
+    if let Some(p) = &f.plate {
+        push("plate = ?", SqlValue::Text(p.clone()));
+    }
+    if let Some(t) = f.from {
+        push("occurred_at >= ?", SqlValue::Text(format_at(t)));
+    }
+    if let Some(t) = f.to {
+        push("occurred_at < ?", SqlValue::Text(format_at(t)));
+    }
+    let filter = if clauses.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", clauses.join(" AND "))
+    };
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM records {filter}"),
+        params_from_iter(args.iter()),
+        |r| r.get(0),
+    )?;
+    let mut page_args = args.clone();
+    page_args.push(SqlValue::Integer(i64::from(f.limit)));
+    page_args.push(SqlValue::Integer(i64::from(f.offset)));
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {ROW_COLUMNS} FROM records {filter}
+         ORDER BY occurred_at DESC, id DESC LIMIT ? OFFSET ?"
+    ))?;
+    let items = stmt
+        .query_map(params_from_iter(page_args.iter()), row_from)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RecordPage {
+        total: to_u64(total),
+        items,
+    })
+}
+
+/// Audit rows of one record, oldest first.
+pub(super) fn audit(conn: &Connection, id: &str) -> Result<Vec<AuditRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, at, user_id, device_id, action, subject, payload_hash, prev_hash, hash
+         FROM audit_log WHERE subject = ?1 ORDER BY seq",
+    )?;
+    let rows = stmt.query_map([format!("record:{id}")], |r| {
+        Ok(AuditRow {
+            seq: to_u64(r.get(0)?),
+            at: r.get(1)?,
+            user_id: r.get(2)?,
+            device_id: r.get(3)?,
+            action: r.get(4)?,
+            subject: r.get(5)?,
+            payload_hash: r.get(6)?,
+            prev_hash: r.get(7)?,
+            hash: r.get(8)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Refused changes of one record, oldest first.
+pub(super) fn quarantine(conn: &Connection, id: &str) -> Result<Vec<QuarantineRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, record_id, device_id, user_id, role, code, message, change_hashes,
+             length(bytes), at
+         FROM record_quarantine WHERE record_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([id], |r| {
+        let hashes: String = r.get(7)?;
+        Ok(QuarantineRow {
+            id: to_u64(r.get(0)?),
+            record_id: r.get(1)?,
+            device_uuid: r.get(2)?,
+            user_id: r.get(3)?,
+            role: r.get(4)?,
+            code: r.get(5)?,
+            message: r.get(6)?,
+            change_hashes: serde_json::from_str(&hashes).map_err(|_| bad_text(7, "quarantine"))?,
+            size: to_u64(r.get(8)?),
+            at: parse_time(&r.get::<_, String>(9)?)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}

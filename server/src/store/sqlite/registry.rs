@@ -1,0 +1,236 @@
+//! The registry in SQLite: whole entities as JSON by (kind, key), the current version in
+//! `registry_meta`, and every version's changes in `registry_log`.
+//!
+//! A commit checks that the registry is still at the version the change was computed from,
+//! writes the upserts and deletes of the batch, logs the batch, bumps the version and appends
+//! the audit row — one transaction. "Changes since N" concatenates the logged batches after N
+//! and keeps only the last change of each entity (applying the result gives the same registry
+//! as applying every batch in turn; a delete followed by a re-insert becomes the upsert).
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, Transaction};
+use sync_core::domain::Registry;
+use sync_core::feed::{self, RegistryChange, RegistryChanges, TransferKey};
+
+use super::opt_time;
+use crate::audit::{AuditEntry, format_at, payload_hash};
+use crate::store::{ChangesSince, RegistryCommit, StoreError};
+
+fn corrupt(reason: impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        what: "cadastro",
+        reason: reason.to_string(),
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v).map_err(corrupt)
+}
+
+/// `(kind, key, body)`: body `None` for a delete.
+fn entity_of(c: &RegistryChange) -> Result<(&'static str, String, Option<String>), StoreError> {
+    use RegistryChange as C;
+    Ok(match c {
+        C::UpsertPerson { person } => ("person", person.id.clone(), Some(json(person)?)),
+        C::DeletePerson { id } => ("person", id.clone(), None),
+        C::UpsertVehicle { vehicle } => ("vehicle", vehicle.id.clone(), Some(json(vehicle)?)),
+        C::DeleteVehicle { id } => ("vehicle", id.clone(), None),
+        C::UpsertStand { stand } => ("stand", stand.id.clone(), Some(json(stand)?)),
+        C::DeleteStand { id } => ("stand", id.clone(), None),
+        C::UpsertPermit { permit } => ("permit", permit.number.clone(), Some(json(permit)?)),
+        C::DeletePermit { number } => ("permit", number.clone(), None),
+        C::UpsertPenalty { penalty } => ("penalty", penalty.id.clone(), Some(json(penalty)?)),
+        C::DeletePenalty { id } => ("penalty", id.clone(), None),
+        C::UpsertFine { fine } => ("fine", fine.id.clone(), Some(json(fine)?)),
+        C::DeleteFine { id } => ("fine", id.clone(), None),
+        C::UpsertTransfer { transfer } => (
+            "transfer",
+            json(&TransferKey::of(transfer))?,
+            Some(json(transfer)?),
+        ),
+        C::DeleteTransfer { key } => ("transfer", json(key)?, None),
+    })
+}
+
+/// Current version and when it was produced.
+pub(super) fn version(conn: &Connection) -> Result<(u64, Option<DateTime<Utc>>), StoreError> {
+    let (v, at): (i64, Option<String>) = conn.query_row(
+        "SELECT version, generated_at FROM registry_meta WHERE id = 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok((v.max(0) as u64, opt_time(at)?))
+}
+
+/// The whole registry, sorted (`feed::sorted`), as the cache and snapshots hold it.
+pub(super) fn load(conn: &Connection) -> Result<Registry, StoreError> {
+    let (version, generated_at) = version(conn)?;
+    let mut reg = Registry {
+        version,
+        generated_at,
+        ..Registry::default()
+    };
+    let mut stmt = conn.prepare("SELECT kind, body FROM registry_entities")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let kind: String = row.get(0)?;
+        let body: String = row.get(1)?;
+        let text = body.as_str();
+        match kind.as_str() {
+            "person" => reg
+                .people
+                .push(serde_json::from_str(text).map_err(corrupt)?),
+            "vehicle" => reg
+                .vehicles
+                .push(serde_json::from_str(text).map_err(corrupt)?),
+            "stand" => reg
+                .stands
+                .push(serde_json::from_str(text).map_err(corrupt)?),
+            "permit" => reg
+                .permits
+                .push(serde_json::from_str(text).map_err(corrupt)?),
+            "penalty" => reg
+                .penalties
+                .push(serde_json::from_str(text).map_err(corrupt)?),
+            "fine" => reg.fines.push(serde_json::from_str(text).map_err(corrupt)?),
+            "transfer" => reg
+                .transfers
+                .push(serde_json::from_str(text).map_err(corrupt)?),
+            other => return Err(corrupt(format!("tipo de entidade desconhecido {other:?}"))),
+        }
+    }
+    Ok(feed::sorted(reg))
+}
+
+/// Writes a new version; see the module doc.
+pub(super) fn commit(tx: &Transaction<'_>, c: &RegistryCommit) -> Result<u64, StoreError> {
+    let (current, _) = version(tx)?;
+    if current != c.expected_version || c.changes.from_version != current {
+        return Err(StoreError::VersionConflict {
+            expected: c.expected_version,
+            found: current,
+        });
+    }
+    let new_version = current + 1;
+    if c.changes.to_version != new_version || c.registry.version != new_version {
+        return Err(corrupt(format!(
+            "versão nova inconsistente: lote até {}, cadastro {}, esperado {new_version}",
+            c.changes.to_version, c.registry.version
+        )));
+    }
+    let v = new_version as i64;
+    {
+        let mut upsert = tx.prepare_cached(
+            "INSERT INTO registry_entities (kind, key, body, version) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (kind, key) DO UPDATE SET body = excluded.body, version = excluded.version",
+        )?;
+        let mut delete =
+            tx.prepare_cached("DELETE FROM registry_entities WHERE kind = ?1 AND key = ?2")?;
+        for change in &c.changes.changes {
+            match entity_of(change)? {
+                (kind, key, Some(body)) => {
+                    upsert.execute(rusqlite::params![kind, key, body, v])?;
+                }
+                (kind, key, None) => {
+                    delete.execute(rusqlite::params![kind, key])?;
+                }
+            }
+        }
+    }
+    let changes_json = json(&c.changes.changes)?;
+    let at = c.registry.generated_at.unwrap_or(c.actor.at);
+    tx.execute(
+        "INSERT INTO registry_log (version, from_version, at, user_id, device_id, action, \
+         subject, changes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        rusqlite::params![
+            v,
+            current as i64,
+            format_at(at),
+            c.actor.user_id,
+            c.actor.device_id,
+            c.action,
+            c.subject,
+            changes_json
+        ],
+    )?;
+    tx.execute(
+        "UPDATE registry_meta SET version = ?1, generated_at = ?2 WHERE id = 1",
+        rusqlite::params![v, format_at(at)],
+    )?;
+    // The payload covers the version as well as the changes: replaying a batch under another
+    // version number would not match.
+    let payload = format!("{new_version}\n{changes_json}");
+    super::audit::append(
+        tx,
+        &AuditEntry {
+            at: c.actor.at,
+            user_id: c.actor.user_id.clone(),
+            device_id: c.actor.device_id.clone(),
+            action: c.action.clone(),
+            subject: c.subject.clone(),
+            payload_hash: payload_hash(payload.as_bytes()),
+        },
+    )?;
+    Ok(new_version)
+}
+
+/// What changed after `since`, or why a snapshot is needed.
+pub(super) fn changes_since(
+    conn: &Connection,
+    since: u64,
+    max_span: u64,
+) -> Result<ChangesSince, StoreError> {
+    let (current, generated_at) = version(conn)?;
+    if since > current {
+        return Ok(ChangesSince::Unknown { since, current });
+    }
+    if since == current {
+        return Ok(ChangesSince::Changes(RegistryChanges {
+            from_version: since,
+            to_version: current,
+            generated_at,
+            changes: Vec::new(),
+        }));
+    }
+    let oldest: Option<i64> = conn
+        .query_row("SELECT min(from_version) FROM registry_log", [], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .flatten();
+    let too_old = current - since > max_span || oldest.is_none_or(|o| (since as i64) < o);
+    if too_old {
+        return Ok(ChangesSince::TooOld { since, current });
+    }
+    let mut stmt =
+        conn.prepare("SELECT changes FROM registry_log WHERE version > ?1 ORDER BY version")?;
+    let mut rows = stmt.query([since as i64])?;
+    let mut all: Vec<RegistryChange> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let text: String = row.get(0)?;
+        let batch: Vec<RegistryChange> = serde_json::from_str(&text).map_err(corrupt)?;
+        all.extend(batch);
+    }
+    Ok(ChangesSince::Changes(RegistryChanges {
+        from_version: since,
+        to_version: current,
+        generated_at,
+        changes: compact(all)?,
+    }))
+}
+
+/// Keeps the last change of each entity, in the order of those last changes.
+fn compact(all: Vec<RegistryChange>) -> Result<Vec<RegistryChange>, StoreError> {
+    let mut seen: HashSet<(&'static str, String)> = HashSet::new();
+    let mut keep = Vec::with_capacity(all.len());
+    for change in all.into_iter().rev() {
+        let (kind, key, _) = entity_of(&change)?;
+        if seen.insert((kind, key)) {
+            keep.push(change);
+        }
+    }
+    keep.reverse();
+    Ok(keep)
+}

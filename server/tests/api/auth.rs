@@ -1,0 +1,299 @@
+//! Login, refresh, the token checks of the auth extractor, device revocation, rate limiting.
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use serde_json::json;
+use taxi_fiscal_server::auth::Role;
+use taxi_fiscal_server::auth::tokens::{Claims, TokenService};
+
+use crate::common::{app, demo_user};
+
+#[tokio::test]
+async fn login_gives_tokens_and_me_says_who() {
+    let app = app().await;
+    let v = app.login_full("coordenador").await;
+    assert_eq!(v["token_type"], "Bearer");
+    assert_eq!(v["expires_in"], 900);
+    assert_eq!(v["user"]["role"], "coordinator");
+    assert_eq!(v["user"]["stand_id"], "S01");
+    assert!(v["user"].get("password_hash").is_none());
+    assert_eq!(v["device_id"], "celular-coordenador-s01");
+    let token = v["access_token"].as_str().unwrap();
+    let me = app.get("/v1/me", token).await.ok(StatusCode::OK);
+    assert_eq!(me["username"], "coordenador");
+    assert_eq!(me["role"], "coordinator");
+    assert_eq!(me["stand_id"], "S01");
+}
+
+#[tokio::test]
+async fn bad_credentials_look_the_same_and_lock_after_five() {
+    let app = app().await;
+    let login = |user: &str, password: &str| {
+        let body = json!({"username": user, "password": password, "device_id": "tablet-fiscal-01"});
+        app.request(Method::POST, "/v1/auth/login", None, Some(body))
+    };
+    let wrong = login("fiscal", "errada")
+        .await
+        .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    let unknown = login("ninguem", "errada")
+        .await
+        .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    assert_eq!(wrong["message"], unknown["message"]);
+    for _ in 0..3 {
+        login("fiscal", "errada")
+            .await
+            .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    }
+    // The fifth failure locks the username; even the right password waits now.
+    let r = login("fiscal", "errada").await;
+    let e = r.error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    assert!(r.headers.get("retry-after").is_some());
+    assert!(e["details"]["retry_after_seconds"].as_u64().unwrap() > 0);
+    login("fiscal", "fiscal-demo")
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    // Other users are not affected; after the lockout the user can log in.
+    app.login("escritorio").await;
+    app.state.clock().advance(chrono::Duration::minutes(16));
+    login("fiscal", "fiscal-demo").await.ok(StatusCode::OK);
+}
+
+#[tokio::test]
+async fn login_needs_the_users_own_active_device() {
+    let app = app().await;
+    let u = demo_user("fiscal");
+    let try_device = |device: &str| {
+        app.request(
+            Method::POST,
+            "/v1/auth/login",
+            None,
+            Some(json!({"username": u.username, "password": u.password, "device_id": device})),
+        )
+    };
+    try_device("no-such-device")
+        .await
+        .error(StatusCode::UNAUTHORIZED, "device_unknown");
+    try_device("desktop-admin")
+        .await
+        .error(StatusCode::UNAUTHORIZED, "device_not_yours");
+    let admin = app.login("admin").await;
+    app.post("/v1/devices/tablet-fiscal-01/revoke", &admin, json!({}))
+        .await
+        .ok(StatusCode::OK);
+    try_device(u.device_id)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "device_revoked");
+}
+
+#[tokio::test]
+async fn missing_malformed_forged_and_expired_tokens_are_401() {
+    let app = app().await;
+    app.request(Method::GET, "/v1/permits", None, None)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "token_missing");
+    let req = Request::builder()
+        .uri("/v1/permits")
+        .header("authorization", "Basic Zm9vOmJhcg==")
+        .body(Body::empty())
+        .unwrap();
+    app.send(req)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "token_invalid");
+    app.get("/v1/permits", "not-a-jwt")
+        .await
+        .error(StatusCode::UNAUTHORIZED, "token_invalid");
+
+    // Signed with another secret: forged.
+    let now = app.state.clock().now();
+    let forger = TokenService::new(
+        b"some other secret, 32 bytes long!!",
+        std::time::Duration::from_secs(900),
+    )
+    .unwrap();
+    let forged = forger
+        .sign(&Claims {
+            iss: "taxi-fiscal".into(),
+            sub: "u-admin".into(),
+            usr: "admin".into(),
+            role: Role::Admin,
+            stand: None,
+            dev: "desktop-admin".into(),
+            iat: now.timestamp(),
+            exp: now.timestamp() + 900,
+        })
+        .unwrap();
+    app.get("/v1/users", &forged)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "token_invalid");
+
+    // Our own signature but a role claim the database does not back: the role comes from the
+    // database, so an officer token claiming admin is still an officer.
+    let lying = app
+        .state
+        .tokens()
+        .sign(&Claims {
+            iss: "taxi-fiscal".into(),
+            sub: "u-fiscal".into(),
+            usr: "fiscal".into(),
+            role: Role::Admin,
+            stand: None,
+            dev: "tablet-fiscal-01".into(),
+            iat: now.timestamp(),
+            exp: now.timestamp() + 900,
+        })
+        .unwrap();
+    app.get("/v1/users", &lying)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+
+    // Expired after 15 minutes.
+    let token = app.login("fiscal").await;
+    app.get("/v1/permits/0001", &token).await.ok(StatusCode::OK);
+    app.state.clock().advance(chrono::Duration::minutes(15));
+    app.get("/v1/permits/0001", &token)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "token_expired");
+}
+
+#[tokio::test]
+async fn refresh_rotates_and_a_replayed_token_ends_the_family() {
+    let app = app().await;
+    let first = app.login_full("fiscal").await;
+    let r1 = first["refresh_token"].as_str().unwrap().to_owned();
+    app.state.clock().advance(chrono::Duration::minutes(20));
+    let second = app
+        .request(
+            Method::POST,
+            "/v1/auth/refresh",
+            None,
+            Some(json!({"refresh_token": r1})),
+        )
+        .await
+        .ok(StatusCode::OK);
+    let r2 = second["refresh_token"].as_str().unwrap().to_owned();
+    assert_ne!(r1, r2);
+    let access = second["access_token"].as_str().unwrap();
+    app.get("/v1/me", access).await.ok(StatusCode::OK);
+
+    // Replaying the spent token is refused and revokes its successor too.
+    app.request(
+        Method::POST,
+        "/v1/auth/refresh",
+        None,
+        Some(json!({"refresh_token": r1})),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "refresh_reused");
+    app.request(
+        Method::POST,
+        "/v1/auth/refresh",
+        None,
+        Some(json!({"refresh_token": r2})),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "refresh_invalid");
+    app.request(
+        Method::POST,
+        "/v1/auth/refresh",
+        None,
+        Some(json!({"refresh_token": "x"})),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "refresh_invalid");
+    app.request(Method::POST, "/v1/auth/refresh", None, Some(json!({})))
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body");
+
+    // A refresh token expires after 30 days.
+    let third = app.login_full("fiscal").await;
+    app.state.clock().advance(chrono::Duration::days(31));
+    app.request(
+        Method::POST,
+        "/v1/auth/refresh",
+        None,
+        Some(json!({"refresh_token": third["refresh_token"]})),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "refresh_expired");
+}
+
+#[tokio::test]
+async fn a_revoked_device_stops_at_once() {
+    let app = app().await;
+    let session = app.login_full("fiscal").await;
+    let token = session["access_token"].as_str().unwrap();
+    app.get("/v1/registry/status", token)
+        .await
+        .ok(StatusCode::OK);
+    let admin = app.login("admin").await;
+    let before = app.audit_rows().await;
+    let d = app
+        .post("/v1/devices/tablet-fiscal-01/revoke", &admin, json!({}))
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(d["revoked"], true);
+    assert_eq!(app.audit_rows().await, before + 1);
+    // The very next request with the unexpired token is refused, with its own code.
+    app.get("/v1/registry/status", token)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "device_revoked");
+    app.request(
+        Method::POST,
+        "/v1/auth/refresh",
+        None,
+        Some(json!({"refresh_token": session["refresh_token"]})),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "device_revoked");
+    // Revoking again changes nothing (idempotent, no audit row).
+    app.post("/v1/devices/tablet-fiscal-01/revoke", &admin, json!({}))
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(app.audit_rows().await, before + 1);
+}
+
+#[tokio::test]
+async fn every_guarded_area_refuses_the_wrong_role() {
+    let app = app().await;
+    let officer = app.login("fiscal").await;
+    let office = app.login("escritorio").await;
+    let admin = app.login("admin").await;
+    let before = app.footprint().await;
+    let e = app
+        .get("/v1/users", &officer)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    assert_eq!(e["details"]["role"], "officer");
+    app.get("/v1/devices", &office)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    app.post(
+        "/v1/devices",
+        &office,
+        json!({"user_id": "u-fiscal", "label": "x"}),
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "forbidden");
+    app.post("/v1/devices/tablet-fiscal-01/revoke", &office, json!({}))
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    app.post("/v1/permits/0019/renewal", &officer, json!({"year": 2026}))
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    app.get("/v1/registry/export", &officer)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    app.get(&format!("/v1/photos/{}", "a".repeat(64)), &officer)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    let put = Request::builder()
+        .method(Method::PUT)
+        .uri(format!("/v1/photos/{}", "a".repeat(64)))
+        .header("authorization", format!("Bearer {admin}"))
+        .body(Body::from("x"))
+        .unwrap();
+    app.send(put)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    assert_eq!(app.footprint().await, before);
+}

@@ -1,0 +1,762 @@
+//! Record sync (`POST /v1/sync`) and the office's records API, with real device stores
+//! (sync-core's `Store` in temporary directories) driving the exchanges: vetting and its
+//! rejections leave nothing on the server but the quarantine row; accepted changes write the
+//! projection and one audit row in the same transaction; replays write nothing.
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use sync_core::domain::{DriverRole, Plate};
+use sync_core::records::{
+    Agent, Gravity, InfractionDraft, LegalBasis, PersonRef, RecordDoc, Signature,
+    TransgressionDraft, UserRole, WitnessInput,
+};
+use sync_core::store::Store;
+use sync_core::sync::{DeviceSync, SyncReport, SyncRequest, SyncResponse, device_uuid, meta_of};
+use uuid::Uuid;
+
+use crate::common::{App, NOW, Resp, app};
+
+fn now() -> DateTime<Utc> {
+    NOW.parse().unwrap()
+}
+
+/// A device of a demo user: its own store, logged in.
+struct Phone {
+    agent: Agent,
+    token: String,
+    store: Store,
+    sync: DeviceSync,
+    _dir: tempfile::TempDir,
+}
+
+async fn phone(app: &App, username: &str) -> Phone {
+    let login = app.login_full(username).await;
+    let token = login["access_token"].as_str().unwrap().to_owned();
+    let user_id = login["user"]["id"].as_str().unwrap().to_owned();
+    let device = login["device_id"].as_str().unwrap().to_owned();
+    let role = match login["user"]["role"].as_str().unwrap() {
+        "officer" => UserRole::GuardaMunicipal,
+        "coordinator" => UserRole::Coordinator,
+        "office" => UserRole::Office,
+        other => panic!("{other}"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("device.db")).unwrap();
+    let uuid = device_uuid(&device);
+    Phone {
+        agent: Agent::new(user_id, role, uuid),
+        token,
+        store,
+        sync: DeviceSync::new(uuid),
+        _dir: dir,
+    }
+}
+
+impl Phone {
+    fn persist(&mut self, doc: &mut RecordDoc) -> String {
+        let id = doc.id().to_string();
+        let meta = meta_of(doc, now()).unwrap();
+        let chunk = doc.save_incremental();
+        self.store
+            .write_record(&id, doc.kind().as_str(), &meta, &chunk, false)
+            .unwrap();
+        id
+    }
+
+    fn doc(&self, id: &str) -> RecordDoc {
+        RecordDoc::load(&self.store.load_record_bytes(id).unwrap().concat()).unwrap()
+    }
+
+    fn edit(&mut self, id: &str, f: impl FnOnce(&mut RecordDoc, &Agent)) {
+        let mut d = self.doc(id);
+        let agent = self.agent.clone();
+        f(&mut d, &agent);
+        self.persist(&mut d);
+    }
+
+    fn request(&self) -> SyncRequest {
+        let p = self.sync.build_request(&self.store).unwrap();
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        p.request
+    }
+}
+
+async fn post_sync(app: &App, token: &str, req: &SyncRequest) -> Resp {
+    app.post("/v1/sync", token, serde_json::to_value(req).unwrap())
+        .await
+}
+
+/// One round trip, applied on the device.
+async fn exchange(app: &App, p: &mut Phone) -> (SyncRequest, SyncResponse, SyncReport) {
+    let req = p.request();
+    let resp: SyncResponse =
+        serde_json::from_value(post_sync(app, &p.token, &req).await.ok(StatusCode::OK)).unwrap();
+    let report = p
+        .sync
+        .apply_response(&mut p.store, &req, &resp, now())
+        .unwrap();
+    (req, resp, report)
+}
+
+async fn sync_all(app: &App, p: &mut Phone) -> Vec<SyncReport> {
+    let mut out = Vec::new();
+    for _ in 0..10 {
+        let (_, _, r) = exchange(app, p).await;
+        let again = r.again;
+        out.push(r);
+        if !again {
+            return out;
+        }
+    }
+    panic!("no convergence");
+}
+
+fn draft(at: DateTime<Utc>, plate: &str) -> InfractionDraft {
+    InfractionDraft {
+        id: Uuid::now_v7(),
+        number: Some("GM-2026-000777".into()),
+        issuing_body: "Guarda Municipal de Americana".into(),
+        occurred_at: at,
+        monotonic: 99,
+        position: None,
+        stand_id: Some("S02".into()),
+        plate: Plate::parse(plate).unwrap(),
+        driver: PersonRef::Observed("obs-1".into()),
+        driver_role: DriverRole::Unauthorised,
+        permit_number: None,
+        holder_id: None,
+        facts: "Transporte remunerado sem alvará.".into(),
+        legal_basis: vec![LegalBasis {
+            rule_id: "R01".into(),
+            citation: "Lei 4.019/2004, art. 1".into(),
+        }],
+        verdict: None,
+        witnesses: Vec::new(),
+        photos: Vec::new(),
+    }
+}
+
+fn issued(agent: &Agent, plate: &str) -> RecordDoc {
+    let at = now() - Duration::hours(2);
+    let mut r = RecordDoc::new_infraction(draft(at, plate), agent).unwrap();
+    r.issue(
+        agent,
+        at + Duration::minutes(5),
+        Signature::Missing {
+            reason: "condutor ausente".into(),
+        },
+    )
+    .unwrap();
+    r
+}
+
+fn witness() -> WitnessInput {
+    WitnessInput {
+        person: PersonRef::Observed("w-1".into()),
+        statement: "Presenciei a cobrança da corrida.".into(),
+    }
+}
+
+/// Appends an event with no local check, as a faulty client could.
+fn raw_event(d: &mut RecordDoc, a: &Agent, at: DateTime<Utc>, kind: &str, payload: &str) {
+    use automerge::transaction::Transactable;
+    use automerge::{ObjType, ROOT, ReadDoc, ScalarValue};
+    let am = d.automerge_mut();
+    am.set_actor(a.actor_id());
+    let (_, list) = am.get(ROOT, "events").unwrap().unwrap();
+    let len = am.length(&list);
+    let o = am.insert_object(&list, len, ObjType::Map).unwrap();
+    am.put(&o, "id", Uuid::now_v7().to_string()).unwrap();
+    am.put(&o, "kind", kind).unwrap();
+    am.put(&o, "at", ScalarValue::Timestamp(at.timestamp_millis()))
+        .unwrap();
+    am.put(&o, "user_id", a.user_id.as_str()).unwrap();
+    am.put(&o, "role", a.role.as_str()).unwrap();
+    am.put(&o, "device_id", a.device_id.to_string()).unwrap();
+    if !payload.is_empty() {
+        am.put(&o, "payload", payload).unwrap();
+    }
+    am.commit();
+}
+
+/// What a refused exchange must leave unchanged: heads, the projection row, audit rows.
+async fn footprint(app: &App, office: &str, id: &str) -> (Value, Value, u64) {
+    let r = app.get(&format!("/v1/records/{id}"), office).await;
+    let v = r.ok(StatusCode::OK);
+    (v["heads"].clone(), v["row"].clone(), app.audit_rows().await)
+}
+
+async fn quarantine(app: &App, office: &str, id: &str) -> Vec<Value> {
+    app.get(&format!("/v1/records/{id}/quarantine"), office)
+        .await
+        .ok(StatusCode::OK)
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+// -------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_good_sync_writes_projection_and_audit_and_a_replay_writes_nothing() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut r = issued(&p.agent.clone(), "abc-1d23");
+    let id = p.persist(&mut r);
+    let audit_before = app.audit_rows().await;
+
+    let req = p.request();
+    assert_eq!(req.new_records.len(), 1);
+    let body = post_sync(&app, &p.token, &req).await.ok(StatusCode::OK);
+    let resp: SyncResponse = serde_json::from_value(body).unwrap();
+    assert_eq!(resp.accepted.len(), 1);
+    assert!(resp.rejections.is_empty());
+    assert_eq!(app.audit_rows().await, audit_before + 1);
+
+    // Replayed (the device never heard): same answer, nothing new.
+    let again: SyncResponse =
+        serde_json::from_value(post_sync(&app, &p.token, &req).await.ok(StatusCode::OK)).unwrap();
+    assert_eq!(again.accepted, resp.accepted);
+    assert_eq!(app.audit_rows().await, audit_before + 1);
+    let report = p
+        .sync
+        .apply_response(&mut p.store, &req, &again, now())
+        .unwrap();
+    assert!(!report.again && report.issues.is_empty());
+
+    // The projection, found by any spelling of the plate.
+    for plate in ["ABC1D23", "abc-1d23", "ABC 1D23"] {
+        let page = app
+            .get(
+                &format!("/v1/records?plate={}", plate.replace(' ', "%20")),
+                &office,
+            )
+            .await
+            .ok(StatusCode::OK);
+        assert_eq!(page["total"], 1, "{plate}");
+        assert_eq!(page["items"][0]["id"], id.as_str());
+    }
+    let page = app
+        .get("/v1/records?status=issued&stand=S02", &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(page["total"], 1);
+    let item = &page["items"][0];
+    assert_eq!(item["kind"], "infraction");
+    assert_eq!(item["status"], "issued");
+    assert_eq!(item["plate"], "ABC1D23");
+    assert_eq!(item["author_user_id"], p.agent.user_id.as_str());
+    assert_eq!(item["number"], "GM-2026-000777");
+    for q in [
+        "status=draft",
+        "stand=S01",
+        "officer=nobody",
+        "to=2026-11-29",
+    ] {
+        let page = app
+            .get(&format!("/v1/records?{q}"), &office)
+            .await
+            .ok(StatusCode::OK);
+        assert_eq!(page["total"], 0, "{q}");
+    }
+    let page = app
+        .get("/v1/records?from=2026-11-30&to=2026-11-30", &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(page["total"], 1);
+    app.get("/v1/records?plate=XX", &office)
+        .await
+        .error(StatusCode::BAD_REQUEST, "invalid_plate");
+
+    // One record: fields and events; its audit rows.
+    let one = app
+        .get(&format!("/v1/records/{id}"), &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(one["record"]["status"], "issued");
+    assert_eq!(one["record"]["events"].as_array().unwrap().len(), 1);
+    let audit = app
+        .get(&format!("/v1/records/{id}/audit"), &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(audit.as_array().unwrap().len(), 1);
+    assert_eq!(audit[0]["action"], "record.sync.create");
+    assert_eq!(audit[0]["device_id"], "tablet-fiscal-01");
+    let report = app.state.store().verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
+    // And from the command line, as an auditor would run it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_taxi-fiscal"))
+        .args(["audit", "verify", "--data"])
+        .arg(app.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli["ok"], true);
+    assert_eq!(cli["rows"], report.rows);
+
+    // Field roles do not read the office's API.
+    app.get("/v1/records", &p.token)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+
+    // Now in sync: a noop exchange sends only the cursor.
+    let (req, resp, _) = exchange(&app, &mut p).await;
+    assert!(req.new_records.is_empty() && req.messages.is_empty());
+    assert!(resp.accepted.is_empty() && resp.messages.is_empty());
+    assert!(serde_json::to_vec(&req).unwrap().len() < 2048);
+}
+
+#[tokio::test]
+async fn sealed_field_edit_is_rejected_and_leaves_only_a_quarantine_row() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut r = issued(&p.agent.clone(), "ABC1D23");
+    let id = p.persist(&mut r);
+    sync_all(&app, &mut p).await;
+    let before = footprint(&app, &office, &id).await;
+
+    p.edit(&id, |d, a| {
+        use automerge::transaction::Transactable;
+        let am = d.automerge_mut();
+        am.set_actor(a.actor_id());
+        am.put(automerge::ROOT, "facts", "Outra história").unwrap();
+        am.commit();
+    });
+    let (_, resp, report) = exchange(&app, &mut p).await;
+    assert_eq!(resp.rejections.len(), 1);
+    let rej = &resp.rejections[0];
+    assert_eq!(rej.code.as_str(), "sealed_field");
+    assert!(rej.message.contains("lacrado"));
+    assert!(rej.server_doc.is_some());
+    assert_eq!(
+        footprint(&app, &office, &id).await,
+        before,
+        "nothing changed"
+    );
+    let q = quarantine(&app, &office, &id).await;
+    assert_eq!(q.len(), 1);
+    assert_eq!(q[0]["code"], "sealed_field");
+    assert_eq!(q[0]["change_hashes"][0], rej.change_hashes[0].as_str());
+    // The device went back to the server's version, kept the refused change, told the officer.
+    assert!(report.issues[0].message.contains("foi recusada"));
+    assert_eq!(
+        p.doc(&id).view().unwrap().facts,
+        "Transporte remunerado sem alvará."
+    );
+    assert_eq!(p.store.sync_quarantine(Some(&id)).unwrap().len(), 1);
+    // A replay of the refused request adds no second quarantine row.
+    let mut replay = p.request();
+    assert!(replay.messages.is_empty());
+    replay.cursor = 0;
+    post_sync(&app, &p.token, &replay).await.ok(StatusCode::OK);
+    assert_eq!(quarantine(&app, &office, &id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn foreign_actor_and_truncated_bytes_are_rejected_and_store_nothing() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let mut p = phone(&app, "fiscal").await;
+    let agent = p.agent.clone();
+    let mut r = RecordDoc::new_infraction(draft(now(), "ABC1D23"), &agent).unwrap();
+    let id = p.persist(&mut r);
+    sync_all(&app, &mut p).await;
+    let before = footprint(&app, &office, &id).await;
+
+    // A draft edit under another device's actor.
+    p.edit(&id, |d, _| {
+        use automerge::transaction::Transactable;
+        let am = d.automerge_mut();
+        am.set_actor(automerge::ActorId::from(
+            device_uuid("celular-coordenador-s01").as_bytes(),
+        ));
+        am.put(automerge::ROOT, "facts", "Fatos reescritos")
+            .unwrap();
+        am.commit();
+    });
+    let req = p.request();
+    let resp: SyncResponse =
+        serde_json::from_value(post_sync(&app, &p.token, &req).await.ok(StatusCode::OK)).unwrap();
+    assert_eq!(resp.rejections[0].code.as_str(), "foreign_actor");
+    assert_eq!(footprint(&app, &office, &id).await, before);
+
+    // The same message cut short, and garbage: malformed, nothing stored.
+    for bytes in [
+        req.messages[0].message.0[..req.messages[0].message.len() / 2].to_vec(),
+        vec![0x42, 0xde, 0xad, 0xbe, 0xef],
+    ] {
+        let mut bad = req.clone();
+        bad.messages[0].message.0 = bytes;
+        let resp: SyncResponse =
+            serde_json::from_value(post_sync(&app, &p.token, &bad).await.ok(StatusCode::OK))
+                .unwrap();
+        assert_eq!(resp.rejections[0].code.as_str(), "malformed");
+        assert_eq!(footprint(&app, &office, &id).await, before);
+    }
+    // A new record whose bytes are truncated: refused, no record, no audit row.
+    let mut other = issued(&agent, "DEF4G56");
+    let full = other.save();
+    let other_id = other.id();
+    let audit = app.audit_rows().await;
+    let bad = SyncRequest {
+        protocol: sync_core::sync::PROTOCOL_VERSION,
+        device_id: agent.device_id,
+        cursor: 0,
+        new_records: vec![sync_core::sync::NewRecord {
+            record_id: other_id,
+            doc: full[..full.len() - 7].to_vec().into(),
+        }],
+        messages: Vec::new(),
+    };
+    let resp: SyncResponse =
+        serde_json::from_value(post_sync(&app, &p.token, &bad).await.ok(StatusCode::OK)).unwrap();
+    assert_eq!(resp.rejections[0].code.as_str(), "malformed");
+    assert!(resp.rejections[0].server_doc.is_none());
+    app.get(&format!("/v1/records/{other_id}"), &office)
+        .await
+        .error(StatusCode::NOT_FOUND, "not_found");
+    assert_eq!(app.audit_rows().await, audit);
+    // Base64 that is not base64 is a 422 of the body, nothing stored.
+    let mut v = serde_json::to_value(&bad).unwrap();
+    v["new_records"][0]["doc"] = json!("***");
+    app.post("/v1/sync", &p.token, v)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body");
+}
+
+#[tokio::test]
+async fn coordinator_for_another_stand_is_refused() {
+    let app = app().await;
+    let mut c = phone(&app, "coordenador").await;
+    let registry = app.state.store().registry().await.unwrap();
+    let index = registry.index();
+    // A permit of another stand than the coordinator's (S01), and its holder.
+    let permit = registry
+        .permits
+        .iter()
+        .find(|p| p.stand_id != "S01")
+        .unwrap();
+    let draft = TransgressionDraft {
+        id: Uuid::now_v7(),
+        occurred_at: now() - Duration::hours(1),
+        monotonic: 5,
+        position: None,
+        permit_number: permit.number.clone(),
+        driver_id: permit.holder_id.clone(),
+        gravity: Gravity::Light,
+        facts: "Discussão no ponto.".into(),
+        legal_basis: Vec::new(),
+        witnesses: Vec::new(),
+        photos: Vec::new(),
+    };
+    // The app believed it coordinated that stand; the server knows better.
+    let agent = c.agent.clone();
+    let mut r = RecordDoc::new_transgression(draft, &agent, &index, &permit.stand_id).unwrap();
+    let id = c.persist(&mut r);
+    let audit = app.audit_rows().await;
+    let (_, resp, report) = exchange(&app, &mut c).await;
+    assert_eq!(resp.rejections.len(), 1);
+    assert_eq!(resp.rejections[0].code.as_str(), "outside_stand");
+    assert!(resp.rejections[0].message.contains("art. 17"));
+    assert_eq!(app.audit_rows().await, audit);
+    assert!(report.issues[0].message.contains("retirado da lista"));
+    let office = app.login("escritorio").await;
+    assert_eq!(quarantine(&app, &office, &id).await.len(), 1);
+
+    // Its own stand's driver: accepted.
+    let permit = registry
+        .permits
+        .iter()
+        .find(|p| p.stand_id == "S01")
+        .unwrap();
+    let draft = TransgressionDraft {
+        id: Uuid::now_v7(),
+        occurred_at: now() - Duration::hours(1),
+        monotonic: 6,
+        position: None,
+        permit_number: permit.number.clone(),
+        driver_id: permit.holder_id.clone(),
+        gravity: Gravity::Light,
+        facts: "Veículo fora da fila.".into(),
+        legal_basis: Vec::new(),
+        witnesses: Vec::new(),
+        photos: Vec::new(),
+    };
+    let mut ok = RecordDoc::new_transgression(draft, &agent, &index, "S01").unwrap();
+    c.persist(&mut ok);
+    let reports = sync_all(&app, &mut c).await;
+    assert!(reports.iter().all(|r| r.issues.is_empty()));
+    assert_eq!(app.audit_rows().await, audit + 1);
+}
+
+#[tokio::test]
+async fn events_the_officer_may_not_write_are_refused() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut r = issued(&p.agent.clone(), "ABC1D23");
+    let id = p.persist(&mut r);
+    sync_all(&app, &mut p).await;
+    let before = footprint(&app, &office, &id).await;
+
+    // Office-only event from an officer.
+    p.edit(&id, |d, a| raw_event(d, a, now(), "reviewed", ""));
+    let (_, resp, _) = exchange(&app, &mut p).await;
+    assert_eq!(resp.rejections[0].code.as_str(), "role_forbidden");
+    assert_eq!(footprint(&app, &office, &id).await, before);
+
+    // Out of order on the officer's own copy: a ciência with no decision. Chosen semantics
+    // (ADR 0009): refused when the sender's own copy refuses it; kept and flagged only when a
+    // concurrent change elsewhere made it invalid after the merge.
+    p.edit(&id, |d, a| {
+        raw_event(
+            d,
+            a,
+            now(),
+            "notified",
+            r#"{"method":"personal_signature","on":"2026-11-30"}"#,
+        );
+    });
+    let (_, resp, _) = exchange(&app, &mut p).await;
+    assert_eq!(resp.rejections[0].code.as_str(), "invalid_event");
+    assert_eq!(footprint(&app, &office, &id).await, before);
+    assert_eq!(quarantine(&app, &office, &id).await.len(), 2);
+}
+
+#[tokio::test]
+async fn office_events_are_vetted_audited_and_reach_the_device() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut r = issued(&p.agent.clone(), "ABC1D23");
+    let id = p.persist(&mut r);
+    sync_all(&app, &mut p).await;
+    let audit = app.audit_rows().await;
+
+    let url = format!("/v1/records/{id}/events");
+    let r = app
+        .post(
+            &url,
+            &office,
+            json!({"event": {"kind": "reviewed", "note": "ok"}}),
+        )
+        .await
+        .ok(StatusCode::CREATED);
+    assert_eq!(r["record"]["status"], "under_review");
+    assert_eq!(r["row"]["status"], "under_review");
+    assert_eq!(app.audit_rows().await, audit + 1);
+    // Out of order: a decision with nothing proposed.
+    app.post(
+        &url,
+        &office,
+        json!({"event": {"kind": "penalty_decided", "penalty": {"kind": "fine"}}}),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
+    // The author's event is not the office's.
+    app.post(&url, &office, json!({"event": {"kind": "issued"}}))
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
+    // Officers do not append office events through this API.
+    app.post(&url, &p.token, json!({"event": {"kind": "archived"}}))
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    app.post(
+        "/v1/records/00000000-0000-7000-8000-000000000000/events",
+        &office,
+        json!({"event": {"kind": "archived"}}),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "not_found");
+    assert_eq!(app.audit_rows().await, audit + 1);
+
+    // The officer, meanwhile, adds a witness offline; both meet on the next sync.
+    p.edit(&id, |d, a| {
+        d.add_witness(a, now() + Duration::minutes(1), &witness())
+            .unwrap();
+    });
+    let reports = sync_all(&app, &mut p).await;
+    assert_eq!(reports.len(), 1);
+    let local = p.doc(&id).view().unwrap();
+    assert_eq!(local.status.as_str(), "under_review");
+    assert_eq!(local.witnesses.len(), 1);
+    let one = app
+        .get(&format!("/v1/records/{id}"), &office)
+        .await
+        .ok(StatusCode::OK);
+    let mut local_doc = p.doc(&id);
+    assert_eq!(
+        one["heads"],
+        json!(sync_core::sync::hex_heads(&mut local_doc))
+    );
+    assert_eq!(one["record"]["witnesses"].as_array().unwrap().len(), 1);
+    assert!(app.state.store().verify_audit().await.unwrap().ok);
+}
+
+#[tokio::test]
+async fn concurrent_values_are_shown_and_resolved_by_the_office() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let admin = app.login("admin").await;
+    let mut p = phone(&app, "fiscal").await;
+    // The same officer's second device.
+    app.post(
+        "/v1/devices",
+        &admin,
+        json!({"id": "celular-fiscal-02", "user_id": p.agent.user_id, "label": "Celular 2"}),
+    )
+    .await
+    .ok(StatusCode::CREATED);
+    let login = app
+        .request(
+            Method::POST,
+            "/v1/auth/login",
+            None,
+            Some(json!({"username": "fiscal", "password": "fiscal-demo",
+                        "device_id": "celular-fiscal-02"})),
+        )
+        .await
+        .ok(StatusCode::OK);
+    let dir = tempfile::tempdir().unwrap();
+    let mut p2 = Phone {
+        agent: Agent::new(
+            p.agent.user_id.clone(),
+            UserRole::GuardaMunicipal,
+            device_uuid("celular-fiscal-02"),
+        ),
+        token: login["access_token"].as_str().unwrap().to_owned(),
+        store: Store::open(dir.path().join("d.db")).unwrap(),
+        sync: DeviceSync::new(device_uuid("celular-fiscal-02")),
+        _dir: dir,
+    };
+    let agent = p.agent.clone();
+    let mut r = RecordDoc::new_infraction(draft(now(), "ABC1D23"), &agent).unwrap();
+    let id = p.persist(&mut r);
+    sync_all(&app, &mut p).await;
+    sync_all(&app, &mut p2).await;
+    // Both devices rewrite the draft's facts offline.
+    p.edit(&id, |d, a| {
+        d.set_facts(a, now(), "Versão do celular 1").unwrap()
+    });
+    p2.edit(&id, |d, a| {
+        d.set_facts(a, now(), "Versão do celular 2").unwrap()
+    });
+    sync_all(&app, &mut p).await;
+    sync_all(&app, &mut p2).await;
+
+    let conflicts = app
+        .get(&format!("/v1/records/{id}/conflicts"), &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(conflicts.as_array().unwrap().len(), 1);
+    assert_eq!(conflicts[0]["field"], "facts");
+    assert_eq!(conflicts[0]["values"].as_array().unwrap().len(), 2);
+    let page = app.get("/v1/records", &office).await.ok(StatusCode::OK);
+    assert_eq!(page["items"][0]["conflicts"], 1);
+
+    app.post(
+        &format!("/v1/records/{id}/events"),
+        &office,
+        json!({"event": {"kind": "conflict_resolved", "field": "facts",
+                         "value": "Versão do celular 2"}}),
+    )
+    .await
+    .ok(StatusCode::CREATED);
+    let conflicts = app
+        .get(&format!("/v1/records/{id}/conflicts"), &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(conflicts, json!([]));
+    sync_all(&app, &mut p).await;
+    assert_eq!(p.doc(&id).view().unwrap().facts, "Versão do celular 2");
+}
+
+#[tokio::test]
+async fn photo_links_only_to_a_record_the_caller_may_write() {
+    let app = app().await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut r = issued(&p.agent.clone(), "ABC1D23");
+    let id = p.persist(&mut r);
+    sync_all(&app, &mut p).await;
+    let photo = b"\xFF\xD8\xFF\xE0 uma foto".to_vec();
+    let h = hex::encode(Sha256::digest(&photo));
+    let put = |token: String, record: String| {
+        let req = Request::builder()
+            .method(Method::PUT)
+            .uri(format!("/v1/photos/{h}?record_id={record}"))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "image/jpeg")
+            .body(Body::from(photo.clone()))
+            .unwrap();
+        app.send(req)
+    };
+    let coordinator = app.login("coordenador").await;
+    put(coordinator, id.clone())
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    put(p.token.clone(), id.clone())
+        .await
+        .ok(StatusCode::CREATED);
+    // A record the server does not have yet (the photo goes up before the record).
+    let other = Uuid::now_v7().to_string();
+    put(p.token.clone(), other).await.ok(StatusCode::OK);
+}
+
+#[tokio::test]
+async fn compressed_bodies_and_refused_exchanges() {
+    let app = app().await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut r = issued(&p.agent.clone(), "ABC1D23");
+    p.persist(&mut r);
+    let req = p.request();
+    let json = serde_json::to_vec(&req).unwrap();
+    let zstd = zstd::encode_all(&json[..], 3).unwrap();
+    let send = |body: Vec<u8>, encoding: Option<&'static str>, token: String| {
+        let mut b = Request::builder()
+            .method(Method::POST)
+            .uri("/v1/sync")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json");
+        if let Some(e) = encoding {
+            // Compressed up, compressed down.
+            b = b.header("content-encoding", e).header("accept-encoding", e);
+        }
+        app.send(b.body(Body::from(body)).unwrap())
+    };
+    let res = send(zstd.clone(), Some("zstd"), p.token.clone()).await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.headers["content-encoding"], "zstd");
+    let body = zstd::decode_all(&res.body[..]).unwrap();
+    let resp: SyncResponse = serde_json::from_slice(&body).unwrap();
+    assert_eq!(resp.accepted.len(), 1);
+    eprintln!(
+        "one new record over HTTP: JSON {} B, zstd {} B",
+        json.len(),
+        zstd.len()
+    );
+
+    // Admins write no records; another device's request; another protocol.
+    let admin = app.login("admin").await;
+    send(json.clone(), None, admin)
+        .await
+        .error(StatusCode::FORBIDDEN, "forbidden");
+    let coordinator = app.login("coordenador").await;
+    send(json.clone(), None, coordinator)
+        .await
+        .error(StatusCode::FORBIDDEN, "device_mismatch");
+    let mut old = req.clone();
+    old.protocol = 0;
+    post_sync(&app, &p.token, &old)
+        .await
+        .error(StatusCode::CONFLICT, "protocol_unsupported");
+}

@@ -1,0 +1,882 @@
+//! The server's half of the protocol as pure logic: a request and the server's current state in,
+//! a response and a list of effects out. The server crate reads through `ServerSyncStore` (in
+//! one database transaction), then persists every `ServerEffect` in that same transaction and
+//! commits before sending the response; if anything fails, nothing is committed and the device
+//! simply retries.
+//!
+//! Flow of `ServerSync::handle`:
+//! 1. refuse the request as a whole if its protocol or device is not the authenticated one;
+//! 2. for each record the device sent (a whole `NewRecord` or a sync `DocMessage`), in order:
+//!    load the server's copy; refuse it unseen if the device may not see that record
+//!    (`not_visible`); decode the bytes into a scratch copy (`malformed` if they do not decode);
+//!    list the changes the server lacks; vet them change by change (`vetting`); store the
+//!    accepted ones (`StoreRecord`, with the next change sequence number); refuse the rest
+//!    (`Rejection` with the server's document, `Quarantine`); acknowledge the heads and reply
+//!    with the changes the device lacks;
+//! 3. push the records changed since the device's `cursor` that it may see and does not have
+//!    yet (`visible_changes`), as sync messages or, for records it never had, whole;
+//! 4. remember per (device, record) what the device has (`PeerState`).
+//!
+//! Why the server tracks what each device has rather than running a stock Automerge exchange:
+//! the stock protocol needs a round trip to learn the peer's heads before sending changes. Here
+//! a device's message carries its heads, which the server has after applying it, so the reply
+//! holds exactly the changes the device lacks; and for records the device did not mention, the
+//! server uses the heads it last *confirmed* the device has. A reply is confirmed when the
+//! device's next request carries a cursor at least that of the response that carried it (the
+//! device stores a response's cursor in the same transaction as its contents), so a lost
+//! response is simply sent again.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use automerge::sync::{Have, Message, State, SyncDoc};
+use automerge::{AutoCommit, ChangeHash};
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::vetting::{BindingError, Refusal, VetFailure, malformed, vet_changes};
+use super::wire::{
+    Ack, Bytes, DocMessage, NewRecord, PROTOCOL_VERSION, Rejection, RejectionCode, SyncRequest,
+    SyncResponse, heads_from_hex, heads_to_hex, sorted,
+};
+use super::{SyncError, boxed};
+use crate::domain::{RegistryIndex, StandId};
+use crate::records::{Agent, RecordDoc, RecordError, RecordKind, RecordView, UserRole};
+
+/// Who is syncing, as the server authenticated them (never as the request claims).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sender {
+    /// User, role and the authenticated device.
+    pub agent: Agent,
+    /// For a coordinator, the stand they coordinate (art. 17).
+    pub stand: Option<StandId>,
+}
+
+/// Whether `sender` may receive `record` (and send changes to it). Mirrored in SQL by the
+/// server's `visible_changes`:
+/// - anyone: records they wrote (the same user on any of their devices);
+/// - a coordinator: also the transgression reports of their stand;
+/// - the office: everything;
+/// - an admin: nothing (administrators write no records).
+pub fn may_see(sender: &Sender, record: &RecordView) -> bool {
+    match sender.agent.role {
+        UserRole::Office => true,
+        UserRole::Admin => false,
+        UserRole::Coordinator => {
+            record.author.user_id == sender.agent.user_id
+                || (record.kind == RecordKind::Transgression
+                    && sender.stand.is_some()
+                    && record.stand_id == sender.stand)
+        }
+        UserRole::GuardaMunicipal | UserRole::SecretariaInspector => {
+            record.author.user_id == sender.agent.user_id
+        }
+    }
+}
+
+/// What the server knows a device has of one record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PeerState {
+    /// Heads the device is known to have (hex, sorted); empty: nothing known.
+    #[serde(default)]
+    pub known_heads: Vec<String>,
+    /// Heads sent in the response with `cursor`, confirmed once the device's cursor reaches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<SentHeads>,
+}
+
+/// Heads a response carried to the device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SentHeads {
+    pub cursor: u64,
+    pub heads: Vec<String>,
+}
+
+impl PeerState {
+    /// Promotes `sent` to `known_heads` when the device's cursor shows it applied that response.
+    pub fn confirmed(mut self, device_cursor: u64) -> Self {
+        if let Some(sent) = self.sent.take() {
+            if device_cursor >= sent.cursor {
+                self.known_heads = sent.heads;
+            } else {
+                self.sent = Some(sent);
+            }
+        }
+        self
+    }
+
+    fn known(&self) -> Option<Vec<ChangeHash>> {
+        heads_from_hex(&self.known_heads)
+            .map(sorted)
+            .filter(|h| !h.is_empty())
+    }
+
+    /// JSON, for a TEXT column.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+
+    /// Inverse of `to_json`; an unreadable state is "nothing known" (the device then gets whole
+    /// documents again, which is always safe).
+    pub fn from_json(s: &str) -> Self {
+        serde_json::from_str(s).unwrap_or_default()
+    }
+}
+
+/// A record as the server stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerRecord {
+    /// `save()` of the document (or a save followed by incremental chunks).
+    pub doc: Vec<u8>,
+    /// Change sequence number of its last change.
+    pub seq: u64,
+}
+
+/// A record changed after some cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Changed {
+    pub record_id: Uuid,
+    pub seq: u64,
+}
+
+/// What `ServerSync` reads. The server implements it over the transaction it will write the
+/// effects in, so that what was read is what is written over.
+pub trait ServerSyncStore {
+    type Error: std::error::Error + Send + Sync + 'static;
+    fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>, Self::Error>;
+    fn peer_state(
+        &mut self,
+        device_id: Uuid,
+        record_id: Uuid,
+    ) -> Result<Option<PeerState>, Self::Error>;
+    /// The device an Automerge actor (hex) was bound to, if any.
+    fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>, Self::Error>;
+    /// The highest change sequence number given so far (0 when none).
+    fn current_seq(&mut self) -> Result<u64, Self::Error>;
+    /// Records `sender` may see (`may_see`) with `seq > after`, ascending by seq, at most `limit`.
+    fn visible_changes(
+        &mut self,
+        sender: &Sender,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Changed>, Self::Error>;
+}
+
+/// Accepted changes of one record: what the server writes, with its projection and an audit
+/// row, in one transaction.
+#[derive(Debug, Clone)]
+pub struct StoredChange {
+    pub record_id: Uuid,
+    /// The change sequence number to store the record under (strictly increasing).
+    pub seq: u64,
+    /// True when these changes create the record on the server.
+    pub created: bool,
+    /// `save()` of the whole record after the changes.
+    pub doc: Vec<u8>,
+    /// Only the accepted changes (loadable over the previous document), for an append-only log.
+    pub changes: Vec<u8>,
+    /// Hex hashes of the accepted changes, in causal order (the audit row's content).
+    pub change_hashes: Vec<String>,
+    /// Heads after the changes (hex, sorted).
+    pub heads: Vec<String>,
+    /// The record after the changes, for the SQL projection.
+    pub view: RecordView,
+    /// Who sent them (user, role, device).
+    pub by: Agent,
+    pub at: DateTime<Utc>,
+}
+
+/// Refused bytes kept as evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuarantineEntry {
+    pub record_id: Uuid,
+    pub device_id: Uuid,
+    pub user_id: String,
+    pub role: UserRole,
+    pub code: RejectionCode,
+    pub message: String,
+    /// Hex hashes of the refused changes; empty when the bytes did not decode.
+    pub change_hashes: Vec<String>,
+    /// The refused changes (concatenated, loadable over the record), or the raw bytes received
+    /// when they did not decode.
+    pub bytes: Vec<u8>,
+    pub at: DateTime<Utc>,
+}
+
+/// What the server must persist, in order, in the transaction it read in.
+#[derive(Debug, Clone)]
+pub enum ServerEffect {
+    StoreRecord(Box<StoredChange>),
+    /// First use of an actor: bind it to the device (another device using it is then refused).
+    BindActor {
+        actor: String,
+        device_id: Uuid,
+    },
+    Quarantine(QuarantineEntry),
+    SavePeerState {
+        device_id: Uuid,
+        record_id: Uuid,
+        state: PeerState,
+    },
+}
+
+/// The response and what to persist before sending it.
+#[derive(Debug, Clone)]
+pub struct ServerOutcome {
+    pub response: SyncResponse,
+    pub effects: Vec<ServerEffect>,
+}
+
+/// The result of a server-side edit (`ServerSync::edit`).
+#[derive(Debug, Clone)]
+pub enum EditOutcome {
+    /// Stored (persist the effects); the new view.
+    Applied {
+        view: Box<RecordView>,
+        effects: Vec<ServerEffect>,
+    },
+    /// The edit made no change.
+    Unchanged,
+    /// Refused by the same vetting as a device's change.
+    Refused {
+        code: RejectionCode,
+        message: String,
+    },
+}
+
+/// The server's protocol logic. Holds only limits; all state is read through the store.
+#[derive(Debug, Clone)]
+pub struct ServerSync {
+    /// Records pushed per response at most (then `more`).
+    pub push_limit: usize,
+    /// Approximate bytes of pushed documents and messages per response (then `more`).
+    pub push_bytes: usize,
+}
+
+impl Default for ServerSync {
+    fn default() -> Self {
+        Self {
+            push_limit: 200,
+            push_bytes: 2 * 1024 * 1024,
+        }
+    }
+}
+
+/// One record of the request, decoded.
+enum Incoming<'a> {
+    Whole(&'a [u8]),
+    Message(&'a [u8]),
+}
+
+/// What receiving one record tells about the device's copy.
+#[derive(Debug, Default)]
+struct Received {
+    /// Heads it will have after applying the response.
+    will_have: Option<Vec<String>>,
+    /// Heads it showed it has.
+    has: Option<Vec<String>>,
+}
+
+/// Per-record bookkeeping while handling one request.
+struct Touched {
+    /// Heads the device will have after applying the response (hex, sorted); `None`: leave the
+    /// state as it is.
+    will_have: Option<Vec<String>>,
+    /// Heads the device showed it has (its message or document).
+    has: Option<Vec<String>>,
+    /// As stored before this request.
+    loaded: Option<PeerState>,
+}
+
+impl ServerSync {
+    /// Handles one request from `sender`. `registry` is needed to vet coordinators' reports.
+    pub fn handle<S: ServerSyncStore>(
+        &self,
+        store: &mut S,
+        sender: &Sender,
+        registry: Option<&RegistryIndex<'_>>,
+        request: &SyncRequest,
+        now: DateTime<Utc>,
+    ) -> Result<ServerOutcome, SyncError> {
+        if request.protocol != PROTOCOL_VERSION {
+            return Err(SyncError::Protocol {
+                got: request.protocol,
+                supported: PROTOCOL_VERSION,
+            });
+        }
+        if request.device_id != sender.agent.device_id {
+            return Err(SyncError::DeviceMismatch {
+                claimed: request.device_id,
+                authenticated: sender.agent.device_id,
+            });
+        }
+        let mut seen = BTreeSet::new();
+        let items: Vec<(Uuid, Incoming<'_>)> = request
+            .new_records
+            .iter()
+            .map(|r| (r.record_id, Incoming::Whole(r.doc.as_slice())))
+            .chain(
+                request
+                    .messages
+                    .iter()
+                    .map(|m| (m.record_id, Incoming::Message(m.message.as_slice()))),
+            )
+            .collect();
+        for (id, _) in &items {
+            if !seen.insert(*id) {
+                return Err(SyncError::DuplicateRecord(*id));
+            }
+        }
+
+        let device = sender.agent.device_id;
+        let mut seq = store.current_seq().map_err(boxed)?;
+        // A cursor from the future (another server, a restored database) would hide changes
+        // from the device; start it over instead: every push is idempotent.
+        let cursor_in = if request.cursor > seq {
+            0
+        } else {
+            request.cursor
+        };
+        let mut out = ServerOutcome {
+            response: SyncResponse {
+                cursor: 0,
+                accepted: Vec::new(),
+                messages: Vec::new(),
+                new_records: Vec::new(),
+                rejections: Vec::new(),
+                more: false,
+            },
+            effects: Vec::new(),
+        };
+        let mut touched: BTreeMap<Uuid, Touched> = BTreeMap::new();
+        let mut bound: BTreeSet<String> = BTreeSet::new();
+
+        // 2. What the device sent.
+        for (record_id, incoming) in items {
+            let loaded = store.peer_state(device, record_id).map_err(boxed)?;
+            let t = self.receive(
+                store, sender, registry, record_id, incoming, &mut seq, &mut bound, &mut out, now,
+            )?;
+            touched.insert(
+                record_id,
+                Touched {
+                    will_have: t.will_have,
+                    has: t.has,
+                    loaded,
+                },
+            );
+        }
+
+        // 3. What changed on the server since the device's cursor.
+        let rows = store
+            .visible_changes(sender, cursor_in, self.push_limit.saturating_add(1))
+            .map_err(boxed)?;
+        let mut budget = self.push_bytes;
+        let mut last_seq = cursor_in;
+        let mut truncated = false;
+        for (i, row) in rows.iter().enumerate() {
+            if i >= self.push_limit || budget == 0 {
+                truncated = true;
+                break;
+            }
+            last_seq = row.seq;
+            if touched.contains_key(&row.record_id) {
+                continue;
+            }
+            let Some(stored) = store.record(row.record_id).map_err(boxed)? else {
+                continue;
+            };
+            let mut doc = load_stored(row.record_id, &stored.doc)?;
+            let view = doc.view().map_err(|source| SyncError::Stored {
+                record_id: row.record_id,
+                source,
+            })?;
+            // The store's filter is SQL; check again with the rule itself.
+            if !may_see(sender, &view) {
+                continue;
+            }
+            let loaded = store.peer_state(device, row.record_id).map_err(boxed)?;
+            let prior = loaded.clone().unwrap_or_default().confirmed(cursor_in);
+            let heads = sorted(doc.heads());
+            let sent = match prior.known() {
+                Some(known) if known == heads => 0,
+                Some(known) if has_all(&mut doc, &known) => {
+                    match reply_message(&mut doc, &known, &[]) {
+                        Some(bytes) => {
+                            let n = bytes.len();
+                            out.response.messages.push(DocMessage {
+                                record_id: row.record_id,
+                                message: Bytes(bytes),
+                            });
+                            n
+                        }
+                        None => 0,
+                    }
+                }
+                // Never had it, or what it had is unknown here: send it whole.
+                _ => {
+                    let bytes = doc.save();
+                    let n = bytes.len();
+                    out.response.new_records.push(NewRecord {
+                        record_id: row.record_id,
+                        doc: Bytes(bytes),
+                    });
+                    n
+                }
+            };
+            budget = budget.saturating_sub(sent);
+            if sent > 0 {
+                touched.insert(
+                    row.record_id,
+                    Touched {
+                        will_have: Some(heads_to_hex(&heads)),
+                        has: None,
+                        loaded,
+                    },
+                );
+            }
+        }
+        if !truncated && rows.len() > self.push_limit {
+            truncated = true;
+        }
+        out.response.more = truncated;
+        // Everything up to this cursor was handled: pushed, skipped as invisible, or already
+        // on the device. Untruncated, the device is current with every change including its own.
+        out.response.cursor = if truncated { last_seq } else { seq };
+
+        // 4. What each device has, for the next exchange.
+        for (record_id, t) in touched {
+            let mut state = t.loaded.clone().unwrap_or_default().confirmed(cursor_in);
+            if let Some(has) = t.has {
+                state.known_heads = has;
+            }
+            if let Some(heads) = t.will_have {
+                if heads == state.known_heads {
+                    state.sent = None;
+                } else {
+                    state.sent = Some(SentHeads {
+                        cursor: out.response.cursor,
+                        heads,
+                    });
+                }
+            }
+            let unchanged = match &t.loaded {
+                Some(l) => *l == state,
+                None => state == PeerState::default(),
+            };
+            if !unchanged {
+                out.effects.push(ServerEffect::SavePeerState {
+                    device_id: device,
+                    record_id,
+                    state,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// One record sent by the device.
+    #[allow(clippy::too_many_arguments)]
+    fn receive<S: ServerSyncStore>(
+        &self,
+        store: &mut S,
+        sender: &Sender,
+        registry: Option<&RegistryIndex<'_>>,
+        record_id: Uuid,
+        incoming: Incoming<'_>,
+        seq: &mut u64,
+        bound: &mut BTreeSet<String>,
+        out: &mut ServerOutcome,
+        now: DateTime<Utc>,
+    ) -> Result<Received, SyncError> {
+        let raw = match incoming {
+            Incoming::Whole(b) | Incoming::Message(b) => b,
+        };
+        let mut server = match store.record(record_id).map_err(boxed)? {
+            Some(r) => Some(load_stored(record_id, &r.doc)?),
+            None => None,
+        };
+        if let Some(doc) = &server {
+            let view = doc
+                .view()
+                .map_err(|source| SyncError::Stored { record_id, source })?;
+            if !may_see(sender, &view) {
+                self.reject(
+                    out,
+                    sender,
+                    record_id,
+                    Vec::new(),
+                    raw.to_vec(),
+                    Refusal {
+                        code: RejectionCode::NotVisible,
+                        message: String::from(
+                            "este registro não pertence a este usuário nem ao seu ponto",
+                        ),
+                    },
+                    None,
+                    now,
+                );
+                return Ok(Received::default());
+            }
+        }
+        let server_heads = match &mut server {
+            Some(d) => sorted(d.heads()),
+            None => Vec::new(),
+        };
+
+        // Decode into a scratch copy: the server's document plus whatever arrived.
+        let mut scratch = match &server {
+            Some(d) => d.automerge().clone(),
+            None => AutoCommit::new(),
+        };
+        let (device_heads, need) = match decode_into(&mut scratch, record_id, incoming) {
+            Ok(x) => x,
+            Err(reason) => {
+                let server_doc = server.as_mut().map(RecordDoc::save);
+                self.reject(
+                    out,
+                    sender,
+                    record_id,
+                    Vec::new(),
+                    raw.to_vec(),
+                    malformed(reason),
+                    server_doc,
+                    now,
+                );
+                return Ok(Received::default());
+            }
+        };
+        // Changes whose dependencies never arrived: the device's idea of what the server has
+        // is wrong. Neither accept nor refuse; the device sends the record whole next time.
+        if !scratch.get_missing_deps(&[]).is_empty() || !has_all_am(&mut scratch, &device_heads) {
+            return Ok(Received::default());
+        }
+        let new_changes = scratch.get_changes(&server_heads);
+        if new_changes.is_empty() && server.is_none() {
+            return Ok(Received::default());
+        }
+
+        let mut lookup = |actor: &str| -> Result<Option<Uuid>, BindingError> {
+            store
+                .actor_device(actor)
+                .map_err(|e| BindingError(Box::new(e)))
+        };
+        let vetted = match vet_changes(server.as_ref(), new_changes, sender, registry, &mut lookup)
+        {
+            Ok(v) => v,
+            Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
+            Err(VetFailure::NoRegistry) => return Err(SyncError::RegistryUnavailable),
+            Err(VetFailure::Stored(source)) => return Err(SyncError::Stored { record_id, source }),
+        };
+        for actor in vetted.new_bindings {
+            if bound.insert(actor.clone()) {
+                out.effects.push(ServerEffect::BindActor {
+                    actor,
+                    device_id: sender.agent.device_id,
+                });
+            }
+        }
+        let mut doc = vetted.doc;
+        if !vetted.accepted.is_empty()
+            && let Some(d) = doc.as_mut()
+        {
+            *seq += 1;
+            let stored = stored_change(
+                d,
+                record_id,
+                *seq,
+                server.is_none(),
+                &server_heads,
+                &vetted.accepted,
+                &sender.agent,
+                now,
+            )?;
+            out.effects
+                .push(ServerEffect::StoreRecord(Box::new(stored)));
+        }
+        let device_has = Some(heads_to_hex(&sorted(device_heads.clone())));
+        if let Some((refused, refusal)) = vetted.refused {
+            let hashes: Vec<String> = refused.iter().map(|c| c.hash().to_string()).collect();
+            let bytes: Vec<u8> = refused
+                .iter()
+                .flat_map(|c| c.raw_bytes().to_vec())
+                .collect();
+            let server_doc = doc.as_mut().map(RecordDoc::save);
+            let will_have = doc.as_mut().map(|d| heads_to_hex(&sorted(d.heads())));
+            self.reject(
+                out, sender, record_id, hashes, bytes, refusal, server_doc, now,
+            );
+            // The device resets to the server's document (or drops a refused creation).
+            return Ok(Received {
+                will_have,
+                has: None,
+            });
+        }
+        let Some(mut doc) = doc else {
+            return Ok(Received::default());
+        };
+        let heads = sorted(doc.heads());
+        out.response.accepted.push(Ack {
+            record_id,
+            heads: heads_to_hex(&heads),
+        });
+        if let Some(bytes) = reply_message(&mut doc, &device_heads, &need) {
+            out.response.messages.push(DocMessage {
+                record_id,
+                message: Bytes(bytes),
+            });
+        }
+        Ok(Received {
+            will_have: Some(heads_to_hex(&heads)),
+            has: device_has,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn reject(
+        &self,
+        out: &mut ServerOutcome,
+        sender: &Sender,
+        record_id: Uuid,
+        change_hashes: Vec<String>,
+        bytes: Vec<u8>,
+        refusal: Refusal,
+        server_doc: Option<Vec<u8>>,
+        now: DateTime<Utc>,
+    ) {
+        out.effects.push(ServerEffect::Quarantine(QuarantineEntry {
+            record_id,
+            device_id: sender.agent.device_id,
+            user_id: sender.agent.user_id.clone(),
+            role: sender.agent.role,
+            code: refusal.code,
+            message: refusal.message.clone(),
+            change_hashes: change_hashes.clone(),
+            bytes,
+            at: now,
+        }));
+        out.response.rejections.push(Rejection {
+            record_id,
+            change_hashes,
+            code: refusal.code,
+            message: refusal.message,
+            server_doc: server_doc.map(Bytes),
+        });
+    }
+
+    /// A change made on the server itself (the office appending a review or penalty event from
+    /// its desk), through the same vetting and effects as a device's: `edit` runs on a copy of
+    /// the record under `sender`'s actor; what it changed is vetted, then stored with the next
+    /// sequence number. Devices receive it on their next sync.
+    pub fn edit<S, F>(
+        &self,
+        store: &mut S,
+        sender: &Sender,
+        registry: Option<&RegistryIndex<'_>>,
+        record_id: Uuid,
+        now: DateTime<Utc>,
+        edit: F,
+    ) -> Result<EditOutcome, SyncError>
+    where
+        S: ServerSyncStore,
+        F: FnOnce(&mut RecordDoc) -> Result<(), RecordError>,
+    {
+        let stored = store
+            .record(record_id)
+            .map_err(boxed)?
+            .ok_or(SyncError::UnknownRecord(record_id))?;
+        let mut server = load_stored(record_id, &stored.doc)?;
+        let view = server
+            .view()
+            .map_err(|source| SyncError::Stored { record_id, source })?;
+        if !may_see(sender, &view) {
+            return Ok(EditOutcome::Refused {
+                code: RejectionCode::NotVisible,
+                message: String::from("este registro não pertence a este usuário"),
+            });
+        }
+        let server_heads = sorted(server.heads());
+        let mut scratch = server.fork();
+        if let Err(e) = edit(&mut scratch) {
+            return Ok(EditOutcome::Refused {
+                code: code_of_record_error(&e),
+                message: e.to_string(),
+            });
+        }
+        let changes = scratch.automerge_mut().get_changes(&server_heads);
+        if changes.is_empty() {
+            return Ok(EditOutcome::Unchanged);
+        }
+        let mut lookup = |actor: &str| -> Result<Option<Uuid>, BindingError> {
+            store
+                .actor_device(actor)
+                .map_err(|e| BindingError(Box::new(e)))
+        };
+        let vetted = match vet_changes(Some(&server), changes, sender, registry, &mut lookup) {
+            Ok(v) => v,
+            Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
+            Err(VetFailure::NoRegistry) => return Err(SyncError::RegistryUnavailable),
+            Err(VetFailure::Stored(source)) => return Err(SyncError::Stored { record_id, source }),
+        };
+        if let Some((_, refusal)) = vetted.refused {
+            // Nothing of a refused server-side edit is stored: it was never sent by anyone,
+            // so there is no evidence to keep, only an error to show.
+            return Ok(EditOutcome::Refused {
+                code: refusal.code,
+                message: refusal.message,
+            });
+        }
+        let Some(mut doc) = vetted.doc else {
+            return Ok(EditOutcome::Unchanged);
+        };
+        let seq = store.current_seq().map_err(boxed)? + 1;
+        let mut effects: Vec<ServerEffect> = vetted
+            .new_bindings
+            .into_iter()
+            .map(|actor| ServerEffect::BindActor {
+                actor,
+                device_id: sender.agent.device_id,
+            })
+            .collect();
+        let stored = stored_change(
+            &mut doc,
+            record_id,
+            seq,
+            false,
+            &server_heads,
+            &vetted.accepted,
+            &sender.agent,
+            now,
+        )?;
+        let view = Box::new(stored.view.clone());
+        effects.push(ServerEffect::StoreRecord(Box::new(stored)));
+        Ok(EditOutcome::Applied { view, effects })
+    }
+}
+
+/// Decodes what arrived into `scratch`. Returns the heads the device has and what it asked for.
+fn decode_into(
+    scratch: &mut AutoCommit,
+    record_id: Uuid,
+    incoming: Incoming<'_>,
+) -> Result<(Vec<ChangeHash>, Vec<ChangeHash>), String> {
+    match incoming {
+        Incoming::Whole(bytes) => {
+            let mut doc = RecordDoc::load(bytes).map_err(|e| e.to_string())?;
+            if doc.id() != record_id {
+                return Err(format!(
+                    "o documento é do registro {}, não de {record_id}",
+                    doc.id()
+                ));
+            }
+            let heads = doc.heads();
+            scratch
+                .merge(doc.automerge_mut())
+                .map_err(|e| e.to_string())?;
+            Ok((heads, Vec::new()))
+        }
+        Incoming::Message(bytes) => {
+            let msg = Message::decode(bytes).map_err(|e| e.to_string())?;
+            let heads = msg.heads.clone();
+            let need = msg.need.clone();
+            scratch
+                .sync()
+                .receive_sync_message(&mut State::new(), msg)
+                .map_err(|e| e.to_string())?;
+            // Whatever arrived must still be this record.
+            if let Ok(doc) = RecordDoc::from_automerge(scratch.clone())
+                && doc.id() != record_id
+            {
+                return Err(format!(
+                    "a mensagem é do registro {}, não de {record_id}",
+                    doc.id()
+                ));
+            }
+            Ok((heads, need))
+        }
+    }
+}
+
+/// A sync message with every change of `doc` that a peer holding `peer_heads` lacks (plus any
+/// it asked for in `need`); `None` when there is none.
+pub(crate) fn reply_message(
+    doc: &mut RecordDoc,
+    peer_heads: &[ChangeHash],
+    need: &[ChangeHash],
+) -> Option<Vec<u8>> {
+    let am = doc.automerge_mut();
+    // The peer's state as we know it, so that Automerge sends exactly what it lacks without
+    // first asking for its heads (which costs a round trip).
+    let mut state = State::new();
+    state.shared_heads = peer_heads.to_vec();
+    state.their_heads = Some(peer_heads.to_vec());
+    state.their_have = Some(vec![Have {
+        last_sync: peer_heads.to_vec(),
+        bloom: Default::default(),
+    }]);
+    state.their_need = Some(need.to_vec());
+    let msg = am.sync().generate_sync_message(&mut state)?;
+    if msg.changes.is_empty() {
+        return None;
+    }
+    Some(msg.encode())
+}
+
+fn has_all(doc: &mut RecordDoc, heads: &[ChangeHash]) -> bool {
+    has_all_am(doc.automerge_mut(), heads)
+}
+
+fn has_all_am(doc: &mut AutoCommit, heads: &[ChangeHash]) -> bool {
+    doc.get_missing_deps(heads).is_empty()
+}
+
+fn load_stored(record_id: Uuid, bytes: &[u8]) -> Result<RecordDoc, SyncError> {
+    RecordDoc::load(bytes).map_err(|source| SyncError::Stored { record_id, source })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stored_change(
+    doc: &mut RecordDoc,
+    record_id: Uuid,
+    seq: u64,
+    created: bool,
+    before_heads: &[ChangeHash],
+    accepted: &[ChangeHash],
+    by: &Agent,
+    at: DateTime<Utc>,
+) -> Result<StoredChange, SyncError> {
+    let view = doc
+        .view()
+        .map_err(|source| SyncError::Stored { record_id, source })?;
+    let changes = doc.automerge_mut().save_after(before_heads);
+    let heads = sorted(doc.heads());
+    Ok(StoredChange {
+        record_id,
+        seq,
+        created,
+        doc: doc.save(),
+        changes,
+        change_hashes: accepted.iter().map(ChangeHash::to_string).collect(),
+        heads: heads_to_hex(&heads),
+        view,
+        by: by.clone(),
+        at,
+    })
+}
+
+/// The rejection code matching a refusal of the records API (for server-side edits).
+fn code_of_record_error(e: &RecordError) -> RejectionCode {
+    match e {
+        RecordError::Sealed { .. } | RecordError::AlreadyIssued => RejectionCode::SealedField,
+        RecordError::RoleNotAllowed { .. } | RecordError::NotAuthor { .. } => {
+            RejectionCode::RoleForbidden
+        }
+        RecordError::OutsideStand { .. } => RejectionCode::OutsideStand,
+        RecordError::EventRefused { .. }
+        | RecordError::OnlyLightSettled
+        | RecordError::WitnessRequired
+        | RecordError::NoConflict { .. } => RejectionCode::InvalidEvent,
+        _ => RejectionCode::Malformed,
+    }
+}
