@@ -154,12 +154,38 @@ fn days_before(d: NaiveDate, n: u64) -> NaiveDate {
 
 const LETTERS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const FIRST: &[&str] = &[
-    "Ana", "João", "Maria", "Pedro", "Carla", "Luiz", "Beatriz", "Rafael", "Helena", "Sérgio",
-    "Fernanda", "Marcos", "Juliana", "Antônio", "Patrícia", "Roberto",
+    "Ana",
+    "João",
+    "Maria",
+    "Pedro",
+    "Carla",
+    "Luiz",
+    "Beatriz",
+    "Rafael",
+    "Helena",
+    "Sérgio",
+    "Fernanda",
+    "Marcos",
+    "Juliana",
+    "Antônio",
+    "Patrícia",
+    "Roberto",
 ];
 const LAST: &[&str] = &[
-    "Silva", "Souza", "Costa", "Fernandes", "Lima", "Pereira", "Oliveira", "Santos", "Almeida",
-    "Rocha", "Martins", "Barbosa", "Ribeiro", "Carvalho",
+    "Silva",
+    "Souza",
+    "Costa",
+    "Fernandes",
+    "Lima",
+    "Pereira",
+    "Oliveira",
+    "Santos",
+    "Almeida",
+    "Rocha",
+    "Martins",
+    "Barbosa",
+    "Ribeiro",
+    "Carvalho",
 ];
 const MODELS: &[&str] = &[
     "Chevrolet Spin 1.8",
@@ -643,5 +669,4 @@ mod tests {
         // One more taxi is refused by the cap.
         assert!(office::check_new_vacancies(&r.index(), 1, &rules_config()).is_err());
     }
-
 }

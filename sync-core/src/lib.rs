@@ -4,14 +4,22 @@
 //! `domain` (registry types; plate, CPF, CNH and RENAVAM normalisation) → `rules` (Lei
 //! 4.019/2004 as data plus pure evaluation: facts + an instant → a verdict citing articles) →
 //! later `records` (Automerge field records), `store` (device SQLite) and `sync` (sans-IO
-//! protocol). `time` pins the reasoning to America/Sao_Paulo while storage stays in UTC.
+//! protocol). `field` joins records to the store: what the device writes, one transaction per
+//! change, with auto numbers and photos. `time` pins the reasoning to America/Sao_Paulo while
+//! storage stays in UTC. `client` (feature `client`, the only part doing network I/O) drives
+//! the store against the server over HTTP: login, numbers, record sync, photos, registry feed.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "client")]
+pub mod client;
 pub mod domain;
+pub mod feed;
+pub mod field;
 pub mod records;
 pub mod rules;
 pub mod schemas;
 pub mod store;
+pub mod sync;
 pub mod time;
 
 #[cfg(any(test, feature = "testkit"))]

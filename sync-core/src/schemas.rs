@@ -7,8 +7,12 @@
 use schemars::{JsonSchema, schema_for};
 
 use crate::domain::Registry;
+use crate::feed::{RegistryChanges, RegistrySnapshot};
+use crate::records::{EventKind, InfractionDraft, RecordView, TransgressionDraft, Violation};
 use crate::rules::money::Corrected;
 use crate::rules::{Observation, RulesConfig, Verdict, deadline::Deadline};
+use crate::store::{PermitView, PersonPermits};
+use crate::sync::{SyncRequest, SyncResponse};
 
 fn schema<T: JsonSchema>() -> serde_json::Value {
     schema_for!(T).to_value()
@@ -23,5 +27,16 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("rules-config", schema::<RulesConfig>()),
         ("deadline", schema::<Deadline>()),
         ("amount", schema::<Corrected>()),
+        ("record-view", schema::<RecordView>()),
+        ("record-event", schema::<EventKind>()),
+        ("record-violation", schema::<Violation>()),
+        ("infraction-draft", schema::<InfractionDraft>()),
+        ("transgression-draft", schema::<TransgressionDraft>()),
+        ("registry-snapshot", schema::<RegistrySnapshot>()),
+        ("registry-changes", schema::<RegistryChanges>()),
+        ("permit-view", schema::<PermitView>()),
+        ("person-permits", schema::<PersonPermits>()),
+        ("sync-request", schema::<SyncRequest>()),
+        ("sync-response", schema::<SyncResponse>()),
     ]
 }

@@ -1,5 +1,6 @@
-//! Command line of `taxi-fiscal`. Every command prints JSON on stdout; errors are one line on
-//! stderr and a non-zero exit (see `main.rs`).
+//! Command line of `taxi-fiscal`. Every command prints JSON on stdout (`serve` and `demo` print
+//! where they listen, then log to stderr); errors are one line on stderr and a non-zero exit
+//! (see `main.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,10 @@ use clap::{Parser, Subcommand};
 use serde::Serialize;
 use sync_core::rules::RulesConfig;
 
+mod device;
+mod device_sync;
 mod engine;
+mod server;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,6 +36,18 @@ enum Command {
     Amount(engine::AmountArgs),
     /// The rule catalogue (R01–R44, D01–D04) with citations and whether each is enabled.
     Rules(engine::RulesArgs),
+    /// The officer's device store without a phone: registry replica, lookups, checks, records.
+    Device(device::DeviceArgs),
+    /// Run the central server on a data directory (SQLite inside; nothing else to install).
+    Serve(server::ServeArgs),
+    /// Run the server with a demo registry of Americana and demo users (seeded once).
+    Demo(server::DemoArgs),
+    /// Replace the server's registry with a CSV file (one row per permit), all or nothing.
+    Import(server::ImportArgs),
+    /// The audit chain: `audit verify --data DIR`.
+    Audit(server::AuditArgs),
+    /// Accounts from the command line: `admin add-user` (first administrator of a `serve`).
+    Admin(server::AdminArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -40,6 +56,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Deadline(a) => engine::deadline(a),
         Command::Amount(a) => engine::amount(a),
         Command::Rules(a) => engine::rules(a),
+        Command::Device(a) => device::run(a),
+        Command::Serve(a) => server::serve(a),
+        Command::Demo(a) => server::demo(a),
+        Command::Import(a) => server::import(a),
+        Command::Audit(a) => server::audit(a),
+        Command::Admin(a) => server::admin(a),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Reading a record document: typed accessors that turn a missing or mistyped value into
 //! `RecordError::Malformed` (never a panic), the event list, and the conflict walk.
 
-use automerge::{AutoCommit, ObjId, ObjType, ReadDoc, ScalarValue, Value};
+use automerge::{AutoCommit, ObjId, ObjType, ReadDoc, ScalarValue, Value, ValueRef};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -201,58 +201,77 @@ pub(super) fn read_events(d: &AutoCommit) -> Result<Vec<RawEvent>, RecordError> 
 // -------------------------------------------------------------------- conflicts
 
 /// Walks the whole document and reports every map key or list slot with several values.
+///
+/// One pass over each object's visible values, using Automerge's own `conflict` flag, and
+/// `get_all` only where it is set (issue 5, sync bench: the previous `get_all` + `get` per slot
+/// made this walk the largest part of materialising a view, which the server does for every
+/// incoming change).
 pub(super) fn collect_conflicts(
     d: &AutoCommit,
     obj: &ObjId,
     path: &str,
     out: &mut Vec<FieldConflict>,
 ) -> Result<(), RecordError> {
-    let slots: Vec<(String, automerge::Prop)> = match d.object_type(obj)? {
+    // (path, prop, conflicted, child object)
+    let slots: Vec<(String, automerge::Prop, bool, Option<ObjId>)> = match d.object_type(obj)? {
         ObjType::Map | ObjType::Table => d
-            .keys(obj)
-            .map(|k| {
+            .map_range(obj, ..)
+            .map(|item| {
+                let k = item.key.to_string();
                 let p = if path.is_empty() {
                     k.clone()
                 } else {
                     format!("{path}.{k}")
                 };
-                (p, automerge::Prop::Map(k))
+                let child = matches!(item.value, ValueRef::Object(_)).then(|| item.id());
+                (p, automerge::Prop::Map(k), item.conflict, child)
             })
             .collect(),
-        ObjType::List => (0..d.length(obj))
-            .map(|i| (format!("{path}[{i}]"), automerge::Prop::Seq(i)))
+        ObjType::List => d
+            .list_range(obj, ..)
+            .map(|item| {
+                let child = matches!(item.value, ValueRef::Object(_)).then(|| item.id());
+                (
+                    format!("{path}[{}]", item.index),
+                    automerge::Prop::Seq(item.index),
+                    item.conflict,
+                    child,
+                )
+            })
             .collect(),
         ObjType::Text => Vec::new(),
     };
-    for (p, prop) in slots {
-        let leaf = match &prop {
-            automerge::Prop::Map(k) => k.clone(),
-            automerge::Prop::Seq(_) => String::new(),
-        };
-        let all = d.get_all(obj, prop.clone())?;
-        if all.len() > 1 {
-            let mut values = Vec::new();
-            for (v, id) in &all {
-                let value = match v {
-                    Value::Scalar(s) => scalar_json(&leaf, s),
-                    Value::Object(_) => object_json(d, id)?,
-                };
-                let (actor, device_id) = match id {
-                    ObjId::Id(_, actor, _) => (actor.to_hex_string(), device_of_actor(actor)),
-                    ObjId::Root => (String::new(), None),
-                };
-                values.push(ConflictValue {
-                    value,
-                    actor,
-                    device_id,
+    for (p, prop, conflicted, child) in slots {
+        if conflicted {
+            let leaf = match &prop {
+                automerge::Prop::Map(k) => k.clone(),
+                automerge::Prop::Seq(_) => String::new(),
+            };
+            let all = d.get_all(obj, prop)?;
+            if all.len() > 1 {
+                let mut values = Vec::new();
+                for (v, id) in &all {
+                    let value = match v {
+                        Value::Scalar(s) => scalar_json(&leaf, s),
+                        Value::Object(_) => object_json(d, id)?,
+                    };
+                    let (actor, device_id) = match id {
+                        ObjId::Id(_, actor, _) => (actor.to_hex_string(), device_of_actor(actor)),
+                        ObjId::Root => (String::new(), None),
+                    };
+                    values.push(ConflictValue {
+                        value,
+                        actor,
+                        device_id,
+                    });
+                }
+                out.push(FieldConflict {
+                    field: p.clone(),
+                    values,
                 });
             }
-            out.push(FieldConflict {
-                field: p.clone(),
-                values,
-            });
         }
-        if let Some((Value::Object(_), child)) = d.get(obj, prop)? {
+        if let Some(child) = child {
             collect_conflicts(d, &child, &p, out)?;
         }
     }

@@ -109,6 +109,16 @@ impl DeviceSyncStore for Store {
             .filter(|s| !s.is_empty()))
     }
 
+    // The `heads` column written with every record change (issue 5: lets an acknowledgement
+    // be applied without loading the document).
+    fn record_heads(&self, record_id: &str) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT heads FROM records WHERE id = ?1")?
+            .query_row([record_id], |r| r.get(0))
+            .optional()?)
+    }
+
     fn apply_sync(&mut self, peer: &str, batch: &DeviceBatch) -> StoreResult<()> {
         let tx = self
             .conn

@@ -584,6 +584,7 @@ impl ServerSync {
             *seq += 1;
             let stored = stored_change(
                 d,
+                vetted.view,
                 record_id,
                 *seq,
                 server.is_none(),
@@ -741,6 +742,7 @@ impl ServerSync {
             .collect();
         let stored = stored_change(
             &mut doc,
+            vetted.view,
             record_id,
             seq,
             false,
@@ -838,6 +840,8 @@ fn load_stored(record_id: Uuid, bytes: &[u8]) -> Result<RecordDoc, SyncError> {
 #[allow(clippy::too_many_arguments)]
 fn stored_change(
     doc: &mut RecordDoc,
+    // The view of `doc` if the caller has it (vetting computed it): not materialised twice.
+    view: Option<RecordView>,
     record_id: Uuid,
     seq: u64,
     created: bool,
@@ -846,9 +850,12 @@ fn stored_change(
     by: &Agent,
     at: DateTime<Utc>,
 ) -> Result<StoredChange, SyncError> {
-    let view = doc
-        .view()
-        .map_err(|source| SyncError::Stored { record_id, source })?;
+    let view = match view {
+        Some(v) => v,
+        None => doc
+            .view()
+            .map_err(|source| SyncError::Stored { record_id, source })?,
+    };
     let changes = doc.automerge_mut().save_after(before_heads);
     let heads = sorted(doc.heads());
     Ok(StoredChange {

@@ -1,0 +1,85 @@
+//! `taxi-fiscal device --db FILE login …` and `… sync …`: the sync client of `sync_core::client`
+//! from the command line, exactly as the app drives it — the session is stored in the device
+//! file, so `sync` needs only the file (and optionally the server's address).
+//!
+//! Both print JSON on stdout: `login` the session (never the tokens), `sync` the whole
+//! `SyncSummary` (what each step did, wire bytes, the status after it). A sync in which a step
+//! failed still prints its summary, then fails with that step's error (exit status 2).
+
+use anyhow::{Context, bail};
+use clap::Args;
+use sync_core::client::{SyncClient, Timeouts};
+use sync_core::store::Store;
+
+use super::print_json;
+
+#[derive(Debug, Args)]
+pub(crate) struct LoginArgs {
+    /// Server address, e.g. http://127.0.0.1:8080.
+    #[arg(long)]
+    server: String,
+    #[arg(long)]
+    user: String,
+    /// Password (default: the environment variable TAXI_FISCAL_PASSWORD, which keeps it out of
+    /// the process list).
+    #[arg(long)]
+    password: Option<String>,
+    /// The device's id on the server (default: the one stored by a previous login, else this
+    /// file's device identity).
+    #[arg(long)]
+    device: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SyncArgs {
+    /// Server address (default: the one of the stored session).
+    #[arg(long)]
+    server: Option<String>,
+    /// Seconds a request may take before it is abandoned and retried.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+    /// Only print the sync status (pending records and photos, last sync, registry age, last
+    /// error), without contacting the server.
+    #[arg(long)]
+    status: bool,
+}
+
+fn client(server: &str, timeout: u64) -> anyhow::Result<SyncClient> {
+    let timeouts = Timeouts {
+        request: std::time::Duration::from_secs(timeout.max(1)),
+        ..Timeouts::default()
+    };
+    let transport = sync_core::client::HttpTransport::new(server, timeouts)?;
+    Ok(SyncClient::with_transport(std::sync::Arc::new(transport)))
+}
+
+pub(crate) fn login(store: &mut Store, a: LoginArgs) -> anyhow::Result<()> {
+    let password = match a.password {
+        Some(p) => p,
+        None => std::env::var("TAXI_FISCAL_PASSWORD")
+            .context("informe --password ou a variável TAXI_FISCAL_PASSWORD")?,
+    };
+    let client = client(&a.server, 60)?;
+    let summary = client.login(store, &a.user, &password, a.device.as_deref())?;
+    print_json(&summary)
+}
+
+pub(crate) fn sync(store: &mut Store, a: SyncArgs) -> anyhow::Result<()> {
+    if a.status {
+        return print_json(&store.sync_status(chrono::Utc::now())?);
+    }
+    let server = match a.server {
+        Some(s) => s,
+        None => match store.client_session()? {
+            Some(s) => s.server_url,
+            None => bail!("informe --server (nenhuma sessão guardada: faça `device login` antes)"),
+        },
+    };
+    let client = client(&server, a.timeout)?;
+    let summary = client.sync(store)?;
+    print_json(&summary)?;
+    if let Some(e) = summary.errors.first() {
+        bail!("{}", e.message);
+    }
+    Ok(())
+}

@@ -1,0 +1,482 @@
+//! The sync client (feature `client`): drives the device store against the taxi-fiscal server
+//! over HTTP — login and token refresh, auto-number top-up, record sync (`POST /v1/sync`, the
+//! sans-IO `crate::sync::DeviceSync` doing the protocol), photo upload and the registry feed.
+//!
+//! # Blocking, cancellable (ADR 0010)
+//!
+//! Every call blocks the calling thread until done, failed or cancelled; the app calls it from
+//! a background thread (never the UI thread) and stops it with a [`CancelToken`], which is
+//! checked before every request and while waiting between retries. Requests time out
+//! ([`Timeouts`]). The store is a plain `&mut Store`: one sync at a time per device file.
+//!
+//! # One sync ([`SyncClient::sync`])
+//!
+//! ```text
+//! session   access token still good on the device clock? else POST /v1/auth/refresh
+//! numbers   fewer than `number_low_water` left → POST /v1/devices/{id}/number-blocks,
+//!           then number the records that were waiting for one
+//! records   loop: DeviceSync::build_request → POST /v1/sync (zstd) → apply_response, one
+//!           store transaction per response; until the report says nothing is left
+//! photos    POST /v1/photos/have for what is pending → PUT /v1/photos/{sha256} for the rest,
+//!           each marked `uploaded_at` as soon as the server confirms it
+//! registry  GET /v1/registry/changes?since=V; 410 (too old or unknown) → GET
+//!           /v1/registry/snapshot (zstd, If-None-Match); applied in one transaction
+//! ```
+//!
+//! Records go before photos and the registry: they are the evidence, small, and what must
+//! leave the phone first on a poor link. A step that the server refuses (4xx, or 5xx after
+//! retries) is reported and the next steps still run; being offline, needing a new login, a
+//! cancel or a broken device database stop the sync (the next steps would fail the same way).
+//! The result is a [`SyncSummary`]; the store keeps the last attempt, last success and last
+//! error for [`SyncStatus`].
+//!
+//! # Faults
+//!
+//! Each request is retried on transport errors, 408, 429 and 5xx with bounded exponential
+//! backoff ([`RetryPolicy`]); a 401 triggers one token refresh. Every request is safe to
+//! repeat: the sync protocol is idempotent (a replayed request stores nothing new, a lost
+//! response is repeated because the cursor did not move), photos are content-addressed, a
+//! number block whose answer was lost is only a gap in the numbering, and the registry applies
+//! versions whole. A sync interrupted anywhere — connection cut, server killed, app killed —
+//! leaves the device as it was after its last applied response, and the next sync continues.
+
+mod error;
+mod numbers;
+mod photos;
+mod records;
+mod registry;
+mod retry;
+mod session;
+mod transport;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+pub use error::{ClientError, ErrorKind};
+pub use numbers::NumberTopUp;
+pub use photos::{PhotoIssue, PhotoUpload};
+pub use records::{RecordIssue, RecordSync};
+pub use registry::{RegistryMode, RegistryPull};
+pub use retry::{
+    CancelToken, Cancelled, Clock, OffsetClock, RetryPolicy, Sleeper, SystemClock, ThreadSleeper,
+};
+pub use session::LoginSummary;
+pub use transport::{
+    HttpRequest, HttpResponse, HttpTransport, Method, Timeouts, Transport, TransportError,
+    TransportErrorKind,
+};
+
+use crate::store::{Store, SyncStatus};
+
+/// Tunables of the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// Ask for a new block of auto numbers when fewer than this are left.
+    pub number_low_water: u64,
+    /// Size of the block asked for (`None`: the server's default).
+    pub number_block_size: Option<u64>,
+    /// Record-sync exchanges in one sync before giving up (a protocol loop guard; a normal
+    /// sync needs one, a device with a large backlog a few).
+    pub max_rounds: usize,
+    /// Uncompressed size above which the records of one exchange are split over several
+    /// (the server's body limit is 16 MB; zstd brings a batch of records to about a third).
+    pub max_request_bytes: usize,
+    /// zstd level of request bodies (3: fast, and most of the gain on JSON with base64).
+    pub compression_level: i32,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            number_low_water: 100,
+            number_block_size: None,
+            max_rounds: 64,
+            max_request_bytes: 12 * 1024 * 1024,
+            compression_level: 3,
+        }
+    }
+}
+
+/// Bytes and requests on the wire since the client was made (or `reset_wire_stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireStats {
+    /// HTTP requests sent, retries included.
+    pub requests: u64,
+    /// Of which retries.
+    pub retries: u64,
+    /// Request bodies as sent (compressed).
+    pub bytes_up: u64,
+    /// Response bodies as received (compressed).
+    pub bytes_down: u64,
+}
+
+impl WireStats {
+    fn since(self, before: WireStats) -> WireStats {
+        WireStats {
+            requests: self.requests - before.requests,
+            retries: self.retries - before.retries,
+            bytes_up: self.bytes_up - before.bytes_up,
+            bytes_down: self.bytes_down - before.bytes_down,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    requests: AtomicU64,
+    retries: AtomicU64,
+    bytes_up: AtomicU64,
+    bytes_down: AtomicU64,
+}
+
+/// The steps of a sync, as named in the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Session,
+    Numbers,
+    Records,
+    Photos,
+    Registry,
+}
+
+/// A step that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepError {
+    pub step: Step,
+    pub kind: ErrorKind,
+    /// Portuguese, ready to show.
+    pub message: String,
+}
+
+/// What one sync did (the CLI prints it as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyncSummary {
+    /// Every step succeeded.
+    pub ok: bool,
+    /// A step's error stopped the remaining ones (offline, login, cancel, device).
+    pub stopped: bool,
+    pub errors: Vec<StepError>,
+    pub numbers: Option<NumberTopUp>,
+    pub records: Option<RecordSync>,
+    pub photos: Option<PhotoUpload>,
+    pub registry: Option<RegistryPull>,
+    pub wire: WireStats,
+    pub ms: u64,
+    /// The status after this sync.
+    pub status: SyncStatus,
+}
+
+/// The client of one server for one device store.
+#[derive(Debug)]
+pub struct SyncClient {
+    transport: Arc<dyn Transport>,
+    clock: Arc<dyn Clock>,
+    sleeper: Arc<dyn Sleeper>,
+    retry: RetryPolicy,
+    cancel: CancelToken,
+    options: ClientOptions,
+    counters: Counters,
+}
+
+impl SyncClient {
+    /// A client of the server at `base_url` (e.g. `https://taxi.americana.sp.gov.br`), with the
+    /// real clock, sleeper and default timeouts.
+    pub fn new(base_url: &str) -> Result<Self, ClientError> {
+        Ok(Self::with_transport(Arc::new(HttpTransport::new(
+            base_url,
+            Timeouts::default(),
+        )?)))
+    }
+
+    /// A client over any transport (tests script one).
+    pub fn with_transport(transport: Arc<dyn Transport>) -> Self {
+        Self {
+            transport,
+            clock: Arc::new(SystemClock),
+            sleeper: Arc::new(ThreadSleeper),
+            retry: RetryPolicy::default(),
+            cancel: CancelToken::new(),
+            options: ClientOptions::default(),
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn with_sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
+        self.sleeper = sleeper;
+        self
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    pub fn with_options(mut self, options: ClientOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The flag that stops this client (clone it into the UI's cancel button).
+    pub fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+
+    pub fn base_url(&self) -> &str {
+        self.transport.base_url()
+    }
+
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
+    pub fn wire_stats(&self) -> WireStats {
+        WireStats {
+            requests: self.counters.requests.load(Ordering::Relaxed),
+            retries: self.counters.retries.load(Ordering::Relaxed),
+            bytes_up: self.counters.bytes_up.load(Ordering::Relaxed),
+            bytes_down: self.counters.bytes_down.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn reset_wire_stats(&self) {
+        for c in [
+            &self.counters.requests,
+            &self.counters.retries,
+            &self.counters.bytes_up,
+            &self.counters.bytes_down,
+        ] {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The device clock's now.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+
+    /// What the app shows: pending records and photos, last sync, registry age, last error.
+    pub fn status(&self, store: &Store) -> Result<SyncStatus, ClientError> {
+        Ok(store.sync_status(self.clock.now())?)
+    }
+
+    /// Everything, in order (module docs). Always returns a summary unless the device's own
+    /// database fails while recording the outcome; what failed is in `summary.errors` and in
+    /// the stored status.
+    pub fn sync(&self, store: &mut Store) -> Result<SyncSummary, ClientError> {
+        let started = Instant::now();
+        let before = self.wire_stats();
+        store.note_sync_attempt(self.clock.now())?;
+        let mut errors: Vec<StepError> = Vec::new();
+        let mut stopped = false;
+        let fail = |step: Step, e: ClientError, errors: &mut Vec<StepError>| -> bool {
+            let stop = e.stops_sync();
+            errors.push(StepError {
+                step,
+                kind: e.kind(),
+                message: e.to_string(),
+            });
+            stop
+        };
+
+        let mut numbers = None;
+        let mut records = None;
+        let mut photos = None;
+        let mut registry = None;
+        if let Err(e) = self.ensure_access(store) {
+            stopped = fail(Step::Session, e, &mut errors);
+        }
+        if !stopped {
+            match self.top_up_numbers(store) {
+                Ok(n) => numbers = n,
+                Err(e) => stopped = fail(Step::Numbers, e, &mut errors),
+            }
+        }
+        if !stopped {
+            match self.sync_records(store) {
+                Ok(r) => records = Some(r),
+                Err(e) => stopped = fail(Step::Records, e, &mut errors),
+            }
+        }
+        if !stopped {
+            match self.upload_photos(store) {
+                Ok(p) => photos = Some(p),
+                Err(e) => stopped = fail(Step::Photos, e, &mut errors),
+            }
+        }
+        if !stopped {
+            match self.pull_registry(store) {
+                Ok(r) => registry = Some(r),
+                Err(e) => stopped = fail(Step::Registry, e, &mut errors),
+            }
+        }
+        let now = self.clock.now();
+        match errors.first() {
+            None => store.note_sync_success(now)?,
+            Some(e) => store.note_sync_error(now, &e.message)?,
+        }
+        Ok(SyncSummary {
+            ok: errors.is_empty(),
+            stopped,
+            errors,
+            numbers,
+            records,
+            photos,
+            registry,
+            wire: self.wire_stats().since(before),
+            ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            status: store.sync_status(now)?,
+        })
+    }
+
+    // ------------------------------------------------------------------ requests
+
+    /// Sends `request` with retries (transport errors, 408, 429, 5xx) and, when `auth`, the
+    /// access token — refreshed once on a 401. Returns the first response that is not worth
+    /// retrying (2xx, 3xx or a definitive 4xx) for the caller to interpret.
+    fn call(
+        &self,
+        store: &mut Store,
+        mut request: HttpRequest,
+        auth: bool,
+    ) -> Result<HttpResponse, ClientError> {
+        let mut refreshed = false;
+        let mut retry: u32 = 0;
+        loop {
+            if self.cancel.is_cancelled() {
+                return Err(ClientError::Cancelled);
+            }
+            if auth {
+                let token = self.access_token(store, false)?;
+                request.set_header("authorization", format!("Bearer {token}"));
+            }
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .bytes_up
+                .fetch_add(request.body.len() as u64, Ordering::Relaxed);
+            let (failure, retry_after) = match self.transport.send(&request) {
+                Ok(response) => {
+                    self.counters
+                        .bytes_down
+                        .fetch_add(response.body.len() as u64, Ordering::Relaxed);
+                    match response.status {
+                        401 if auth && !refreshed => {
+                            // The server's clock or a revoked token disagrees with ours: one
+                            // refresh, then the same request again (not counted as a retry).
+                            refreshed = true;
+                            self.access_token(store, true)?;
+                            continue;
+                        }
+                        408 | 429 | 500 | 502 | 503 | 504 => {
+                            let ra = response
+                                .header("retry-after")
+                                .and_then(|v| v.trim().parse::<u64>().ok())
+                                .map(Duration::from_secs);
+                            (Err(response), ra)
+                        }
+                        _ => return Ok(response),
+                    }
+                }
+                Err(e) => (Ok(e), None),
+            };
+            retry += 1;
+            if retry >= self.retry.attempts.max(1) {
+                return match failure {
+                    Ok(transport) => Err(ClientError::Transport(transport)),
+                    Err(response) => Ok(response),
+                };
+            }
+            self.counters.retries.fetch_add(1, Ordering::Relaxed);
+            self.sleeper
+                .sleep(self.retry.delay(retry - 1, retry_after), &self.cancel)
+                .map_err(|Cancelled| ClientError::Cancelled)?;
+        }
+    }
+}
+
+/// The server's error shape: `{"error": {"code", "message", "details"}}`.
+#[derive(Debug, Deserialize)]
+struct ErrorEnvelope {
+    error: ErrorBody,
+}
+
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    code: String,
+    message: String,
+}
+
+/// A response that is not what `what` expected, as an error naming the server's code.
+fn http_error(what: &'static str, response: &HttpResponse) -> ClientError {
+    let body = decoded_body(response).unwrap_or_default();
+    match serde_json::from_slice::<ErrorEnvelope>(&body) {
+        Ok(e) => ClientError::Http {
+            what,
+            status: response.status,
+            code: e.error.code,
+            message: e.error.message,
+        },
+        Err(_) => ClientError::Http {
+            what,
+            status: response.status,
+            code: String::from("http_error"),
+            message: String::from_utf8_lossy(&body).chars().take(200).collect(),
+        },
+    }
+}
+
+/// The body with any `Content-Encoding: zstd` undone (the only coding the client asks for).
+fn decoded_body(response: &HttpResponse) -> Result<Vec<u8>, String> {
+    match response.header("content-encoding").map(str::trim) {
+        None | Some("") | Some("identity") => Ok(response.body.clone()),
+        Some(c) if c.eq_ignore_ascii_case("zstd") => {
+            zstd::decode_all(response.body.as_slice()).map_err(|e| format!("zstd: {e}"))
+        }
+        Some(other) => Err(format!("codificação {other:?} não pedida")),
+    }
+}
+
+/// The JSON body of a successful response.
+fn json_body<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    response: &HttpResponse,
+) -> Result<T, ClientError> {
+    let body =
+        decoded_body(response).map_err(|detail| ClientError::BadResponse { what, detail })?;
+    serde_json::from_slice(&body).map_err(|e| ClientError::BadResponse {
+        what,
+        detail: e.to_string(),
+    })
+}
+
+/// A JSON request body.
+fn json_request<T: Serialize>(
+    method: Method,
+    path: impl Into<String>,
+    body: &T,
+) -> Result<HttpRequest, ClientError> {
+    let bytes = serde_json::to_vec(body).map_err(|e| ClientError::BadResponse {
+        what: "pedido",
+        detail: e.to_string(),
+    })?;
+    Ok(HttpRequest::new(method, path)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .body(bytes))
+}
+
+#[cfg(test)]
+mod tests;

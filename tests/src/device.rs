@@ -1,0 +1,275 @@
+//! One device: its store in a temporary directory, its clock, and the sync client pointed at
+//! the server (or at a proxy in front of it). Retries never sleep ([`NoSleep`] records the
+//! delays it was asked for), so a fault costs no wall time and the test stays deterministic.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sync_core::client::{
+    CancelToken, Cancelled, ClientOptions, Clock, HttpTransport, NumberTopUp, OffsetClock,
+    RecordSync, RegistryPull, RetryPolicy, Sleeper, SyncClient, SyncSummary, Timeouts,
+};
+use sync_core::domain::{DriverId, Plate};
+use sync_core::field::{FieldRecords, NewInfraction, NewTransgression, RecordOutcome};
+use sync_core::records::{Gravity, LegalBasis, RecordDoc, Signature};
+use sync_core::rules::{Observation, VehicleQuery};
+use sync_core::store::Store;
+use sync_core::sync::hex_heads;
+
+/// A sleeper that returns at once and remembers what it was asked to wait.
+#[derive(Debug, Default)]
+pub struct NoSleep(pub Mutex<Vec<Duration>>);
+
+impl Sleeper for NoSleep {
+    fn sleep(&self, d: Duration, cancel: &CancelToken) -> Result<(), Cancelled> {
+        self.0.lock().unwrap().push(d);
+        if cancel.is_cancelled() {
+            Err(Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A phone or tablet.
+#[derive(Debug)]
+pub struct Device {
+    pub name: String,
+    pub store: Store,
+    pub clock: Arc<dyn Clock>,
+    pub sleeps: Arc<NoSleep>,
+    client: SyncClient,
+    url: String,
+    options: ClientOptions,
+    pub server_device_id: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// The retry policy of test devices: a few quick attempts, no jitter.
+pub fn test_retry() -> RetryPolicy {
+    RetryPolicy {
+        attempts: 4,
+        first_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(100),
+        jitter_seed: None,
+    }
+}
+
+impl Device {
+    /// A new device store, logged in at `url` as `user` on the server device `device_id`, its
+    /// clock shifted by `clock_offset`.
+    pub fn login(
+        name: &str,
+        url: &str,
+        device_id: &str,
+        user: &str,
+        password: &str,
+        clock_offset: chrono::Duration,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join(format!("{name}.db"))).unwrap();
+        let mut d = Self::with_store(name, store, url, device_id, clock_offset);
+        d._dir = Some(dir);
+        d.client
+            .login(&mut d.store, user, password, Some(device_id))
+            .unwrap();
+        d
+    }
+
+    /// A device on an existing store file (e.g. on a RAM disk for the bench), not logged in.
+    pub fn with_store(
+        name: &str,
+        store: Store,
+        url: &str,
+        device_id: &str,
+        clock_offset: chrono::Duration,
+    ) -> Self {
+        let clock: Arc<dyn Clock> = Arc::new(OffsetClock(clock_offset));
+        let sleeps = Arc::new(NoSleep::default());
+        let options = ClientOptions::default();
+        Self {
+            name: name.to_owned(),
+            store,
+            client: client(url, clock.clone(), sleeps.clone(), options.clone()),
+            url: url.to_owned(),
+            options,
+            clock,
+            sleeps,
+            server_device_id: device_id.to_owned(),
+            _dir: None,
+        }
+    }
+
+    pub fn login_again(&mut self, user: &str, password: &str) {
+        let id = self.server_device_id.clone();
+        self.client
+            .login(&mut self.store, user, password, Some(&id))
+            .unwrap();
+    }
+
+    /// From now on talk to `url` (the server, or a proxy in front of it).
+    pub fn use_url(&mut self, url: &str) {
+        self.url = url.to_owned();
+        self.rebuild();
+    }
+
+    pub fn set_options(&mut self, options: ClientOptions) {
+        self.options = options;
+        self.rebuild();
+    }
+
+    fn rebuild(&mut self) {
+        self.client = client(
+            &self.url,
+            self.clock.clone(),
+            self.sleeps.clone(),
+            self.options.clone(),
+        );
+    }
+
+    pub fn client(&self) -> &SyncClient {
+        &self.client
+    }
+
+    /// One whole sync.
+    pub fn sync(&mut self) -> SyncSummary {
+        self.client.sync(&mut self.store).unwrap()
+    }
+
+    /// Only the record exchanges (`SyncClient::sync_records`), which must succeed.
+    pub fn sync_records(&mut self) -> RecordSync {
+        self.client.sync_records(&mut self.store).unwrap()
+    }
+
+    /// Only the registry pull, which must succeed.
+    pub fn pull_registry(&mut self) -> RegistryPull {
+        self.client.pull_registry(&mut self.store).unwrap()
+    }
+
+    /// Only the number top-up, which must succeed.
+    pub fn top_up_numbers(&mut self) -> Option<NumberTopUp> {
+        self.client.top_up_numbers(&mut self.store).unwrap()
+    }
+
+    /// A sync that must succeed completely.
+    pub fn sync_ok(&mut self) -> SyncSummary {
+        let s = self.sync();
+        assert!(s.ok, "{}: sync failed: {:?}", self.name, s.errors);
+        s
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    pub fn field(&mut self) -> FieldRecords<'_> {
+        FieldRecords::open(&mut self.store).unwrap()
+    }
+
+    /// An auto de infração on `plate` with `driver` at the wheel, issued, at the device's now.
+    pub fn infraction(&mut self, plate: &str, driver: &str, facts: &str) -> RecordOutcome {
+        let at = self.now();
+        let input = NewInfraction {
+            vehicle: VehicleQuery::Plate(Plate::parse(plate).unwrap()),
+            driver: DriverId::parse(driver).unwrap(),
+            driver_name: None,
+            at,
+            monotonic: u64::try_from(at.timestamp_millis()).unwrap_or_default(),
+            observation: Observation::default(),
+            position: None,
+            facts: Some(facts.to_owned()),
+            extra_legal_basis: vec![LegalBasis {
+                rule_id: "R24".into(),
+                citation: "Lei 4.019/2004, art. 31".into(),
+            }],
+            witnesses: Vec::new(),
+            photos: Vec::new(),
+            issue: Some(Signature::Missing {
+                reason: "recusou-se a assinar".into(),
+            }),
+        };
+        self.field().create_infraction(input).unwrap()
+    }
+
+    /// A serious transgression report at the coordinator's stand, forwarded to the office.
+    pub fn transgression(&mut self, permit: &str, driver: &str, facts: &str) -> RecordOutcome {
+        let at = self.now();
+        let input = NewTransgression {
+            vehicle: VehicleQuery::Permit(permit.into()),
+            driver: DriverId::parse(driver).unwrap(),
+            coordinator_stand: None,
+            gravity: Gravity::Serious,
+            facts: facts.into(),
+            legal_basis: vec![LegalBasis {
+                rule_id: "R24".into(),
+                citation: "Lei 4.019/2004, art. 31".into(),
+            }],
+            at,
+            monotonic: u64::try_from(at.timestamp_millis()).unwrap_or_default(),
+            position: None,
+            witnesses: vec![sync_core::field::WitnessEntry::named(
+                "Passageira",
+                "Vi o motorista recusar a corrida.",
+            )],
+            photos: Vec::new(),
+            issue: Some(Signature::Missing {
+                reason: "ausente".into(),
+            }),
+            then: Some(sync_core::field::CoordinatorStep::Forward),
+        };
+        self.field().create_transgression(input).unwrap()
+    }
+
+    /// The record as stored on this device.
+    pub fn doc(&self, id: &str) -> RecordDoc {
+        RecordDoc::load(&self.store.load_record_bytes(id).unwrap().concat()).unwrap()
+    }
+
+    pub fn has(&self, id: &str) -> bool {
+        self.store.record_summary(id).unwrap().is_some()
+    }
+
+    /// Heads of a record on this device (hex, sorted).
+    pub fn heads(&self, id: &str) -> Vec<String> {
+        let mut h = hex_heads(&mut self.doc(id));
+        h.sort();
+        h
+    }
+
+    /// Ids of every record on this device.
+    pub fn record_ids(&self) -> Vec<String> {
+        self.store
+            .list_records()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    }
+
+    pub fn path(&self) -> &Path {
+        self.store.path()
+    }
+}
+
+fn client(
+    url: &str,
+    clock: Arc<dyn Clock>,
+    sleeps: Arc<NoSleep>,
+    options: ClientOptions,
+) -> SyncClient {
+    let transport = HttpTransport::new(
+        url,
+        Timeouts {
+            connect: Duration::from_secs(5),
+            request: Duration::from_secs(60),
+        },
+    )
+    .unwrap();
+    SyncClient::with_transport(Arc::new(transport))
+        .with_clock(clock)
+        .with_sleeper(sleeps)
+        .with_retry(test_retry())
+        .with_options(options)
+}

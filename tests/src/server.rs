@@ -1,0 +1,202 @@
+//! The real server process.
+//!
+//! The binary is `$TAXI_FISCAL_BIN`, else `taxi-fiscal` in the target directory of the running
+//! test or bench executable (`target/debug/deps/e2e-…` → `target/debug/taxi-fiscal`). Under
+//! `cargo test --workspace` cargo builds it before any test runs (the server package's own
+//! integration tests need it); `./scripts/test` also builds it first explicitly.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to answer `/health` after it printed its address (debug build,
+/// two busy cores).
+const READY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The `taxi-fiscal` binary to run.
+pub fn taxi_fiscal_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("TAXI_FISCAL_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    // target/<profile>/deps/<test> → target/<profile>/taxi-fiscal
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test executable inside target/<profile>/deps");
+    let name = format!("taxi-fiscal{}", std::env::consts::EXE_SUFFIX);
+    let candidate = profile_dir.join(&name);
+    assert!(
+        candidate.exists(),
+        "{} not found: build it first (`cargo build -p taxi-fiscal-server --bin taxi-fiscal`, \
+         with --release for the bench) or set TAXI_FISCAL_BIN",
+        candidate.display()
+    );
+    candidate
+}
+
+/// A running `taxi-fiscal demo`. Killed on drop.
+#[derive(Debug)]
+pub struct Server {
+    child: Option<Child>,
+    pub url: String,
+    pub addr: SocketAddr,
+    pub data: PathBuf,
+    bin: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl Server {
+    /// `taxi-fiscal demo` on a free port (the OS picks it) and `data`.
+    pub fn start_demo(data: &Path) -> Self {
+        let bin = taxi_fiscal_bin();
+        let (child, addr) = spawn(&bin, data, "127.0.0.1:0");
+        let server = Self {
+            child: Some(child),
+            url: format!("http://{addr}"),
+            addr,
+            data: data.to_owned(),
+            bin,
+        };
+        server.wait_ready();
+        server
+    }
+
+    /// SIGKILL: no shutdown, no flush beyond what SQLite already committed.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Starts the server again on the same data directory and port.
+    pub fn restart(&mut self) {
+        self.kill();
+        // The port was ours a moment ago; binding it again may race only with the kernel
+        // releasing it, so a few bounded attempts.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (mut child, addr) = spawn_checked(&self.bin, &self.data, &self.addr.to_string());
+            match addr {
+                Some(a) => {
+                    assert_eq!(a, self.addr);
+                    self.child = Some(child);
+                    break;
+                }
+                None => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    assert!(
+                        Instant::now() < deadline,
+                        "could not bind {} again",
+                        self.addr
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+        self.wait_ready();
+    }
+
+    /// Polls `/health` until it answers 200, within a deadline.
+    fn wait_ready(&self) {
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let deadline = Instant::now() + READY_DEADLINE;
+        loop {
+            if let Ok(r) = http.get(format!("{}/health", self.url)).send()
+                && r.status() == 200
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server at {} not ready",
+                self.url
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `taxi-fiscal audit verify --data DIR`: (passed, stdout + stderr).
+    pub fn audit_verify(&self) -> (bool, String) {
+        let out = Command::new(&self.bin)
+            .args(["audit", "verify", "--data"])
+            .arg(&self.data)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    }
+
+    /// Any other command of the binary (e.g. `import`), with the data directory appended.
+    pub fn cli(&self, args: &[&str]) -> std::process::Output {
+        Command::new(&self.bin)
+            .args(args)
+            .arg("--data")
+            .arg(&self.data)
+            .output()
+            .unwrap()
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+}
+
+fn spawn(bin: &Path, data: &Path, listen: &str) -> (Child, SocketAddr) {
+    let (child, addr) = spawn_checked(bin, data, listen);
+    (child, addr.expect("server printed no address"))
+}
+
+/// Starts `demo`; returns the child and the address from its first line (`None` if it exited
+/// without one, e.g. the port was taken). The rest of stdout is drained by a thread so the
+/// banner can never block the server on a full pipe.
+fn spawn_checked(bin: &Path, data: &Path, listen: &str) -> (Child, Option<SocketAddr>) {
+    let mut child = Command::new(bin)
+        .args(["demo", "--listen", listen, "--data"])
+        .arg(data)
+        .env_remove("TAXI_FISCAL_JWT_SECRET")
+        .env(
+            "TAXI_FISCAL_LOG",
+            std::env::var("TAXI_FISCAL_LOG").unwrap_or_else(|_| "error".into()),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut reader = BufReader::new(stdout);
+    let mut first = String::new();
+    let _ = reader.read_line(&mut first);
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = reader.read_to_end(&mut sink);
+    });
+    let addr = first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .and_then(|a| a.trim_end_matches('/').parse().ok());
+    (child, addr)
+}

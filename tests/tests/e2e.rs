@@ -1,0 +1,577 @@
+//! End to end: the real `taxi-fiscal demo` server process, three or more real device stores
+//! (two officers, a stand coordinator; a second tablet of the first officer) driven by the
+//! sync client, the office at its desk through the HTTP API, and a proxy that breaks the
+//! connection on purpose. Each test starts its own server on a free port and a temporary
+//! data directory; every wait has a deadline; retries never sleep.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+use std::time::Duration;
+
+use automerge::ROOT;
+use automerge::transaction::Transactable;
+use chrono::Duration as Days;
+use e2e::api::{ADMIN, OFFICE};
+use e2e::{Api, Device, Fault, Proxy, ProxyEvent, Server};
+use serde_json::{Value, json};
+use sync_core::client::ErrorKind;
+use sync_core::domain::{DriverId, Plate};
+use sync_core::field::WitnessEntry;
+use sync_core::rules::{CheckInput, Observation, Overall, RulesConfig, VehicleQuery};
+use sync_core::sync::{RejectionCode, meta_of};
+
+const EVENT_WAIT: Duration = Duration::from_secs(30);
+
+/// A taxi of stand S01 that is in order, and its holder.
+#[derive(Debug, Clone)]
+struct Taxi {
+    permit: String,
+    plate: String,
+    holder_id: String,
+    holder_cpf: String,
+}
+
+struct World {
+    server: Server,
+    office: Api,
+    admin: Api,
+    officer1: Device,
+    officer2: Device,
+    coordinator: Device,
+    taxi: Taxi,
+    _dir: tempfile::TempDir,
+}
+
+/// The demo server, a second officer registered by the admin, three devices logged in and
+/// synced once (registry, number blocks), and the taxi every scenario is about.
+fn world(officer2_clock: Days) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let admin = Api::login(&server.url, ADMIN);
+    admin.add_user_with_device(
+        "fiscal2",
+        "fiscal2-senha",
+        "officer",
+        None,
+        "tablet-fiscal-02",
+    );
+    let office = Api::login(&server.url, OFFICE);
+    let mut officer1 = Device::login(
+        "fiscal",
+        &server.url,
+        "tablet-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Days::zero(),
+    );
+    let mut officer2 = Device::login(
+        "fiscal2",
+        &server.url,
+        "tablet-fiscal-02",
+        "fiscal2",
+        "fiscal2-senha",
+        officer2_clock,
+    );
+    let mut coordinator = Device::login(
+        "coordenador",
+        &server.url,
+        "celular-coordenador-s01",
+        "coordenador",
+        "coordenador-demo",
+        Days::zero(),
+    );
+    for d in [&mut officer1, &mut officer2, &mut coordinator] {
+        let s = d.sync_ok();
+        assert!(s.registry.is_some() && s.numbers.is_some(), "{s:?}");
+    }
+    let taxi = regular_taxi_of_s01(&officer1);
+    World {
+        server,
+        office,
+        admin,
+        officer1,
+        officer2,
+        coordinator,
+        taxi,
+        _dir: dir,
+    }
+}
+
+fn check(d: &Device, taxi: &Taxi) -> sync_core::rules::Verdict {
+    d.store
+        .check(
+            &CheckInput {
+                vehicle: VehicleQuery::Plate(Plate::parse(&taxi.plate).unwrap()),
+                driver: DriverId::parse(&taxi.holder_cpf).unwrap(),
+                at: d.now(),
+                observation: Observation::default(),
+                registry_refreshed_at: None,
+            },
+            &RulesConfig::default(),
+        )
+        .unwrap()
+}
+
+/// The first permit of S01 (not the coordinator's own) whose holder may drive it today.
+fn regular_taxi_of_s01(d: &Device) -> Taxi {
+    let reg = d.store.export_registry().unwrap();
+    for p in reg
+        .permits
+        .iter()
+        .filter(|p| p.stand_id == "S01" && p.number != "0001")
+    {
+        let holder = reg.people.iter().find(|x| x.id == p.holder_id).unwrap();
+        let vehicle = reg.vehicles.iter().find(|v| v.id == p.vehicle_id).unwrap();
+        let taxi = Taxi {
+            permit: p.number.clone(),
+            plate: vehicle.plate.canonical().to_owned(),
+            holder_id: holder.id.clone(),
+            holder_cpf: holder.cpf.as_str().to_owned(),
+        };
+        if check(d, &taxi).overall == Overall::Regular {
+            return taxi;
+        }
+    }
+    panic!("no regular taxi at S01 in the demo registry");
+}
+
+/// Every record on the server exists once, every device holds exactly the records it should
+/// (its user's, and for the coordinator the reports of the stand) with the server's heads, and
+/// the audit chain verifies.
+fn assert_converged(w: &World, devices: &[&Device], created: &BTreeSet<String>) {
+    let on_server = w.office.all_records();
+    let ids: Vec<&String> = on_server.iter().map(|(id, _)| id).collect();
+    let unique: BTreeSet<&String> = ids.iter().copied().collect();
+    assert_eq!(ids.len(), unique.len(), "a record twice on the server");
+    let server: BTreeMap<String, Vec<String>> = on_server.into_iter().collect();
+    for id in created {
+        assert!(server.contains_key(id), "record {id} missing on the server");
+    }
+    for d in devices {
+        assert_eq!(
+            d.client().status(&d.store).unwrap().pending_records,
+            0,
+            "{} still has records to send",
+            d.name
+        );
+        for id in d.record_ids() {
+            let heads = server
+                .get(&id)
+                .unwrap_or_else(|| panic!("{}: record {id} not on the server", d.name));
+            assert_eq!(&d.heads(&id), heads, "{}: record {id} differs", d.name);
+        }
+    }
+    let (ok, out) = w.server.audit_verify();
+    assert!(ok, "audit verify failed: {out}");
+}
+
+fn event_kinds(detail: &Value) -> Vec<String> {
+    detail["record"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e["kind"]
+                .as_str()
+                .or_else(|| e["event"]["kind"].as_str())
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------------------ the story
+
+#[test]
+fn offline_records_office_decides_a_suspension_and_the_device_check_cites_it() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    assert_eq!(check(&w.officer1, &taxi).overall, Overall::Regular);
+
+    // Offline: both officers on the same taxi, the coordinator at its stand.
+    let a = w.officer1.infraction(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Recusou passageiro no ponto.",
+    );
+    let b = w.officer2.infraction(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Taxímetro desligado em corrida.",
+    );
+    let c = w.coordinator.transgression(
+        &taxi.permit,
+        &taxi.holder_cpf,
+        "Abandonou o ponto no horário obrigatório.",
+    );
+    for d in [&w.officer1, &w.officer2, &w.coordinator] {
+        assert_eq!(d.client().status(&d.store).unwrap().pending_records, 1);
+    }
+
+    // Everyone comes back online.
+    for d in [&mut w.officer1, &mut w.officer2, &mut w.coordinator] {
+        let s = d.sync_ok();
+        let r = s.records.unwrap();
+        assert_eq!((r.sent_new, r.acked, r.rejected), (1, 1, 0), "{}", d.name);
+        assert_eq!(r.rounds, 1);
+    }
+    let (s, page) = w.office.get(&format!("/v1/records?plate={}", taxi.plate));
+    assert_eq!(s, 200);
+    assert_eq!(page["total"], 3, "{page}");
+
+    // The office reviews the coordinator's report and decides a 15-day suspension …
+    for event in [
+        json!({"kind": "reviewed", "note": "Comunicação com testemunha; autos do mesmo dia."}),
+        json!({"kind": "penalty_proposed", "penalty": {"kind": "suspension", "days": 15}}),
+        json!({"kind": "penalty_decided", "penalty": {"kind": "suspension", "days": 15}}),
+    ] {
+        let (s, v) = w.office.record_event(&c.id, event);
+        assert_eq!(s, 201, "{v}");
+    }
+    // … and registers it in the registry: a new registry version.
+    let (s, before) = w.office.get("/v1/registry/status");
+    assert_eq!(s, 200);
+    let (s, v) = w.office.post(
+        "/v1/penalties",
+        &json!({"permit_number": taxi.permit, "person_id": taxi.holder_id,
+                "kind": {"kind": "suspension", "days": 15}, "record_id": c.id}),
+    );
+    assert!(s == 200 || s == 201, "{v}");
+    let (_, after) = w.office.get("/v1/registry/status");
+    let version = after["version"].as_u64().unwrap();
+    assert!(version > before["version"].as_u64().unwrap());
+
+    // The next sync brings both: the decision on the report, the suspension in the registry.
+    let s = w.officer1.sync_ok();
+    let reg = s.registry.unwrap();
+    assert_eq!(reg.version, version);
+    let verdict = check(&w.officer1, &taxi);
+    assert_eq!(verdict.overall, Overall::Irregular, "{verdict:?}");
+    let r32 = verdict
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "R32")
+        .unwrap_or_else(|| panic!("no R32 in {:?}", verdict.rule_ids()));
+    assert!(r32.citation.contains("art. 32"), "{}", r32.citation);
+    assert_eq!(verdict.registry.version, version);
+
+    let s = w.coordinator.sync_ok();
+    assert_eq!(
+        s.records.unwrap().received,
+        1,
+        "the office's events reach the coordinator"
+    );
+    let view = w.coordinator.doc(&c.id).view().unwrap();
+    assert_eq!(view.status.as_str(), "penalty_decided");
+    w.officer2.sync_ok();
+    let created: BTreeSet<String> = [a.id, b.id, c.id].into_iter().collect();
+    assert_converged(&w, &[&w.officer1, &w.officer2, &w.coordinator], &created);
+}
+
+// ------------------------------------------------------------------------------ concurrency
+
+#[test]
+fn a_witness_added_offline_and_a_concurrent_office_review_are_both_kept_everywhere() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    // The same officer's second tablet.
+    let (s, users) = w.admin.get("/v1/users");
+    assert_eq!(s, 200);
+    let fiscal_id = users
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["username"] == "fiscal")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (s, v) = w.admin.post(
+        "/v1/devices",
+        &json!({"id": "celular-fiscal-01", "user_id": fiscal_id, "label": "celular do fiscal"}),
+    );
+    assert_eq!(s, 201, "{v}");
+    let mut tablet2 = Device::login(
+        "fiscal-celular",
+        &w.server.url,
+        "celular-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Days::zero(),
+    );
+
+    let rec = w
+        .officer1
+        .infraction(&taxi.plate, &taxi.holder_cpf, "Veículo sem vistoria.");
+    w.officer1.sync_ok();
+
+    // Each side offline from the other: the officer adds a witness, the office reviews.
+    let at = w.officer1.now();
+    w.officer1
+        .field()
+        .add_witness(
+            &rec.id,
+            at,
+            WitnessEntry::named("Comerciante", "Presenciei a abordagem."),
+        )
+        .unwrap();
+    let (s, v) = w
+        .office
+        .record_event(&rec.id, json!({"kind": "reviewed", "note": "Em análise."}));
+    assert_eq!(s, 201, "{v}");
+
+    let s = w.officer1.sync_ok();
+    let r = s.records.unwrap();
+    assert_eq!((r.sent_changes, r.acked, r.received), (1, 1, 1), "{r:?}");
+    assert_eq!(r.rounds, 1, "one round trip for an edit crossing an edit");
+    tablet2.sync_ok();
+
+    let detail = w.office.record(&rec.id);
+    assert!(
+        event_kinds(&detail).contains(&"reviewed".to_owned()),
+        "{detail}"
+    );
+    assert_eq!(detail["record"]["witnesses"].as_array().unwrap().len(), 1);
+    for d in [&w.officer1, &tablet2] {
+        let view = d.doc(&rec.id).view().unwrap();
+        assert_eq!(view.witnesses.len(), 1, "{}", d.name);
+        assert!(
+            view.events.iter().any(|e| e.event.name() == "reviewed"),
+            "{}",
+            d.name
+        );
+    }
+    let created: BTreeSet<String> = [rec.id].into_iter().collect();
+    assert_converged(&w, &[&w.officer1, &tablet2], &created);
+}
+
+// ------------------------------------------------------------------------------ rejection
+
+#[test]
+fn an_edit_of_a_sealed_field_is_refused_the_rest_syncs_and_the_server_is_unchanged() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    let sealed = w
+        .officer1
+        .infraction(&taxi.plate, &taxi.holder_cpf, "Fatos originais.");
+    w.officer1.sync_ok();
+    let server_heads = w.office.record_heads(&sealed.id);
+    let facts_before = w.office.record(&sealed.id)["record"]["facts"].clone();
+
+    // A tampered app rewrites the sealed facts under the device's own actor …
+    let agent = w.officer1.store.device_identity().unwrap().unwrap().agent();
+    let mut doc = w.officer1.doc(&sealed.id);
+    {
+        let am = doc.automerge_mut();
+        am.set_actor(agent.actor_id());
+        am.put(ROOT, "facts", "Fatos reescritos depois de lacrados.")
+            .unwrap();
+        am.commit();
+    }
+    let meta = meta_of(&mut doc, w.officer1.now()).unwrap();
+    let chunk = doc.save_incremental();
+    w.officer1
+        .store
+        .write_record(&sealed.id, "infraction", &meta, &chunk, false)
+        .unwrap();
+    // … and records something legitimate too.
+    let fine = w
+        .officer1
+        .infraction(&taxi.plate, &taxi.holder_cpf, "Outro auto, legítimo.");
+
+    let s = w.officer1.sync_ok();
+    let r = s.records.unwrap();
+    assert_eq!(r.rejected, 1, "{r:?}");
+    let issue = r.issues.iter().find(|i| i.record_id == sealed.id).unwrap();
+    assert_eq!(issue.code, RejectionCode::SealedField);
+    assert!(issue.message.contains("recusada"), "{}", issue.message);
+
+    // The other record synced; the server's copy of the sealed one did not move.
+    assert!(w.office.record_heads(&fine.id).len() == 1);
+    assert_eq!(w.office.record_heads(&sealed.id), server_heads);
+    assert_eq!(w.office.record(&sealed.id)["record"]["facts"], facts_before);
+    let (s, q) = w
+        .office
+        .get(&format!("/v1/records/{}/quarantine", sealed.id));
+    assert_eq!(s, 200);
+    assert_eq!(q.as_array().unwrap().len(), 1, "{q}");
+
+    // The device went back to the server's version and kept its refused change as evidence.
+    assert_eq!(w.officer1.heads(&sealed.id), server_heads);
+    assert_eq!(
+        w.officer1
+            .store
+            .sync_quarantine(Some(&sealed.id))
+            .unwrap()
+            .len(),
+        1
+    );
+    let status = w.officer1.client().status(&w.officer1.store).unwrap();
+    assert_eq!((status.pending_records, status.quarantined_changes), (0, 1));
+    let created: BTreeSet<String> = [sealed.id, fine.id].into_iter().collect();
+    assert_converged(&w, &[&w.officer1], &created);
+}
+
+// ------------------------------------------------------------------------------ faults
+
+#[test]
+fn cut_dropped_replayed_killed_and_a_day_off_clock_lose_nothing() {
+    // The second officer's clock is a day ahead.
+    let mut w = world(Days::days(1));
+    let taxi = w.taxi.clone();
+    let proxy = Proxy::start(w.server.addr);
+    for d in [&mut w.officer1, &mut w.officer2, &mut w.coordinator] {
+        d.use_url(&proxy.url);
+    }
+    let mut created = BTreeSet::new();
+
+    // 1. Cut on the way up: the server sees half a request and stores nothing; the retry
+    //    goes through.
+    for i in 0..2 {
+        let r = w.officer1.infraction(
+            &taxi.plate,
+            &taxi.holder_cpf,
+            &format!("Auto {i} do fiscal 1."),
+        );
+        created.insert(r.id);
+    }
+    proxy.push("POST /v1/sync", Fault::CutRequest(300));
+    let s = w.officer1.sync_ok();
+    assert!(s.wire.retries >= 1, "{:?}", s.wire);
+    assert!(matches!(
+        proxy.next_event(EVENT_WAIT),
+        ProxyEvent::Faulted {
+            fault: Fault::CutRequest(300),
+            ..
+        }
+    ));
+
+    // 2. Cut on the way down, from the device whose clock is a day off: the server stored the
+    //    record, the device never heard; the retry is acknowledged without a second copy.
+    let ahead = w.officer2.infraction(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Auto com o relógio adiantado.",
+    );
+    let r = ahead.clone();
+    created.insert(r.id.clone());
+    proxy.push("POST /v1/sync", Fault::CutResponse(0));
+    let s = w.officer2.sync_ok();
+    assert!(s.wire.retries >= 1);
+    let rs = s.records.unwrap();
+    assert_eq!((rs.acked, rs.rejected), (1, 0), "{rs:?}");
+    let (_, audit) = w.office.get(&format!("/v1/records/{}/audit", r.id));
+    assert_eq!(audit.as_array().unwrap().len(), 1, "one audit row: {audit}");
+
+    // 3. The same request twice (replayed by the network).
+    let t = w
+        .coordinator
+        .transgression(&taxi.permit, &taxi.holder_cpf, "Recusa de corrida curta.");
+    created.insert(t.id.clone());
+    proxy.push("POST /v1/sync", Fault::Duplicate);
+    w.coordinator.sync_ok();
+    let (_, audit) = w.office.get(&format!("/v1/records/{}/audit", t.id));
+    assert_eq!(
+        audit.as_array().unwrap().len(),
+        1,
+        "a replay writes no audit row: {audit}"
+    );
+
+    // 4. The server is killed (SIGKILL) in the middle of a sync, then restarted on its data.
+    let r = w.officer1.infraction(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Auto durante a queda do servidor.",
+    );
+    created.insert(r.id.clone());
+    proxy.drain_events();
+    proxy.push("POST /v1/sync", Fault::PauseMidRequest);
+    let summary = std::thread::scope(|scope| {
+        let officer1 = &mut w.officer1;
+        let syncing = scope.spawn(move || officer1.sync());
+        loop {
+            match proxy.next_event(EVENT_WAIT) {
+                ProxyEvent::Paused { .. } => break,
+                _ => continue,
+            }
+        }
+        w.server.kill();
+        proxy.resume();
+        syncing.join().unwrap()
+    });
+    assert!(!summary.ok && summary.stopped, "{summary:?}");
+    assert_eq!(summary.errors[0].kind, ErrorKind::Offline, "{summary:?}");
+    let status = w.officer1.client().status(&w.officer1.store).unwrap();
+    assert_eq!(status.pending_records, 1);
+    assert!(status.last_error.is_some());
+    w.server.restart();
+    let s = w.officer1.sync_ok();
+    assert_eq!(s.records.unwrap().acked, 1);
+    let status = w.officer1.client().status(&w.officer1.store).unwrap();
+    assert!(status.last_error.is_none() && status.last_success_at.is_some());
+
+    // Everyone syncs once more, straight to the server; nothing lost, nothing doubled.
+    for d in [&mut w.officer1, &mut w.officer2, &mut w.coordinator] {
+        d.use_url(&w.server.url);
+        d.sync_ok();
+    }
+    assert_eq!(proxy.pending(), 0);
+    // The device a day ahead wrote what its clock said; the server kept it as written.
+    let on_server = w.office.record(&ahead.id);
+    let written: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(on_server["record"]["occurred_at"].clone()).unwrap();
+    assert!(written > chrono::Utc::now() + Days::hours(23), "{written}");
+    let (_, all) = w.office.get("/v1/records?limit=500");
+    assert_eq!(all["total"].as_u64().unwrap(), created.len() as u64);
+    assert_converged(&w, &[&w.officer1, &w.officer2, &w.coordinator], &created);
+}
+
+// ------------------------------------------------------------------------------ CLI
+
+#[test]
+fn the_device_cli_logs_in_syncs_and_shows_its_status_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let db = dir.path().join("tablet.db");
+    let run = |args: &[&str]| -> Value {
+        let out = Command::new(server.bin())
+            .arg("device")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let login = run(&[
+        "login",
+        "--server",
+        &server.url,
+        "--user",
+        "fiscal",
+        "--password",
+        "fiscal-demo",
+        "--device",
+        "tablet-fiscal-01",
+    ]);
+    assert_eq!(login["username"], "fiscal");
+    assert!(login.get("access_token").is_none(), "tokens never printed");
+    let sync = run(&["sync", "--server", &server.url]);
+    assert_eq!(sync["ok"], true, "{sync}");
+    assert_eq!(sync["registry"]["mode"], "snapshot");
+    assert!(sync["wire"]["bytes_down"].as_u64().unwrap() > 0);
+    // The stored session is enough for the next one.
+    let again = run(&["sync"]);
+    assert_eq!(again["registry"]["mode"], "current");
+    assert_eq!(again["records"]["rounds"], 1);
+    let status = run(&["sync", "--status"]);
+    assert_eq!(status["pending_records"], 0);
+    assert!(status["registry_version"].as_u64().is_some());
+    assert!(status["last_success_at"].is_string());
+}
