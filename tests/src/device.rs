@@ -170,6 +170,17 @@ impl Device {
 
     /// An auto de infração on `plate` with `driver` at the wheel, issued, at the device's now.
     pub fn infraction(&mut self, plate: &str, driver: &str, facts: &str) -> RecordOutcome {
+        self.infraction_with_photos(plate, driver, facts, Vec::new())
+    }
+
+    /// `infraction` with photos taken at the scene.
+    pub fn infraction_with_photos(
+        &mut self,
+        plate: &str,
+        driver: &str,
+        facts: &str,
+        photos: Vec<Vec<u8>>,
+    ) -> RecordOutcome {
         let at = self.now();
         let input = NewInfraction {
             vehicle: VehicleQuery::Plate(Plate::parse(plate).unwrap()),
@@ -185,7 +196,7 @@ impl Device {
                 citation: "Lei 4.019/2004, art. 31".into(),
             }],
             witnesses: Vec::new(),
-            photos: Vec::new(),
+            photos,
             issue: Some(Signature::Missing {
                 reason: "recusou-se a assinar".into(),
             }),

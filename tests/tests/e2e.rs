@@ -190,10 +190,12 @@ fn offline_records_office_decides_a_suspension_and_the_device_check_cites_it() {
     assert_eq!(check(&w.officer1, &taxi).overall, Overall::Regular);
 
     // Offline: both officers on the same taxi, the coordinator at its stand.
-    let a = w.officer1.infraction(
+    let photo = b"\xff\xd8\xff\xe0 foto da cena (JPEG de teste)".to_vec();
+    let a = w.officer1.infraction_with_photos(
         &taxi.plate,
         &taxi.holder_cpf,
         "Recusou passageiro no ponto.",
+        vec![photo.clone()],
     );
     let b = w.officer2.infraction(
         &taxi.plate,
@@ -209,6 +211,15 @@ fn offline_records_office_decides_a_suspension_and_the_device_check_cites_it() {
         assert_eq!(d.client().status(&d.store).unwrap().pending_records, 1);
     }
 
+    assert_eq!(
+        w.officer1
+            .client()
+            .status(&w.officer1.store)
+            .unwrap()
+            .pending_photos,
+        1
+    );
+
     // Everyone comes back online.
     for d in [&mut w.officer1, &mut w.officer2, &mut w.coordinator] {
         let s = d.sync_ok();
@@ -216,6 +227,17 @@ fn offline_records_office_decides_a_suspension_and_the_device_check_cites_it() {
         assert_eq!((r.sent_new, r.acked, r.rejected), (1, 1, 0), "{}", d.name);
         assert_eq!(r.rounds, 1);
     }
+    // The photo went up after its record, verified by hash, and the office can see it.
+    let hash = sync_core::store::sha256_hex(&photo);
+    assert!(w.officer1.store.photo_uploaded_at(&hash).unwrap().is_some());
+    let (s, _) = w.office.get(&format!("/v1/photos/{hash}"));
+    assert_eq!(s, 200);
+    let fiscal = Api::login(&w.server.url, ("fiscal", "fiscal-demo", "tablet-fiscal-01"));
+    let (s, have) = fiscal.post(
+        "/v1/photos/have",
+        &json!({"hashes": [hash, "0".repeat(64)]}),
+    );
+    assert_eq!((s, have["have"].clone()), (200, json!([hash])));
     let (s, page) = w.office.get(&format!("/v1/records?plate={}", taxi.plate));
     assert_eq!(s, 200);
     assert_eq!(page["total"], 3, "{page}");

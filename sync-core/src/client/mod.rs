@@ -82,7 +82,7 @@ pub struct ClientOptions {
     /// sync needs one, a device with a large backlog a few).
     pub max_rounds: usize,
     /// Uncompressed size above which the records of one exchange are split over several
-    /// (the server's body limit is 16 MB; zstd brings a batch of records to about a third).
+    /// (the server's limit, 16 MiB, applies to the decompressed body; a 413 halves it).
     pub max_request_bytes: usize,
     /// zstd level of request bodies (3: fast, and most of the gain on JSON with base64).
     pub compression_level: i32,
@@ -94,7 +94,7 @@ impl Default for ClientOptions {
             number_low_water: 100,
             number_block_size: None,
             max_rounds: 64,
-            max_request_bytes: 12 * 1024 * 1024,
+            max_request_bytes: 15 * 1024 * 1024,
             compression_level: 3,
         }
     }

@@ -3,7 +3,8 @@
 //!
 //! One round: `build_request` reads every record with something to send; if the request would
 //! exceed `max_request_bytes` uncompressed, only the first records that fit go now (the rest
-//! stay candidates and go in the next round); the JSON body is zstd-compressed; the server's
+//! stay candidates and go in the next round; a 413 from the server halves that budget and the
+//! round is tried again); the JSON body is zstd-compressed; the server's
 //! answer (zstd if it chose to) is applied by `apply_response` in one store transaction, which
 //! also stores the new cursor. A lost answer leaves the store as it was: the next round repeats
 //! the exchange and the server, having the changes already, only acknowledges them.
@@ -69,6 +70,7 @@ impl SyncClient {
         let mut out = RecordSync::default();
         let mut changed: BTreeSet<String> = BTreeSet::new();
         let mut seen_issues: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut budget = self.options.max_request_bytes;
         for _ in 0..self.options.max_rounds.max(1) {
             if self.cancel.is_cancelled() {
                 return Err(ClientError::Cancelled);
@@ -84,10 +86,20 @@ impl SyncClient {
                     });
                 }
             }
-            let (request, held_back) = fit(prepared.request, self.options.max_request_bytes);
+            let (request, held_back) = fit(prepared.request, budget);
             out.ms_prepare += elapsed_ms(t);
             let t = Instant::now();
-            let response = self.exchange(store, &request)?;
+            let entries = request.new_records.len() + request.messages.len();
+            let response = match self.exchange(store, &request) {
+                // Over the server's body limit (a server configured tighter than this client
+                // expects): halve the batch and try again, down to one record per request.
+                Err(ClientError::Http { status: 413, .. }) if entries > 1 => {
+                    budget = (budget / 2).max(1);
+                    out.ms_exchange += elapsed_ms(t);
+                    continue;
+                }
+                r => r?,
+            };
             out.ms_exchange += elapsed_ms(t);
             let t = Instant::now();
             let report = device.apply_response(store, &request, &response, self.clock.now())?;

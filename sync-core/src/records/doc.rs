@@ -353,6 +353,13 @@ impl RecordDoc {
     /// Wraps a document received by other means (the sync protocol), checking it is a record.
     /// Nothing of it counts as persisted yet.
     pub fn from_automerge(doc: AutoCommit) -> Result<Self, RecordError> {
+        Self::from_automerge_viewed(doc).map(|(rec, _)| rec)
+    }
+
+    /// `from_automerge`, also returning the view computed to check the document: a caller that
+    /// needs the view anyway (the server's vetting, once per incoming change) does not
+    /// materialise the record twice (issue 5, sync bench).
+    pub fn from_automerge_viewed(doc: AutoCommit) -> Result<(Self, RecordView), RecordError> {
         let version = match scalar(&doc, &ROOT, key::SCHEMA_VERSION)? {
             Some(ScalarValue::Uint(v)) => v,
             Some(ScalarValue::Int(v)) if v >= 0 => v.unsigned_abs(),
@@ -376,8 +383,8 @@ impl RecordDoc {
             saved: Vec::new(),
         };
         // Read everything once: a document that loads is a document that can be shown.
-        rec.view()?;
-        Ok(rec)
+        let view = rec.view()?;
+        Ok((rec, view))
     }
 
     /// Applies `save_incremental()` chunks (or a whole `save()`) of the same record, checked on

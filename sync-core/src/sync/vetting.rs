@@ -154,7 +154,8 @@ pub(crate) fn vet_changes(
                 new_bindings,
             ));
         }
-        let mut next = match RecordDoc::from_automerge(next_am) {
+        // The check of `from_automerge` is a view: keep it rather than computing it again.
+        let (mut next, next_view) = match RecordDoc::from_automerge_viewed(next_am) {
             Ok(d) => d,
             Err(e) => return Ok(refuse(record_refusal(&e), cur, accepted, new_bindings)),
         };
@@ -168,10 +169,6 @@ pub(crate) fn vet_changes(
                 new_bindings,
             ));
         }
-        let next_view = match next.view() {
-            Ok(v) => v,
-            Err(e) => return Ok(refuse(record_refusal(&e), cur, accepted, new_bindings)),
-        };
 
         // 3. Role policy, scope, events.
         if let Some(refusal) = judge(
