@@ -77,6 +77,36 @@ fn refuse(rule_id: &str, message: impl Into<String>) -> Finding {
     Finding::new(rule_id, message).with_consequence(Consequence::OfficeRefusal)
 }
 
+/// The permit and the person an operation is about, or a refusal naming whichever the registry
+/// lacks (both when both are missing), filed under the operation's rule so it cites an article.
+fn permit_and_person<'r>(
+    index: &RegistryIndex<'r>,
+    rule_id: &str,
+    permit_number: &str,
+    person_id: &str,
+    person_label: &str,
+) -> Result<(&'r Permit, &'r Person), Refusal> {
+    match (index.permit(permit_number), index.person(person_id)) {
+        (Some(permit), Some(person)) => Ok((permit, person)),
+        (permit, person) => {
+            let mut missing = Vec::new();
+            if permit.is_none() {
+                missing.push(refuse(
+                    rule_id,
+                    format!("O alvará {permit_number} não consta do cadastro."),
+                ));
+            }
+            if person.is_none() {
+                missing.push(refuse(
+                    rule_id,
+                    format!("{person_label} {person_id} não consta do cadastro."),
+                ));
+            }
+            Err(Refusal { findings: missing })
+        }
+    }
+}
+
 /// The art. 2 findings of a person that refuse an office change (warnings do not).
 fn driver_refusals(person: &Person, on: NaiveDate, config: &RulesConfig) -> Vec<Finding> {
     driver_requirements(person, on, config)
@@ -108,24 +138,7 @@ pub fn check_add_auxiliary(
     on: NaiveDate,
     config: &RulesConfig,
 ) -> OfficeResult {
-    let permit = index.permit(permit_number);
-    let person = index.person(person_id);
-    let (Some(permit), Some(person)) = (permit, person) else {
-        let mut missing = Vec::new();
-        if permit.is_none() {
-            missing.push(refuse(
-                "R13",
-                format!("O alvará {permit_number} não consta do cadastro."),
-            ));
-        }
-        if person.is_none() {
-            missing.push(refuse(
-                "R13",
-                format!("A pessoa {person_id} não consta do cadastro."),
-            ));
-        }
-        return Refusal::result(missing);
-    };
+    let (permit, person) = permit_and_person(index, "R13", permit_number, person_id, "A pessoa")?;
     if let PermitState::Revoked { on: revoked_on } = permit.state {
         return Refusal::one(refuse(
             "R13",
@@ -385,24 +398,8 @@ pub fn check_transfer(
     on: NaiveDate,
     config: &RulesConfig,
 ) -> OfficeResult {
-    let permit = index.permit(permit_number);
-    let receiver = index.person(to_person_id);
-    let (Some(permit), Some(receiver)) = (permit, receiver) else {
-        let mut missing = Vec::new();
-        if permit.is_none() {
-            missing.push(refuse(
-                "R43",
-                format!("O alvará {permit_number} não consta do cadastro."),
-            ));
-        }
-        if receiver.is_none() {
-            missing.push(refuse(
-                "R43",
-                format!("O recebedor {to_person_id} não consta do cadastro."),
-            ));
-        }
-        return Refusal::result(missing);
-    };
+    let (permit, receiver) =
+        permit_and_person(index, "R43", permit_number, to_person_id, "O recebedor")?;
     if let PermitState::Revoked { on: revoked_on } = permit.state {
         return Refusal::one(refuse(
             "R43",
