@@ -400,14 +400,12 @@ async fn get_person(
     Path(id): Path<String>,
 ) -> Result<Json<Person>, AppError> {
     auth.require(roles::ANY)?;
-    current(&state)
-        .await?
-        .people
-        .iter()
-        .find(|p| p.id == id)
-        .cloned()
-        .map(Json)
-        .ok_or_else(|| AppError::not_found(format!("A pessoa {id} não consta do cadastro.")))
+    let registry = current(&state).await?;
+    one_of(
+        &registry.people,
+        |p| p.id == id,
+        || format!("A pessoa {id} não consta do cadastro."),
+    )
 }
 
 /// All vehicles.
@@ -431,14 +429,12 @@ async fn get_vehicle(
     Path(id): Path<String>,
 ) -> Result<Json<Vehicle>, AppError> {
     auth.require(roles::ANY)?;
-    current(&state)
-        .await?
-        .vehicles
-        .iter()
-        .find(|v| v.id == id)
-        .cloned()
-        .map(Json)
-        .ok_or_else(|| AppError::not_found(format!("O veículo {id} não consta do cadastro.")))
+    let registry = current(&state).await?;
+    one_of(
+        &registry.vehicles,
+        |v| v.id == id,
+        || format!("O veículo {id} não consta do cadastro."),
+    )
 }
 
 /// All stands.
@@ -462,14 +458,12 @@ async fn get_stand(
     Path(id): Path<String>,
 ) -> Result<Json<Stand>, AppError> {
     auth.require(roles::ANY)?;
-    current(&state)
-        .await?
-        .stands
-        .iter()
-        .find(|s| s.id == id)
-        .cloned()
-        .map(Json)
-        .ok_or_else(|| AppError::not_found(format!("O ponto {id} não consta do cadastro.")))
+    let registry = current(&state).await?;
+    one_of(
+        &registry.stands,
+        |s| s.id == id,
+        || format!("O ponto {id} não consta do cadastro."),
+    )
 }
 
 /// All permits.
@@ -493,14 +487,12 @@ async fn get_permit(
     Path(number): Path<String>,
 ) -> Result<Json<Permit>, AppError> {
     auth.require(roles::ANY)?;
-    current(&state)
-        .await?
-        .permits
-        .iter()
-        .find(|p| p.number == number)
-        .cloned()
-        .map(Json)
-        .ok_or_else(|| AppError::not_found(format!("O alvará {number} não consta do cadastro.")))
+    let registry = current(&state).await?;
+    one_of(
+        &registry.permits,
+        |p| p.number == number,
+        || format!("O alvará {number} não consta do cadastro."),
+    )
 }
 
 /// All decided penalties.
@@ -947,4 +939,18 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_fines, add_fine))
         .routes(routes!(pay_fine))
         .routes(routes!(list_transfers))
+}
+
+/// The entity of a registry list that `matches`, or a 404 with `missing()` as its message.
+fn one_of<T: Clone>(
+    items: &[T],
+    matches: impl Fn(&T) -> bool,
+    missing: impl FnOnce() -> String,
+) -> Result<Json<T>, AppError> {
+    items
+        .iter()
+        .find(|item| matches(item))
+        .cloned()
+        .map(Json)
+        .ok_or_else(|| AppError::not_found(missing()))
 }
