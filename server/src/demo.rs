@@ -13,6 +13,11 @@
 //!
 //! Generation depends only on the reference date ("today" at first start), through a fixed-seed
 //! generator, so two data directories seeded on the same day hold the same registry.
+//!
+//! Seeding is two steps: [`seed`] writes the registry and the four accounts (what the API tests
+//! start from); `taxi-fiscal demo` then calls [`seed_records`] ([`records`]), which writes
+//! sample field records on device stores and syncs them in — a duplicate pair and a record
+//! with a conflict — so the office's pages have something to show.
 
 use std::collections::BTreeSet;
 
@@ -30,6 +35,9 @@ use crate::error::AppError;
 use crate::registry;
 use crate::server::AppState;
 use crate::store::{Actor, NewDevice, UserRow};
+
+pub mod records;
+pub use records::{SAMPLE_DEVICES, SAMPLE_USERS, SampleRecords, seed_records};
 
 /// The permits that show each verdict, for the README and the start-up banner.
 pub const CASES: &[(&str, &str)] = &[

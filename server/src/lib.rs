@@ -22,9 +22,11 @@ pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod office;
 pub mod registry;
 pub mod server;
 pub mod store;
+pub mod web;
 
 pub use api::router;
 pub use clock::Clock;

@@ -31,6 +31,8 @@ fn start_demo(data: &Path) -> Server {
     let mut child = bin()
         .args(["demo", "--listen", "127.0.0.1:0", "--data"])
         .arg(data)
+        // Without the sample field records: this test counts the audit rows.
+        .arg("--no-sample-records")
         .env_remove("TAXI_FISCAL_JWT_SECRET")
         .env("TAXI_FISCAL_LOG", "warn")
         .stdout(Stdio::piped())

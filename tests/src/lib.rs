@@ -15,11 +15,14 @@
 //! 4. [`Proxy`] forwards one request per connection and applies the next matching [`Fault`],
 //!    reporting what it did on a channel the test waits on (bounded), so nothing depends on
 //!    timing.
+//! 5. [`browser::Browser`] is headless Chromium driven through chromedriver (W3C WebDriver over
+//!    reqwest) for the office's web pages; it polls for elements with a deadline.
 //!
 //! Everything waits with a deadline; nothing sleeps to synchronise.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test harness: a panic is the failure report
 
 pub mod api;
+pub mod browser;
 pub mod device;
 pub mod proxy;
 pub mod registry_gen;

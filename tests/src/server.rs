@@ -45,6 +45,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub data: PathBuf,
     bin: PathBuf,
+    /// Extra arguments of `demo` (kept for `restart`).
+    demo_args: Vec<&'static str>,
 }
 
 impl Drop for Server {
@@ -54,16 +56,28 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// `taxi-fiscal demo` on a free port (the OS picks it) and `data`.
+    /// `taxi-fiscal demo` on a free port (the OS picks it) and `data`, without the demo's
+    /// sample field records: these tests count and compare every record on the server.
     pub fn start_demo(data: &Path) -> Self {
+        Self::start_demo_with(data, vec!["--no-sample-records"])
+    }
+
+    /// `taxi-fiscal demo` as a user starts it: with the sample records (a duplicate pair and a
+    /// record with a conflict) synced in from sample devices on first start.
+    pub fn start_demo_with_samples(data: &Path) -> Self {
+        Self::start_demo_with(data, Vec::new())
+    }
+
+    fn start_demo_with(data: &Path, demo_args: Vec<&'static str>) -> Self {
         let bin = taxi_fiscal_bin();
-        let (child, addr) = spawn(&bin, data, "127.0.0.1:0");
+        let (child, addr) = spawn(&bin, data, "127.0.0.1:0", &demo_args);
         let server = Self {
             child: Some(child),
             url: format!("http://{addr}"),
             addr,
             data: data.to_owned(),
             bin,
+            demo_args,
         };
         server.wait_ready();
         server
@@ -88,7 +102,12 @@ impl Server {
         // releasing it, so a few bounded attempts.
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let (mut child, addr) = spawn_checked(&self.bin, &self.data, &self.addr.to_string());
+            let (mut child, addr) = spawn_checked(
+                &self.bin,
+                &self.data,
+                &self.addr.to_string(),
+                &self.demo_args,
+            );
             match addr {
                 Some(a) => {
                     assert_eq!(a, self.addr);
@@ -164,18 +183,24 @@ impl Server {
     }
 }
 
-fn spawn(bin: &Path, data: &Path, listen: &str) -> (Child, SocketAddr) {
-    let (child, addr) = spawn_checked(bin, data, listen);
+fn spawn(bin: &Path, data: &Path, listen: &str, extra: &[&str]) -> (Child, SocketAddr) {
+    let (child, addr) = spawn_checked(bin, data, listen, extra);
     (child, addr.expect("server printed no address"))
 }
 
 /// Starts `demo`; returns the child and the address from its first line (`None` if it exited
 /// without one, e.g. the port was taken). The rest of stdout is drained by a thread so the
 /// banner can never block the server on a full pipe.
-fn spawn_checked(bin: &Path, data: &Path, listen: &str) -> (Child, Option<SocketAddr>) {
+fn spawn_checked(
+    bin: &Path,
+    data: &Path,
+    listen: &str,
+    extra: &[&str],
+) -> (Child, Option<SocketAddr>) {
     let mut child = Command::new(bin)
         .args(["demo", "--listen", listen, "--data"])
         .arg(data)
+        .args(extra)
         .env_remove("TAXI_FISCAL_JWT_SECRET")
         .env(
             "TAXI_FISCAL_LOG",

@@ -9,6 +9,7 @@
 //! | photos | [`photos`] | `/v1/photos/{sha256}` |
 //! | sync | [`sync`] | `/v1/sync` |
 //! | records | [`records`] | `/v1/records`, `/v1/records/{id}`, `/v1/records/{id}/{conflicts,audit,quarantine,events}` |
+//! | office | [`office`] | `/v1/office/inbox`, `/v1/office/duplicates…`, `/v1/office/records/{id}/…` (issue 7) |
 //!
 //! Each area returns a utoipa-axum `OpenApiRouter`; [`api_router`] merges them (a new area —
 //! the record sync's `/v1/sync` — is one more `.merge`), and [`router`] adds the fallbacks and
@@ -21,6 +22,7 @@ pub mod accounts;
 pub mod auth;
 pub mod extract;
 pub mod health;
+pub mod office;
 pub mod openapi;
 pub mod photos;
 pub mod records;
@@ -59,6 +61,7 @@ pub(crate) fn api_router_with(photo_limit: usize) -> OpenApiRouter<AppState> {
         .merge(photos::routes(photo_limit))
         .merge(sync::routes())
         .merge(records::routes())
+        .merge(office::routes())
 }
 
 /// [`api_router_with`] the default photo limit (for the document).
@@ -85,12 +88,13 @@ where
     if !(status.is_client_error() || status.is_server_error()) {
         return res.map(Body::new);
     }
-    let is_json = res
+    // The office pages (`crate::web`) answer their errors as HTML pages: kept as they are.
+    let is_json_or_page = res
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if is_json {
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
+    if is_json_or_page {
         return res.map(Body::new);
     }
     let (mut parts, _) = res.into_parts();
@@ -111,6 +115,8 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 pub fn router(state: AppState) -> Router {
     let config = state.config().clone();
     let (routes, _) = api_router_with(config.photo_limit).split_for_parts();
+    // The office pages (issue 7): HTML at `/`, `/login`, `/escritorio/…`; not in the OpenAPI.
+    let routes = routes.merge(crate::web::routes());
     let trace = TraceLayer::new_for_http()
         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
         .make_span_with(|req: &Request<Body>| {

@@ -133,6 +133,7 @@ pub fn payload_schemas() -> Vec<(&'static str, Value)> {
     add::<crate::store::records::QuarantineRow>(&mut out, "quarantine-row");
     add::<super::records::RecordDetail>(&mut out, "record-detail");
     add::<super::records::NewEventRequest>(&mut out, "new-event-request");
+    out.extend(super::office::payload_schemas());
     out
 }
 
@@ -196,6 +197,7 @@ fn components() -> serde_json::Map<String, Value> {
         sync_core::sync::SyncRequest,
         sync_core::sync::SyncResponse,
     );
+    super::office::add_components(&mut generator);
     generator.take_definitions(true)
 }
 

@@ -64,6 +64,9 @@ pub struct RecordsQuery {
     /// Up to this instant (exclusive) or local date (inclusive: until the end of that day).
     #[serde(default)]
     pub to: Option<String>,
+    /// A rule id (`R24`) the record is classified under.
+    #[serde(default)]
+    pub rule: Option<String>,
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
@@ -135,7 +138,7 @@ fn parse_bound(s: &str, end: bool, field: &str) -> Result<DateTime<Utc>, AppErro
         .ok_or_else(bad)
 }
 
-fn filter_of(q: RecordsQuery) -> Result<RecordFilter, AppError> {
+pub(crate) fn filter_of(q: RecordsQuery) -> Result<RecordFilter, AppError> {
     let plate = match q.plate.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
         None => None,
         Some(p) => Some(
@@ -167,6 +170,7 @@ fn filter_of(q: RecordsQuery) -> Result<RecordFilter, AppError> {
             .as_deref()
             .map(|s| parse_bound(s, true, "to"))
             .transpose()?,
+        rule: non_empty(q.rule).map(|r| r.to_uppercase()),
         limit: q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
         offset: q.offset.unwrap_or(0),
     })
@@ -203,6 +207,7 @@ fn detail(doc: RecordDoc) -> Result<RecordDetail, AppError> {
         ("plate" = Option<String>, Query, description = "Placa em qualquer grafia (ABC-1234, ABC1C34)"),
         ("from" = Option<String>, Query, description = "Desde (AAAA-MM-DD local ou RFC 3339)"),
         ("to" = Option<String>, Query, description = "Até (AAAA-MM-DD local, inclusive, ou RFC 3339, exclusivo)"),
+        ("rule" = Option<String>, Query, description = "Regra do catálogo (ex.: R24) em que o registro está classificado"),
         ("limit" = Option<u32>, Query, description = "Itens por página (1–500, padrão 50)"),
         ("offset" = Option<u32>, Query, description = "Deslocamento"),
     ),

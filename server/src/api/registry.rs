@@ -106,7 +106,7 @@ pub struct ChangesQuery {
 }
 
 /// Runs an operation as the caller, today, under the server's rules.
-async fn edit<F>(
+pub(crate) async fn edit<F>(
     state: &AppState,
     auth: &Auth,
     action: &str,

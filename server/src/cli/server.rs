@@ -46,6 +46,10 @@ pub(crate) struct DemoArgs {
     /// Data directory, created if missing (default ./taxi-fiscal-demo).
     #[arg(long)]
     data: Option<PathBuf>,
+    /// Do not seed the sample field records (a duplicate pair and a record with a conflict,
+    /// synced in from sample devices) into a server that has none.
+    #[arg(long)]
+    no_sample_records: bool,
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +186,7 @@ pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
 }
 
 pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
+    let sample_records = !a.no_sample_records;
     let dir = data_dir(a.data, Some(DEMO_DATA))?;
     std::fs::create_dir_all(&dir).with_context(|| format!("criando {}", dir.display()))?;
     if !dir.join(config::RULES_FILE).exists() {
@@ -195,6 +200,11 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
         let seeded = demo::seed(&state)
             .await
             .map_err(|e| anyhow::anyhow!(e.message))?;
+        if sample_records {
+            demo::seed_records(&state)
+                .await
+                .map_err(|e| anyhow::anyhow!(e.message))?;
+        }
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("não foi possível escutar em {listen}"))?;

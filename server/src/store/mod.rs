@@ -15,6 +15,7 @@
 //! first, and the service retries. This keeps the law out of the storage layer and works the
 //! same on a single SQLite writer and on several PostgreSQL nodes.
 
+pub mod office;
 pub mod records;
 pub mod sqlite;
 
@@ -29,6 +30,7 @@ use sync_core::feed::RegistryChanges;
 
 use crate::audit::AuditReport;
 use crate::auth::Role;
+use crate::store::office::{InboxPage, OfficeJob, OfficeOutcome};
 use crate::store::records::{
     EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
     SyncOutcome,
@@ -295,4 +297,17 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     fn record_audit(&self, id: String) -> StoreFuture<'_, Vec<crate::audit::AuditRow>>;
     /// The refused changes of one record.
     fn record_quarantine(&self, id: String) -> StoreFuture<'_, Vec<QuarantineRow>>;
+
+    // ----- office workflow (module `office`, issue 7) -------------------------------------------
+
+    /// The office's inbox: one page of the projection, filtered (rule too), newest first, with
+    /// the total and the counts per status, read in one snapshot.
+    fn office_inbox(&self, filter: RecordFilter) -> StoreFuture<'_, InboxPage>;
+    /// Records that may duplicate another: drafts and closed records (annulled, archived,
+    /// merged) left out, each sharing its canonical plate with a record of another device made
+    /// at most `window_seconds` apart. The caller judges place and settled pairs on the views.
+    fn duplicate_candidates(&self, window_seconds: i64) -> StoreFuture<'_, Vec<RecordDoc>>;
+    /// Office events on one or more records and the registry effect of one of them, in one
+    /// transaction (see [`office`]).
+    fn office_apply(&self, job: OfficeJob) -> StoreFuture<'_, OfficeOutcome>;
 }

@@ -78,6 +78,9 @@ pub struct RecordFilter {
     pub from: Option<DateTime<Utc>>,
     /// Exclusive.
     pub to: Option<DateTime<Utc>>,
+    /// A rule id (`R24`) among the rules the record is classified under (the office's
+    /// classification, else the author's legal basis).
+    pub rule: Option<String>,
     pub limit: u32,
     pub offset: u32,
 }

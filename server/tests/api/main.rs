@@ -12,6 +12,7 @@ mod auth;
 mod errors;
 mod feed;
 mod import;
+mod office;
 mod openapi;
 mod photos;
 mod records;

@@ -568,6 +568,8 @@ impl RecordDoc {
             status: replayed.status,
             penalty: replayed.penalty,
             notified_on: replayed.notified_on,
+            appeal_deadline: replayed.appeal_deadline,
+            classification: replayed.classification,
             duplicate_of: replayed.duplicate_of,
             events: replayed.events,
             invalid_events: replayed.invalid,

@@ -16,8 +16,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::model::{Agent, Gravity, RecordKind, UserRole};
+use super::model::{Agent, Gravity, LegalBasis, RecordKind, UserRole};
 use crate::domain::PenaltyKind;
+use crate::rules::deadline::{self, CalendarConfig};
 
 /// A warning given by a coordinator for a light fault (art. 17 §2 I–II).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -70,6 +71,12 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
+    /// The office classifies the record: the rules and articles it is judged under (art. 31,
+    /// art. 32 §1). Replaces the author's legal basis for the decision without touching the
+    /// sealed evidence; the latest valid classification counts (`RecordView::classification`).
+    Classified {
+        legal_basis: Vec<LegalBasis>,
+    },
     /// The office proposes a penalty (art. 32 §1: graded by gravity).
     PenaltyProposed {
         penalty: PenaltyKind,
@@ -82,6 +89,12 @@ pub enum EventKind {
     Notified {
         method: NotificationMethod,
         on: NaiveDate,
+        /// Last day to appeal, as counted by whoever recorded the ciência with their holiday
+        /// calendar (municipal holidays are configuration). Stored so that every copy judges a
+        /// later appeal against the same day; absent (older writers), the state machine counts
+        /// it with the built-in calendar. Never earlier than `on` + 10 days (art. 35).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        appeal_deadline: Option<NaiveDate>,
     },
     /// Request for reconsideration (art. 34).
     ReconsiderationFiled {
@@ -128,6 +141,7 @@ impl EventKind {
             Self::SettledByCoordinator { .. } => "settled_by_coordinator",
             Self::ForwardedToOffice => "forwarded_to_office",
             Self::Reviewed { .. } => "reviewed",
+            Self::Classified { .. } => "classified",
             Self::PenaltyProposed { .. } => "penalty_proposed",
             Self::PenaltyDecided { .. } => "penalty_decided",
             Self::Notified { .. } => "notified",
@@ -150,6 +164,7 @@ impl EventKind {
             Self::SettledByCoordinator { .. } => "advertência pelo coordenador",
             Self::ForwardedToOffice => "encaminhamento à Unidade",
             Self::Reviewed { .. } => "análise",
+            Self::Classified { .. } => "classificação",
             Self::PenaltyProposed { .. } => "proposta de penalidade",
             Self::PenaltyDecided { .. } => "decisão de penalidade",
             Self::Notified { .. } => "ciência",
@@ -305,6 +320,10 @@ pub(crate) struct Replayed {
     pub(crate) status: Status,
     pub(crate) penalty: Option<PenaltyKind>,
     pub(crate) notified_on: Option<NaiveDate>,
+    /// Last day to appeal from the last ciência (art. 35, R34).
+    pub(crate) appeal_deadline: Option<NaiveDate>,
+    /// The office's latest classification.
+    pub(crate) classification: Option<Vec<LegalBasis>>,
     pub(crate) duplicate_of: Option<String>,
     /// All events in replay order, each marked valid or not.
     pub(crate) events: Vec<EventView>,
@@ -320,6 +339,8 @@ pub(crate) struct Machine {
     status: Status,
     penalty: Option<PenaltyKind>,
     notified_on: Option<NaiveDate>,
+    appeal_deadline: Option<NaiveDate>,
+    classification: Option<Vec<LegalBasis>>,
     duplicate_of: Option<String>,
     reconsideration_filed: bool,
     appeal_filed: bool,
@@ -333,6 +354,8 @@ impl Machine {
             status: Status::Draft,
             penalty: None,
             notified_on: None,
+            appeal_deadline: None,
+            classification: None,
             duplicate_of: None,
             reconsideration_filed: false,
             appeal_filed: false,
@@ -405,6 +428,15 @@ impl Machine {
                 }
                 self.status = S::UnderReview;
             }
+            EventKind::Classified { legal_basis } => {
+                if now == S::Draft || terminal {
+                    return refuse("");
+                }
+                if legal_basis.is_empty() {
+                    return refuse("a classificação precisa de ao menos uma regra");
+                }
+                self.classification = Some(legal_basis.clone());
+            }
             EventKind::PenaltyProposed { .. } => {
                 if !matches!(now, S::UnderReview | S::PenaltyProposed) {
                     return refuse("a penalidade é proposta após a análise");
@@ -418,14 +450,33 @@ impl Machine {
                 self.penalty = Some(*penalty);
                 self.status = S::PenaltyDecided;
             }
-            EventKind::Notified { on, .. } => {
+            EventKind::Notified {
+                on,
+                appeal_deadline,
+                ..
+            } => {
                 if !matches!(
                     now,
                     S::PenaltyDecided | S::ReconsiderationDecided | S::AppealDecided
                 ) {
                     return refuse("não há decisão a notificar");
                 }
+                let counted = legal_appeal_deadline(*on)?;
+                let deadline = match appeal_deadline {
+                    None => counted,
+                    // A stored deadline may be later (a municipal holiday or closure the
+                    // writer's calendar knows) but never shorter than the 10 days of art. 35.
+                    Some(d) if *d >= nominal_appeal_deadline(*on)? => *d,
+                    Some(d) => {
+                        return refuse(&format!(
+                            "o prazo de recurso informado ({}) é menor que os 10 dias da ciência \
+                             (art. 35; R34)",
+                            br(*d)
+                        ));
+                    }
+                };
                 self.notified_on = Some(*on);
+                self.appeal_deadline = Some(deadline);
                 self.status = S::Notified;
             }
             EventKind::ReconsiderationFiled { .. } => {
@@ -447,12 +498,38 @@ impl Machine {
                 self.apply_outcome(*outcome, *penalty);
                 self.status = S::ReconsiderationDecided;
             }
-            EventKind::AppealFiled { .. } => {
+            EventKind::AppealFiled { on } => {
                 if self.appeal_filed {
-                    return refuse("o recurso cabe uma única vez (art. 33)");
+                    return refuse(
+                        "o recurso ao Prefeito cabe uma única vez (art. 33; R34): já houve recurso \
+                         neste processo",
+                    );
                 }
                 if !matches!(now, S::Notified | S::ReconsiderationDecided) {
                     return refuse("o recurso exige ciência da decisão (art. 35)");
+                }
+                if self.penalty.is_none() {
+                    return refuse("não há penalidade em vigor de que recorrer");
+                }
+                // Both checks compare dates written in the events (never a clock), so every
+                // copy reaches the same verdict. The period runs from the latest ciência.
+                if let (Some(notified), Some(deadline)) = (self.notified_on, self.appeal_deadline) {
+                    if *on < notified {
+                        return refuse(&format!(
+                            "a data do recurso ({}) é anterior à ciência ({})",
+                            br(*on),
+                            br(notified)
+                        ));
+                    }
+                    if *on > deadline {
+                        return refuse(&format!(
+                            "recurso intempestivo: interposto em {}, após o prazo de 10 dias \
+                             contados da ciência em {}, que terminou em {} (art. 35; R34)",
+                            br(*on),
+                            br(notified),
+                            br(deadline)
+                        ));
+                    }
                 }
                 self.appeal_filed = true;
                 self.status = S::AppealFiled;
@@ -504,6 +581,29 @@ impl Machine {
     }
 }
 
+/// `dd/mm/aaaa`, as people read dates.
+fn br(d: NaiveDate) -> String {
+    d.format("%d/%m/%Y").to_string()
+}
+
+/// Ciência + 10 calendar days (art. 35), before rolling to a business day.
+fn nominal_appeal_deadline(notified: NaiveDate) -> Result<NaiveDate, String> {
+    notified
+        .checked_add_days(chrono::Days::new(u64::from(APPEAL_DAYS)))
+        .ok_or_else(|| String::from("data de ciência fora do calendário"))
+}
+
+/// The art. 35 deadline counted with the built-in calendar (national and São Paulo holidays,
+/// Carnival, Corpus Christi): what every copy computes when the ciência carries no deadline.
+fn legal_appeal_deadline(notified: NaiveDate) -> Result<NaiveDate, String> {
+    deadline::appeal_deadline(notified, &CalendarConfig::default())
+        .map(|d| d.deadline)
+        .map_err(|_| String::from("data de ciência fora do calendário"))
+}
+
+/// Days to appeal from ciência (art. 35).
+const APPEAL_DAYS: u32 = 10;
+
 /// A decoded event waiting to be replayed, or an unreadable one.
 #[derive(Debug, Clone)]
 pub(crate) enum RawEvent {
@@ -547,6 +647,8 @@ pub(crate) fn replay(kind: RecordKind, gravity: Option<Gravity>, raw: Vec<RawEve
         status: machine.status,
         penalty: machine.penalty,
         notified_on: machine.notified_on,
+        appeal_deadline: machine.appeal_deadline,
+        classification: machine.classification,
         duplicate_of: machine.duplicate_of,
         events: ok,
         invalid,

@@ -454,6 +454,12 @@ pub struct RecordView {
     pub penalty: Option<PenaltyKind>,
     /// Date of the last ciência (starts the art. 35 deadline).
     pub notified_on: Option<chrono::NaiveDate>,
+    /// Last day to appeal from the last ciência (art. 35, R34: 10 days, rolled to a business
+    /// day); an appeal dated later is refused by the state machine.
+    pub appeal_deadline: Option<chrono::NaiveDate>,
+    /// The office's latest classification (`classified` event); `None`: the author's
+    /// `legal_basis` stands.
+    pub classification: Option<Vec<LegalBasis>>,
     /// When merged as a duplicate: the record it was merged into.
     pub duplicate_of: Option<String>,
     /// Every well-formed event, in replay order (timestamp, then id), valid or not.

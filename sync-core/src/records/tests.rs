@@ -641,6 +641,7 @@ fn concurrent_events_both_survive_and_a_second_appeal_is_flagged() {
         EventKind::Notified {
             method: NotificationMethod::PersonalSignature,
             on: NaiveDate::from_ymd_opt(2026, 12, 1).unwrap(),
+            appeal_deadline: None,
         },
     )
     .unwrap();
@@ -851,6 +852,7 @@ fn an_invalid_event_order_is_kept_and_flagged() {
         EventKind::Notified {
             method: NotificationMethod::PostalReceipt,
             on: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap(),
+            appeal_deadline: None,
         },
     )
     .unwrap();
@@ -964,6 +966,7 @@ fn full_office_workflow_reaches_a_final_decision() {
         EventKind::Notified {
             method: NotificationMethod::PersonalSignature,
             on: d(1),
+            appeal_deadline: None,
         },
         EventKind::ReconsiderationFiled { on: d(3) },
         EventKind::ReconsiderationDecided {
@@ -973,6 +976,7 @@ fn full_office_workflow_reaches_a_final_decision() {
         EventKind::Notified {
             method: NotificationMethod::PostalReceipt,
             on: d(10),
+            appeal_deadline: None,
         },
         EventKind::AppealFiled { on: d(12) },
         EventKind::AppealDecided {
@@ -1284,4 +1288,319 @@ fn actor_ids_map_back_to_devices() {
     assert_eq!(summary["photos"], 2);
     let text = summary.to_string();
     assert!(!text.contains("P08") && !text.contains("CNH"), "{text}");
+}
+
+// ------------------------------------------------------------------ appeal deadlines (R34)
+
+fn notified(on: NaiveDate, appeal_deadline: Option<NaiveDate>) -> EventKind {
+    EventKind::Notified {
+        method: NotificationMethod::PersonalSignature,
+        on,
+        appeal_deadline,
+    }
+}
+
+fn ymd(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).unwrap()
+}
+
+/// A record decided (a fine) and notified on `on`.
+fn decided_and_notified(on: NaiveDate, deadline: Option<NaiveDate>) -> RecordDoc {
+    let mut r = issued();
+    next_status(&to_decision(), &mut r, 10);
+    next_status(&[notified(on, deadline)], &mut r, 20);
+    r
+}
+
+fn refusal(r: Result<String, RecordError>) -> String {
+    match r {
+        Err(RecordError::EventRefused { reason, .. }) => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn appeal_on_the_deadline_day_is_accepted_and_the_day_after_refused() {
+    // Ciência Monday 2 Nov 2026 (Finados: the day of ciência never counts); D+10 is Thursday
+    // 12 Nov, a business day: the deadline.
+    let r = decided_and_notified(ymd(2026, 11, 2), None);
+    assert_eq!(r.view().unwrap().appeal_deadline, Some(ymd(2026, 11, 12)));
+    let mut ok = r.clone();
+    ok.append_event(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 12),
+        },
+    )
+    .unwrap();
+    assert_eq!(ok.view().unwrap().status, Status::AppealFiled);
+    let mut late = r.clone();
+    let why = refusal(late.append_event(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 13),
+        },
+    ));
+    assert!(why.contains("intempestivo"), "{why}");
+    assert!(why.contains("art. 35") && why.contains("R34"), "{why}");
+    assert!(why.contains("12/11/2026"), "{why}");
+    // An old or faulty client that writes it anyway: kept and flagged on every copy.
+    late.append_event_unchecked(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 13),
+        },
+    )
+    .unwrap();
+    let v = copy(&mut late).view().unwrap();
+    assert_eq!(v.status, Status::Notified);
+    assert_eq!(v.invalid_events.len(), 1);
+    assert!(v.invalid_events[0].reason.contains("intempestivo"));
+}
+
+#[test]
+fn late_appeal_is_judged_after_rolling_to_the_next_business_day() {
+    // Ciência Thursday 19 Nov 2026: D+10 is Sunday 29 Nov, so the deadline rolls to Monday
+    // 30 Nov (D+11): accepted on that day, refused on Tuesday 1 Dec.
+    let r = decided_and_notified(ymd(2026, 11, 19), None);
+    assert_eq!(r.view().unwrap().appeal_deadline, Some(ymd(2026, 11, 30)));
+    let mut ok = r.clone();
+    ok.append_event(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 30),
+        },
+    )
+    .unwrap();
+    let mut late = r.clone();
+    let why = refusal(late.append_event(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 12, 1),
+        },
+    ));
+    assert!(why.contains("30/11/2026"), "{why}");
+    // Ciência Monday 9 Nov: D+10 is Thursday 19 Nov, D+11 Friday 20 Nov (a holiday since 2024)
+    // is already late: rolling only moves a deadline that falls on a closed day.
+    let mut r = decided_and_notified(ymd(2026, 11, 9), None);
+    let why = refusal(r.append_event(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 20),
+        },
+    ));
+    assert!(why.contains("19/11/2026"), "{why}");
+}
+
+#[test]
+fn a_stored_deadline_may_extend_the_period_but_never_shorten_it() {
+    // The server's calendar knows a municipal holiday on 12 Nov: its deadline is 13 Nov, and
+    // every copy accepts an appeal on the 13th.
+    let mut r = decided_and_notified(ymd(2026, 11, 2), Some(ymd(2026, 11, 13)));
+    let v = r.view().unwrap();
+    assert_eq!(v.appeal_deadline, Some(ymd(2026, 11, 13)));
+    r.append_event(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 13),
+        },
+    )
+    .unwrap();
+    // A deadline shorter than the 10 days of art. 35 is refused.
+    let mut r = issued();
+    next_status(&to_decision(), &mut r, 10);
+    let why = refusal(r.append_event(
+        &office(),
+        at(20),
+        notified(ymd(2026, 11, 2), Some(ymd(2026, 11, 11))),
+    ));
+    assert!(why.contains("10 dias"), "{why}");
+}
+
+#[test]
+fn a_second_appeal_and_an_appeal_before_ciencia_are_refused_citing_the_law() {
+    let mut r = decided_and_notified(ymd(2026, 11, 19), None);
+    let early = refusal(r.clone().append_event(
+        &office(),
+        at(30),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 18),
+        },
+    ));
+    assert!(early.contains("anterior à ciência"), "{early}");
+    next_status(
+        &[
+            EventKind::AppealFiled {
+                on: ymd(2026, 11, 23),
+            },
+            EventKind::AppealDecided {
+                outcome: Outcome::Upheld,
+                penalty: None,
+            },
+            notified(ymd(2026, 11, 25), None),
+        ],
+        &mut r,
+        30,
+    );
+    let why = refusal(r.append_event(
+        &office(),
+        at(40),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 26),
+        },
+    ));
+    assert!(
+        why.contains("única vez") && why.contains("art. 33"),
+        "{why}"
+    );
+}
+
+#[test]
+fn reconsideration_then_appeal_counts_from_the_new_ciencia() {
+    let mut r = decided_and_notified(ymd(2026, 11, 2), None);
+    next_status(
+        &[
+            EventKind::ReconsiderationFiled {
+                on: ymd(2026, 11, 5),
+            },
+            EventKind::ReconsiderationDecided {
+                outcome: Outcome::Modified,
+                penalty: Some(PenaltyKind::WrittenWarning),
+            },
+            notified(ymd(2026, 11, 23), None),
+        ],
+        &mut r,
+        30,
+    );
+    let v = r.view().unwrap();
+    assert_eq!(v.penalty, Some(PenaltyKind::WrittenWarning));
+    assert_eq!(v.appeal_deadline, Some(ymd(2026, 12, 3)));
+    // Past the first ciência's deadline (12 Nov), within the second's: accepted.
+    r.append_event(
+        &office(),
+        at(40),
+        EventKind::AppealFiled {
+            on: ymd(2026, 12, 1),
+        },
+    )
+    .unwrap();
+    r.append_event(
+        &office(),
+        at(41),
+        EventKind::AppealDecided {
+            outcome: Outcome::Reversed,
+            penalty: None,
+        },
+    )
+    .unwrap();
+    let v = r.view().unwrap();
+    assert_eq!(v.status, Status::AppealDecided);
+    assert_eq!(v.penalty, None);
+    assert!(v.invalid_events.is_empty(), "{:?}", v.invalid_events);
+}
+
+#[test]
+fn an_appeal_without_a_penalty_in_force_is_refused() {
+    let mut r = decided_and_notified(ymd(2026, 11, 2), None);
+    next_status(
+        &[
+            EventKind::ReconsiderationFiled {
+                on: ymd(2026, 11, 3),
+            },
+            EventKind::ReconsiderationDecided {
+                outcome: Outcome::Reversed,
+                penalty: None,
+            },
+        ],
+        &mut r,
+        30,
+    );
+    let why = refusal(r.append_event(
+        &office(),
+        at(40),
+        EventKind::AppealFiled {
+            on: ymd(2026, 11, 4),
+        },
+    ));
+    assert!(why.contains("não há penalidade"), "{why}");
+}
+
+#[test]
+fn the_office_classifies_without_touching_the_sealed_basis() {
+    let mut r = issued();
+    let basis = vec![LegalBasis {
+        rule_id: "R24".into(),
+        citation: "Lei 4.019/2004, art. 16, I; art. 31, VI".into(),
+    }];
+    r.append_event(
+        &office(),
+        at(10),
+        EventKind::Classified {
+            legal_basis: basis.clone(),
+        },
+    )
+    .unwrap();
+    let v = copy(&mut r).view().unwrap();
+    assert_eq!(v.classification, Some(basis));
+    assert_ne!(v.legal_basis, v.classification.clone().unwrap());
+    assert_eq!(
+        v.status,
+        Status::Issued,
+        "classifying does not move the status"
+    );
+    // Empty classifications and officers' ones are refused.
+    assert!(
+        r.append_event(
+            &office(),
+            at(11),
+            EventKind::Classified {
+                legal_basis: vec![]
+            }
+        )
+        .is_err()
+    );
+    assert!(
+        r.append_event(
+            &officer(),
+            at(11),
+            EventKind::Classified {
+                legal_basis: vec![LegalBasis {
+                    rule_id: "R01".into(),
+                    citation: "x".into()
+                }]
+            }
+        )
+        .is_err()
+    );
+}
+
+/// `vet` compares fields one by one (`field_json`) instead of serialising whole views: each
+/// must equal that field of the serialised view, or the sealed-evidence check would drift
+/// from what the schemas and the office see.
+#[test]
+fn field_json_matches_the_serialised_view() {
+    let mut draft_doc = infraction();
+    let mut issued_doc = issued();
+    for doc in [&mut draft_doc, &mut issued_doc] {
+        let view = doc.view().unwrap();
+        let whole = serde_json::to_value(&view).unwrap();
+        for name in super::vet::IMMUTABLE_FIELDS
+            .iter()
+            .chain(super::vet::DRAFT_FIELDS.iter())
+            .chain(std::iter::once(&"number"))
+        {
+            assert_eq!(
+                super::vet::field_json(&view, name),
+                whole.get(*name).cloned().unwrap_or(serde_json::Value::Null),
+                "field {name}"
+            );
+        }
+    }
 }

@@ -7,13 +7,15 @@
 //! `field::check` turns a lookup (plate or permit, driver, instant, observations) into a
 //! `Verdict` whose every finding cites its rule and article; `office` refuses registry changes
 //! that the law forbids; `deadline` counts appeal deadlines on the local calendar; `money`
-//! corrects fees and fines by the IPCA. Nothing here does I/O or reads the clock.
+//! corrects fees and fines by the IPCA; `penalty` proposes (never decides) the art. 32 grade of
+//! a record. Nothing here does I/O or reads the clock.
 
 pub mod catalogue;
 pub mod deadline;
 pub mod field;
 pub mod money;
 pub mod office;
+pub mod penalty;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;

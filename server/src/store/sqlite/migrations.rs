@@ -24,6 +24,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("migrations/004_field_support.sql"),
     ),
     ("005_records", include_str!("migrations/005_records.sql")),
+    ("006_office", include_str!("migrations/006_office.sql")),
 ];
 
 /// The schema version this code writes.

@@ -15,6 +15,7 @@ mod accounts;
 pub mod audit;
 mod field;
 pub mod migrations;
+mod office;
 mod pool;
 mod records;
 mod registry;
@@ -29,6 +30,7 @@ use sync_core::domain::Registry;
 pub use pool::Pool;
 
 use crate::audit::AuditReport;
+use crate::store::office::{InboxPage, OfficeJob, OfficeOutcome};
 use crate::store::records::{
     EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
     SyncOutcome,
@@ -58,6 +60,7 @@ impl SqliteStore {
             });
         }
         migrations::migrate(&mut conn, &path.display().to_string())?;
+        office::backfill_rules(&mut conn)?;
         Ok(Self {
             pool: Pool::new(path, conn),
             cache: Arc::new(Mutex::new(None)),
@@ -309,5 +312,26 @@ impl Store for SqliteStore {
 
     fn record_quarantine(&self, id: String) -> StoreFuture<'_, Vec<QuarantineRow>> {
         Box::pin(self.pool.read(move |c| records::quarantine(c, &id)))
+    }
+
+    fn office_inbox(&self, filter: RecordFilter) -> StoreFuture<'_, InboxPage> {
+        Box::pin(self.pool.read(move |c| office::inbox(c, &filter)))
+    }
+
+    fn duplicate_candidates(&self, window_seconds: i64) -> StoreFuture<'_, Vec<RecordDoc>> {
+        Box::pin(
+            self.pool
+                .read(move |c| office::duplicate_candidates(c, window_seconds)),
+        )
+    }
+
+    fn office_apply(&self, job: OfficeJob) -> StoreFuture<'_, OfficeOutcome> {
+        Box::pin(async move {
+            let (outcome, registry) = self.pool.write(move |tx| office::apply(tx, &job)).await?;
+            if let Some(reg) = registry {
+                self.set_cache(reg);
+            }
+            Ok(outcome)
+        })
     }
 }

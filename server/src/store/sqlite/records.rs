@@ -37,14 +37,14 @@ struct TxStore<'a, 'c> {
     tx: &'a Transaction<'c>,
 }
 
-fn corrupt(what: &'static str, reason: impl ToString) -> StoreError {
+pub(super) fn corrupt(what: &'static str, reason: impl ToString) -> StoreError {
     StoreError::Corrupt {
         what,
         reason: reason.to_string(),
     }
 }
 
-fn to_u64(v: i64) -> u64 {
+pub(super) fn to_u64(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
 
@@ -216,28 +216,55 @@ pub(super) fn office_event(
     tx: &Transaction<'_>,
     job: &EventJob,
 ) -> Result<EventOutcome, StoreError> {
-    let Ok(record_id) = Uuid::parse_str(&job.record_id) else {
-        return Ok(EventOutcome::NotFound);
+    let index = job.registry.index();
+    if let Err(refused) = append_office_event(
+        tx,
+        &job.caller,
+        &index,
+        &job.record_id,
+        job.event.clone(),
+        job.at,
+        job.now,
+    )? {
+        return Ok(refused);
+    }
+    match record(tx, &job.record_id)? {
+        Some(doc) => Ok(EventOutcome::Applied(Box::new(doc))),
+        None => Ok(EventOutcome::NotFound),
+    }
+}
+
+/// One office event, vetted and stored with its projection and audit row, in the caller's
+/// transaction. `Ok(Err(_))`: refused or not found (`EventOutcome::Refused` / `NotFound`),
+/// nothing written.
+pub(super) fn append_office_event(
+    tx: &Transaction<'_>,
+    caller: &Caller,
+    index: &sync_core::domain::RegistryIndex<'_>,
+    record_id: &str,
+    event: EventKind,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Result<(), EventOutcome>, StoreError> {
+    let Ok(record_id) = Uuid::parse_str(record_id) else {
+        return Ok(Err(EventOutcome::NotFound));
     };
-    let Some(role) = record_role(job.caller.role, None) else {
-        return Ok(EventOutcome::Refused {
+    let Some(role) = record_role(caller.role, None) else {
+        return Ok(Err(EventOutcome::Refused {
             code: sync_core::sync::RejectionCode::RoleForbidden,
             message: String::from("administradores não escrevem em registros"),
-        });
+        }));
     };
-    let sender = sender_of(&job.caller, role);
+    let sender = sender_of(caller, role);
     let agent = sender.agent.clone();
-    let index = job.registry.index();
-    let event = job.event.clone();
-    let at = job.at;
     let outcome = {
         let mut store = TxStore { tx };
         sync_core::sync::ServerSync::default().edit(
             &mut store,
             &sender,
-            Some(&index),
+            Some(index),
             record_id,
-            job.now,
+            now,
             move |d| match event {
                 EventKind::ConflictResolved { field, value } => {
                     d.resolve_conflict(&agent, at, &field, &value).map(|_| ())
@@ -248,13 +275,13 @@ pub(super) fn office_event(
     };
     match outcome {
         Ok(EditOutcome::Applied { effects, .. }) => {
-            apply(tx, &job.caller, effects, "record.office", job.now)?;
+            apply(tx, caller, effects, "record.office", now)?;
         }
         Ok(EditOutcome::Unchanged) => {}
         Ok(EditOutcome::Refused { code, message }) => {
-            return Ok(EventOutcome::Refused { code, message });
+            return Ok(Err(EventOutcome::Refused { code, message }));
         }
-        Err(SyncError::UnknownRecord(_)) => return Ok(EventOutcome::NotFound),
+        Err(SyncError::UnknownRecord(_)) => return Ok(Err(EventOutcome::NotFound)),
         Err(SyncError::Store(e)) => {
             return Err(match e.downcast::<StoreError>() {
                 Ok(e) => *e,
@@ -263,10 +290,7 @@ pub(super) fn office_event(
         }
         Err(e) => return Err(corrupt("records", e)),
     }
-    match record(tx, &job.record_id)? {
-        Some(doc) => Ok(EventOutcome::Applied(Box::new(doc))),
-        None => Ok(EventOutcome::NotFound),
-    }
+    Ok(Ok(()))
 }
 
 /// Persists `ServerSync`'s effects in order.
@@ -351,6 +375,17 @@ struct Projection {
     sealed: bool,
     invalid_events: i64,
     conflicts: i64,
+    rules: String,
+}
+
+/// The rule ids a record is judged under, space-separated: the office's classification, else
+/// the author's legal basis (column `rules`, migration 006).
+pub(super) fn rules_of(view: &RecordView) -> String {
+    let basis = view.classification.as_ref().unwrap_or(&view.legal_basis);
+    let mut ids: Vec<&str> = basis.iter().map(|b| b.rule_id.trim()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.join(" ")
 }
 
 fn project(view: &RecordView) -> Projection {
@@ -367,6 +402,7 @@ fn project(view: &RecordView) -> Projection {
         sealed: view.sealed,
         invalid_events: i64::try_from(view.invalid_events.len()).unwrap_or(i64::MAX),
         conflicts: i64::try_from(view.conflicts.len()).unwrap_or(i64::MAX),
+        rules: rules_of(view),
     }
 }
 
@@ -385,15 +421,15 @@ fn store_change(
     tx.prepare_cached(
         "INSERT INTO records (id, kind, seq, doc, heads, number, status, plate, stand_id,
              permit_number, author_user_id, author_role, author_device_id, occurred_at, sealed,
-             invalid_events, conflicts, created_at, updated_at)
+             invalid_events, conflicts, created_at, updated_at, rules)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?18)
+             ?18, ?18, ?19)
          ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, doc = excluded.doc,
              heads = excluded.heads, number = excluded.number, status = excluded.status,
              plate = excluded.plate, stand_id = excluded.stand_id,
              permit_number = excluded.permit_number, sealed = excluded.sealed,
              invalid_events = excluded.invalid_events, conflicts = excluded.conflicts,
-             updated_at = excluded.updated_at",
+             updated_at = excluded.updated_at, rules = excluded.rules",
     )?
     .execute(params![
         id,
@@ -413,7 +449,8 @@ fn store_change(
         p.sealed,
         p.invalid_events,
         p.conflicts,
-        at
+        at,
+        p.rules
     ])?;
     let what = if s.created { "create" } else { "change" };
     let row = super::audit::append(
@@ -448,11 +485,11 @@ fn store_change(
 
 // ------------------------------------------------------------------------------------ reading
 
-const ROW_COLUMNS: &str = "id, kind, number, status, plate, stand_id, permit_number,
+pub(super) const ROW_COLUMNS: &str = "id, kind, number, status, plate, stand_id, permit_number,
     author_user_id, author_role, occurred_at, sealed, invalid_events, conflicts, created_at,
     updated_at, seq";
 
-fn row_from(r: &Row<'_>) -> rusqlite::Result<RecordRow> {
+pub(super) fn row_from(r: &Row<'_>) -> rusqlite::Result<RecordRow> {
     Ok(RecordRow {
         id: r.get(0)?,
         kind: r.get(1)?,
@@ -497,15 +534,16 @@ pub(super) fn record(conn: &Connection, id: &str) -> Result<Option<RecordDoc>, S
         .transpose()
 }
 
-/// The projection, filtered, newest first, with the total.
-pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, StoreError> {
+/// The `WHERE` clause of a filter and its arguments; `with_status: false` leaves the status
+/// out (the inbox's counts per status).
+pub(super) fn where_of(f: &RecordFilter, with_status: bool) -> (String, Vec<SqlValue>) {
     let mut clauses: Vec<&str> = Vec::new();
     let mut args: Vec<SqlValue> = Vec::new();
     let mut push = |clause: &'static str, v: SqlValue| {
         clauses.push(clause);
         args.push(v);
     };
-    if let Some(s) = &f.status {
+    if let Some(s) = f.status.as_ref().filter(|_| with_status) {
         push("status = ?", SqlValue::Text(s.clone()));
     }
     if let Some(k) = &f.kind {
@@ -526,11 +564,25 @@ pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, St
     if let Some(t) = f.to {
         push("occurred_at < ?", SqlValue::Text(format_at(t)));
     }
+    if let Some(r) = &f.rule {
+        // `rules` is space-separated ids; padding both sides makes `R2` not match `R24`, and
+        // `instr` (not LIKE) gives `%` and `_` no meaning.
+        push(
+            "instr(' ' || coalesce(rules, '') || ' ', ?) > 0",
+            SqlValue::Text(format!(" {} ", r.trim().to_uppercase())),
+        );
+    }
     let filter = if clauses.is_empty() {
         String::new()
     } else {
         format!("WHERE {}", clauses.join(" AND "))
     };
+    (filter, args)
+}
+
+/// The projection, filtered, newest first, with the total.
+pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, StoreError> {
+    let (filter, args) = where_of(f, true);
     let total: i64 = conn.query_row(
         &format!("SELECT count(*) FROM records {filter}"),
         params_from_iter(args.iter()),

@@ -1,0 +1,1229 @@
+//! The office workflow of the Unidade de Transportes (issue 7 §1): what the office pages
+//! (`crate::web`) and the JSON API (`crate::api::office`, `/v1/office/…`) both call. Every
+//! function takes the application state and the authenticated caller, checks the caller's role
+//! first (reading: office and admin; acting: office), and answers a typed result or one
+//! [`AppError`] with a Portuguese message.
+//!
+//! # Flow
+//!
+//! 1. **Inbox** ([`inbox`]): every record from the field, newest first, filtered by status,
+//!    kind, stand, author (officer or coordinator), plate in any spelling, local dates and rule,
+//!    with the total and the counts per status — one read of the projection.
+//! 2. **Duplicates** ([`duplicate_groups`], [`merge_duplicates`], [`keep_apart`]): records of
+//!    the same plate from different devices, close in time and place ([`duplicates`] has the
+//!    thresholds and why), grouped; merging appends `duplicate_merged` to each duplicate,
+//!    keeping apart appends `duplicate_kept_apart` naming each other member; a settled pair is
+//!    never proposed again.
+//! 3. **The case** ([`case`]): the merged record, its classification, the people it charges
+//!    (driver and, for an auxiliary, the holder: art. 32 §2, R33), the permit's decided
+//!    penalties, the system's **proposal** (R32, `sync_core::rules::penalty`: the office
+//!    decides), the decision in force, the fine's amount in force, the appeal deadline
+//!    ("prazo de recurso até dd/mm/aaaa", arts. 33–35, R34) and what the registry holds for it.
+//! 4. **Acting** ([`review`], [`classify`], [`propose`], [`decide`], [`notify`],
+//!    [`file_reconsideration`], [`decide_reconsideration`], [`file_appeal`], [`decide_appeal`],
+//!    [`annul`], [`archive`], [`resolve_conflict`]): each appends events to the record's
+//!    Automerge document — devices see the outcome on their next sync — through the same vetting
+//!    and audit path as a device's change. The state machine (`sync_core::records`) refuses what
+//!    the law does not allow, e.g. a late appeal (art. 35) or a second one (art. 33).
+//! 5. **Effects** ([`effects`]): a decision, a reversal or an annulment also writes the registry
+//!    (penalty in force, unpaid fine, revoked permit), in the **same transaction** as the event
+//!    (`Store::office_apply`), as a new registry version that every device gets on its next
+//!    pull. [`reapply_effects`] re-runs that reconciliation (idempotent).
+//!
+//! Decisions where the brief was silent are in ADR 0012.
+
+pub mod duplicates;
+pub mod effects;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sync_core::domain::{PenaltyKind, PermitState, Registry};
+use sync_core::records::{
+    EventKind, LegalBasis, NotificationMethod, Outcome, PersonRef, RecordView, Status,
+};
+use sync_core::rules::penalty::{self, Proposal, ProposalInput};
+use sync_core::sync::RejectionCode;
+
+pub use duplicates::{
+    DUPLICATE_RADIUS_M, DUPLICATE_WINDOW_MINUTES, DuplicateGroup, DuplicateMember, DuplicatePair,
+};
+
+use crate::auth::{Auth, Role};
+use crate::error::AppError;
+use crate::server::AppState;
+use crate::store::office::{
+    EffectFn, InboxRow, OfficeJob, OfficeOutcome, OfficeStep, RegistryApplied,
+};
+use crate::store::records::{Caller, RecordDoc, RecordRow, view_of};
+
+/// Who reads the office workflow.
+pub const OFFICE_READERS: &[Role] = &[Role::Office, Role::Admin];
+/// Who acts on records (admins write no records).
+pub const OFFICE_DECIDERS: &[Role] = &[Role::Office];
+
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 500;
+
+// ---------------------------------------------------------------------------------------------
+// Inbox
+// ---------------------------------------------------------------------------------------------
+
+/// Filters of the inbox (all optional; the same as `GET /v1/records`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InboxQuery {
+    /// Derived status, e.g. `issued`, `forwarded_to_office`, `penalty_decided`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// `infraction` or `transgression`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub stand: Option<String>,
+    /// User id of the officer or coordinator who wrote the record.
+    #[serde(default)]
+    pub author: Option<String>,
+    /// Any spelling (`abc-1234`, `ABC1C34`).
+    #[serde(default)]
+    pub plate: Option<String>,
+    /// From this local date (`YYYY-MM-DD`) or instant (RFC 3339).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Up to this local date, inclusive (or instant, exclusive).
+    #[serde(default)]
+    pub to: Option<String>,
+    /// A rule id of the catalogue, e.g. `R24`.
+    #[serde(default)]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+/// How many records are in one status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusCount {
+    pub status: String,
+    /// In Portuguese, e.g. "encaminhado à Unidade".
+    pub label: String,
+    pub count: u64,
+}
+
+/// One record of the inbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct InboxItem {
+    #[serde(flatten)]
+    pub row: RecordRow,
+    /// Rule ids in force (the office's classification, else the author's legal basis).
+    pub rules: Vec<String>,
+    pub status_label: String,
+}
+
+/// The inbox: one page, the total, and the counts per status over the other filters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Inbox {
+    pub total: u64,
+    /// Every status with records under the other filters, most frequent first.
+    pub counts: Vec<StatusCount>,
+    pub items: Vec<InboxItem>,
+}
+
+/// Every status a record can be in, in workflow order.
+pub const STATUSES: [Status; 15] = [
+    Status::Draft,
+    Status::Issued,
+    Status::SettledByCoordinator,
+    Status::ForwardedToOffice,
+    Status::UnderReview,
+    Status::PenaltyProposed,
+    Status::PenaltyDecided,
+    Status::Notified,
+    Status::ReconsiderationFiled,
+    Status::ReconsiderationDecided,
+    Status::AppealFiled,
+    Status::AppealDecided,
+    Status::Annulled,
+    Status::Archived,
+    Status::MergedAsDuplicate,
+];
+
+/// The Portuguese label of a stored status name (the name itself when unknown).
+pub fn status_label(status: &str) -> String {
+    STATUSES
+        .iter()
+        .find(|s| s.as_str() == status)
+        .map_or_else(|| status.to_owned(), |s| s.label_pt().to_owned())
+}
+
+fn bad(code: &'static str, message: impl Into<String>) -> AppError {
+    AppError::unprocessable(code, message)
+}
+
+/// The inbox (see the module doc).
+pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox, AppError> {
+    auth.require(OFFICE_READERS)?;
+    if let Some(s) = q.status.as_deref().map(str::trim).filter(|s| !s.is_empty())
+        && !STATUSES.iter().any(|x| x.as_str() == s)
+    {
+        return Err(AppError::bad_request(
+            "invalid_query",
+            format!("Situação desconhecida: «{s}»."),
+        ));
+    }
+    if let Some(r) = q.rule.as_deref().map(str::trim).filter(|s| !s.is_empty())
+        && sync_core::rules::spec(&r.to_uppercase()).is_none()
+    {
+        return Err(AppError::bad_request(
+            "invalid_query",
+            format!("Regra desconhecida no catálogo: «{r}» (ex.: R24)."),
+        ));
+    }
+    let filter = crate::api::records::filter_of(crate::api::records::RecordsQuery {
+        status: q.status,
+        kind: q.kind,
+        stand: q.stand,
+        officer: q.author,
+        plate: q.plate,
+        from: q.from,
+        to: q.to,
+        rule: q.rule,
+        limit: Some(q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT)),
+        offset: q.offset,
+    })?;
+    let page = state.store().office_inbox(filter).await?;
+    Ok(Inbox {
+        total: page.total,
+        counts: page
+            .counts
+            .into_iter()
+            .map(|(status, count)| StatusCount {
+                label: status_label(&status),
+                status,
+                count,
+            })
+            .collect(),
+        items: page
+            .items
+            .into_iter()
+            .map(|InboxRow { row, rules }| InboxItem {
+                status_label: status_label(&row.status),
+                row,
+                rules,
+            })
+            .collect(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Duplicates
+// ---------------------------------------------------------------------------------------------
+
+/// `merge`: the duplicates to merge into `keep`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeRequest {
+    /// The record that stays (usually the most complete, or the one already decided).
+    pub keep: String,
+    /// The records merged into it (each gets a `duplicate_merged` event).
+    pub merge: Vec<String>,
+}
+
+/// `keep apart`: records judged different occurrences.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeepApartRequest {
+    /// Two or more records; each gets a `duplicate_kept_apart` naming every other one.
+    pub records: Vec<String>,
+}
+
+/// What a merge or keep-apart did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Settlement {
+    /// Events appended (0 when everything was already settled).
+    pub events: u32,
+    /// The records as they now stand.
+    pub records: Vec<RecordRow>,
+}
+
+/// The groups of likely duplicates not yet settled, newest first.
+pub async fn duplicate_groups(
+    state: &AppState,
+    auth: &Auth,
+) -> Result<Vec<DuplicateGroup>, AppError> {
+    auth.require(OFFICE_READERS)?;
+    let docs = state
+        .store()
+        .duplicate_candidates(DUPLICATE_WINDOW_MINUTES * 60)
+        .await?;
+    let registry = state.store().registry().await?;
+    let mut members = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let view = view_of(&doc).map_err(|e| AppError::internal(&e))?;
+        members.push((doc.row, view));
+    }
+    Ok(duplicates::groups(&members, &registry))
+}
+
+/// Merges duplicates into the record kept.
+pub async fn merge_duplicates(
+    state: &AppState,
+    auth: &Auth,
+    req: MergeRequest,
+) -> Result<Settlement, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let keep = req.keep.trim().to_owned();
+    let mut merge: Vec<String> = req.merge.iter().map(|s| s.trim().to_owned()).collect();
+    merge.sort();
+    merge.dedup();
+    if merge.is_empty() {
+        return Err(bad(
+            "invalid_request",
+            "Indique ao menos um registro a juntar ao principal.",
+        ));
+    }
+    if merge.contains(&keep) {
+        return Err(bad(
+            "invalid_request",
+            "O registro principal não pode ser juntado a si mesmo.",
+        ));
+    }
+    load_view(state, &keep).await?;
+    let now = state.clock().now();
+    let mut steps = Vec::new();
+    for id in &merge {
+        let (_, view) = load_view(state, id).await?;
+        if view.penalty.is_some() {
+            return Err(bad(
+                "duplicate_decided",
+                format!(
+                    "O registro {} já tem penalidade decidida: escolha-o como principal e junte \
+                     os demais a ele.",
+                    view.number.as_deref().unwrap_or(id)
+                ),
+            ));
+        }
+        steps.push(OfficeStep {
+            record_id: id.clone(),
+            event: EventKind::DuplicateMerged {
+                into_record_id: keep.clone(),
+            },
+            at: next_at(&view, now),
+        });
+    }
+    let events = steps.len() as u32;
+    let (docs, _) = run(state, auth, steps, None).await?;
+    Ok(Settlement {
+        events,
+        records: docs.into_iter().map(|d| d.row).collect(),
+    })
+}
+
+/// Keeps records apart: they are different occurrences.
+pub async fn keep_apart(
+    state: &AppState,
+    auth: &Auth,
+    req: KeepApartRequest,
+) -> Result<Settlement, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let mut ids: Vec<String> = req.records.iter().map(|s| s.trim().to_owned()).collect();
+    ids.sort();
+    ids.dedup();
+    if ids.len() < 2 {
+        return Err(bad(
+            "invalid_request",
+            "Indique ao menos dois registros diferentes.",
+        ));
+    }
+    let mut views = Vec::new();
+    for id in &ids {
+        views.push(load_view(state, id).await?);
+    }
+    let now = state.clock().now();
+    let mut steps = Vec::new();
+    for (doc, view) in &views {
+        let mut at = next_at(view, now);
+        for other in ids.iter().filter(|o| **o != doc.row.id) {
+            let done = view.events.iter().any(|e| {
+                e.valid
+                    && matches!(&e.event, EventKind::DuplicateKeptApart { other_record_id }
+                        if other_record_id == other)
+            });
+            if !done {
+                steps.push(OfficeStep {
+                    record_id: doc.row.id.clone(),
+                    event: EventKind::DuplicateKeptApart {
+                        other_record_id: other.clone(),
+                    },
+                    at,
+                });
+                at += Duration::milliseconds(1);
+            }
+        }
+    }
+    if steps.is_empty() {
+        return Ok(Settlement {
+            events: 0,
+            records: views.into_iter().map(|(d, _)| d.row).collect(),
+        });
+    }
+    let events = steps.len() as u32;
+    let (docs, _) = run(state, auth, steps, None).await?;
+    Ok(Settlement {
+        events,
+        records: docs.into_iter().map(|d| d.row).collect(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The case: record, people, history, proposal, decision, deadline
+// ---------------------------------------------------------------------------------------------
+
+/// A person a record charges (R33).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChargedPerson {
+    /// `registry:P02` or `observed:<id>`.
+    pub person: String,
+    /// Registry id, for registry people.
+    pub person_id: Option<String>,
+    /// Name from the registry (observed people's data stays on the device that saw them).
+    pub name: Option<String>,
+    /// Why they are charged, in Portuguese.
+    pub role: String,
+}
+
+/// The permit a record concerns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PermitSummary {
+    pub number: String,
+    pub holder_id: String,
+    pub holder_name: Option<String>,
+    pub stand_id: String,
+    pub stand_name: Option<String>,
+    /// `active`, `suspended`, `revoked`, `in_succession`.
+    pub state: String,
+    /// In Portuguese, e.g. "cassado em 30/11/2026".
+    pub state_label: String,
+    /// Vacancies of the stand minus its permits not revoked (a revocation opens one).
+    pub open_vacancies: i64,
+}
+
+/// A decided penalty of the permit (the registry's history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HistoryItem {
+    pub penalty_id: String,
+    pub kind: PenaltyKind,
+    pub label: String,
+    pub decided_on: NaiveDate,
+    pub starts_on: NaiveDate,
+    /// Last day of a suspension.
+    pub until: Option<NaiveDate>,
+    pub record_id: Option<String>,
+    /// True when it came from this record.
+    pub this_record: bool,
+}
+
+/// The decision in force on a record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DecisionSummary {
+    pub penalty: PenaltyKind,
+    pub label: String,
+    pub citation: String,
+    /// Local date of the decision that set it (its effect starts that day).
+    pub decided_on: NaiveDate,
+    /// Last day of a suspension.
+    pub until: Option<NaiveDate>,
+    /// The fine's amount in force in the decision's year (art. 32 II, R22), e.g. "797.02".
+    pub fine_amount: Option<Decimal>,
+}
+
+/// Ciência and appeal (arts. 33–35, R34).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AppealInfo {
+    pub notified_on: Option<NaiveDate>,
+    /// Last day to appeal from the last ciência.
+    pub deadline: Option<NaiveDate>,
+    /// E.g. "prazo de recurso até 11/12/2026 (art. 35)".
+    pub deadline_text: Option<String>,
+    pub reconsideration_filed: bool,
+    pub appeal_filed: bool,
+    /// True while an appeal would be accepted today.
+    pub appeal_open: bool,
+}
+
+/// What the registry holds because of this record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RegistryEffects {
+    /// The penalty (`PEN-…`) this record's decision wrote, if any.
+    pub penalty_id: Option<String>,
+    /// Its fine (`MUL-PEN-…`), if any, and whether it is paid.
+    pub fine_id: Option<String>,
+    pub fine_paid_on: Option<NaiveDate>,
+}
+
+/// Everything the office needs to decide a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CaseView {
+    pub row: RecordRow,
+    pub status_label: String,
+    /// The merged record: fields, events (flagged ones too), conflicts.
+    pub record: RecordView,
+    /// The rules it is judged under: the office's classification, else the author's basis.
+    pub classification: Vec<LegalBasis>,
+    pub classified_by_office: bool,
+    /// The driver and, for an auxiliary, the holder (art. 32 §2, R33).
+    pub charged: Vec<ChargedPerson>,
+    pub permit: Option<PermitSummary>,
+    /// Decided penalties of the permit, most recent first.
+    pub history: Vec<HistoryItem>,
+    /// The system's proposal (R32); `None` without a permit to penalise.
+    pub proposal: Option<Proposal>,
+    /// Why there is no proposal, when there is none.
+    pub proposal_unavailable: Option<String>,
+    pub decision: Option<DecisionSummary>,
+    pub appeal: AppealInfo,
+    pub registry_effects: RegistryEffects,
+}
+
+fn permit_state_label(state: &PermitState) -> (String, String) {
+    let br = |d: NaiveDate| d.format("%d/%m/%Y").to_string();
+    match state {
+        PermitState::Active => ("active".into(), "em vigor".into()),
+        PermitState::Suspended { from, until } => (
+            "suspended".into(),
+            format!("suspenso de {} a {}", br(*from), br(*until)),
+        ),
+        PermitState::Revoked { on } => ("revoked".into(), format!("cassado em {}", br(*on))),
+        PermitState::InSuccession { since } => (
+            "in_succession".into(),
+            format!("em sucessão desde {}", br(*since)),
+        ),
+    }
+}
+
+fn classification_of(view: &RecordView) -> (Vec<LegalBasis>, bool) {
+    match &view.classification {
+        Some(c) => (c.clone(), true),
+        None => (view.legal_basis.clone(), false),
+    }
+}
+
+/// The case of a record, computed from its view and the registry (pure).
+pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDate) -> CaseView {
+    let record_id = view.id.to_string();
+    let index = reg.index();
+    let (classification, classified_by_office) = classification_of(&view);
+    let driver_ref = &view.driver.person;
+    let charged = view
+        .charged
+        .iter()
+        .map(|p| {
+            let (person_id, name) = match p {
+                PersonRef::Registry(id) => {
+                    (Some(id.clone()), index.person(id).map(|x| x.name.clone()))
+                }
+                PersonRef::Observed(_) => (None, None),
+            };
+            let role = if p == driver_ref {
+                String::from("condutor")
+            } else {
+                String::from("titular do alvará: responde junto com o condutor (art. 32, § 2º)")
+            };
+            ChargedPerson {
+                person: p.encode(),
+                person_id,
+                name,
+                role,
+            }
+        })
+        .collect();
+    let permit = view
+        .permit_number
+        .as_deref()
+        .and_then(|n| index.permit(n))
+        .map(|p| {
+            let (state, state_label) = permit_state_label(&p.state);
+            let stand = index.stand(&p.stand_id);
+            let live = reg
+                .permits
+                .iter()
+                .filter(|x| {
+                    x.stand_id == p.stand_id && !matches!(x.state, PermitState::Revoked { .. })
+                })
+                .count() as i64;
+            PermitSummary {
+                number: p.number.clone(),
+                holder_id: p.holder_id.clone(),
+                holder_name: index.person(&p.holder_id).map(|x| x.name.clone()),
+                stand_id: p.stand_id.clone(),
+                stand_name: stand.map(|s| s.name.clone()),
+                state,
+                state_label,
+                open_vacancies: stand.map_or(0, |s| i64::from(s.vacancies)) - live,
+            }
+        });
+    let mut penalties = view
+        .permit_number
+        .as_deref()
+        .map(|n| index.penalties_of(n))
+        .unwrap_or_default();
+    penalties.sort_by(|a, b| (b.decided_on, &b.id).cmp(&(a.decided_on, &a.id)));
+    let history = penalties
+        .iter()
+        .map(|p| HistoryItem {
+            penalty_id: p.id.clone(),
+            kind: p.kind,
+            label: penalty::penalty_label_pt(p.kind),
+            decided_on: p.decided_on,
+            starts_on: p.starts_on,
+            until: p.suspension_last_day(),
+            record_id: p.record_id.clone(),
+            this_record: p.record_id.as_deref() == Some(record_id.as_str()),
+        })
+        .collect();
+    let rule_ids: Vec<String> = classification.iter().map(|b| b.rule_id.clone()).collect();
+    let (proposal, proposal_unavailable) = if permit.is_some() {
+        (
+            Some(penalty::propose(ProposalInput {
+                rule_ids: &rule_ids,
+                history: &penalties,
+                record_id: Some(&record_id),
+                on: today,
+            })),
+            None,
+        )
+    } else {
+        (
+            None,
+            Some(String::from(
+                "Sem alvará no cadastro: as penalidades do art. 32 recaem sobre permissionários \
+                 (art. 31); transporte clandestino vai à autoridade de trânsito (R01).",
+            )),
+        )
+    };
+    let effect_entry = reg
+        .penalties
+        .iter()
+        .find(|p| p.record_id.as_deref() == Some(record_id.as_str()));
+    let fine = effect_entry.and_then(|p| {
+        let id = effects::fine_id_of(&p.id);
+        reg.fines.iter().find(|f| f.id == id)
+    });
+    let decision = effects::current_penalty(&view).map(|(kind, decided_on)| {
+        let until = match kind {
+            PenaltyKind::Suspension { days } if days > 0 => effect_entry
+                .filter(|p| p.kind == kind)
+                .and_then(|p| p.suspension_last_day())
+                .or_else(|| decided_on.checked_add_days(chrono::Days::new(u64::from(days) - 1))),
+            _ => None,
+        };
+        DecisionSummary {
+            penalty: kind,
+            label: penalty::penalty_label_pt(kind),
+            citation: penalty::penalty_citation(kind),
+            decided_on,
+            until,
+            fine_amount: match kind {
+                PenaltyKind::Fine => fine
+                    .map(|f| f.amount)
+                    .or_else(|| penalty::fine_amount(decided_on).ok().map(|c| c.amount)),
+                _ => None,
+            },
+        }
+    });
+    let valid = |f: &dyn Fn(&EventKind) -> bool| view.events.iter().any(|e| e.valid && f(&e.event));
+    let appeal_filed = valid(&|e| matches!(e, EventKind::AppealFiled { .. }));
+    let reconsideration_filed = valid(&|e| matches!(e, EventKind::ReconsiderationFiled { .. }));
+    let appeal_open = !appeal_filed
+        && view.penalty.is_some()
+        && matches!(
+            view.status,
+            Status::Notified | Status::ReconsiderationDecided
+        )
+        && view.appeal_deadline.is_some_and(|d| today <= d);
+    let appeal = AppealInfo {
+        notified_on: view.notified_on,
+        deadline: view.appeal_deadline,
+        deadline_text: view
+            .appeal_deadline
+            .map(|d| format!("prazo de recurso até {} (art. 35)", d.format("%d/%m/%Y"))),
+        reconsideration_filed,
+        appeal_filed,
+        appeal_open,
+    };
+    let registry_effects = RegistryEffects {
+        penalty_id: effect_entry.map(|p| p.id.clone()),
+        fine_id: fine.map(|f| f.id.clone()),
+        fine_paid_on: fine.and_then(|f| f.paid_on),
+    };
+    CaseView {
+        status_label: view.status.label_pt().to_owned(),
+        row: doc.row,
+        classification,
+        classified_by_office,
+        charged,
+        permit,
+        history,
+        proposal,
+        proposal_unavailable,
+        decision,
+        appeal,
+        registry_effects,
+        record: view,
+    }
+}
+
+async fn load_view(state: &AppState, id: &str) -> Result<(RecordDoc, RecordView), AppError> {
+    let doc = state
+        .store()
+        .record(id.trim().to_owned())
+        .await?
+        .ok_or_else(|| AppError::not_found("Registro não encontrado."))?;
+    let view = view_of(&doc).map_err(|e| AppError::internal(&e))?;
+    Ok((doc, view))
+}
+
+/// The case of one record (see [`CaseView`]).
+pub async fn case(state: &AppState, auth: &Auth, id: &str) -> Result<CaseView, AppError> {
+    auth.require(OFFICE_READERS)?;
+    let (doc, view) = load_view(state, id).await?;
+    let registry = state.store().registry().await?;
+    Ok(case_of(doc, view, &registry, state.clock().today()))
+}
+
+/// The system's proposal for a record (R32): the office decides.
+pub async fn proposal(state: &AppState, auth: &Auth, id: &str) -> Result<Proposal, AppError> {
+    let c = case(state, auth, id).await?;
+    c.proposal.ok_or_else(|| {
+        bad(
+            "record_without_permit",
+            c.proposal_unavailable.unwrap_or_default(),
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Acting on a record
+// ---------------------------------------------------------------------------------------------
+
+/// The case after an action, and the registry version it wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OfficeResult {
+    pub case: CaseView,
+    /// Present when the action changed the registry (a new version devices will pull).
+    pub registry: Option<RegistryApplied>,
+}
+
+/// `review`: the office takes the record up.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewRequest {
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `classify`: the rules of the catalogue the record is judged under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClassifyRequest {
+    /// E.g. `["R24"]`; the citation comes from the catalogue.
+    pub rule_ids: Vec<String>,
+}
+
+/// `propose`: the office's proposal; the system's when `penalty` is absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProposeRequest {
+    #[serde(default)]
+    pub penalty: Option<PenaltyKind>,
+}
+
+/// `decide`: the penalty decided (art. 32 I–V; suspensions of 15 or 60 days).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecideRequest {
+    pub penalty: PenaltyKind,
+}
+
+/// `notify`: the ciência of the last decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyRequest {
+    pub method: NotificationMethod,
+    /// Date of ciência (signature, AR or publication); not in the future.
+    pub on: NaiveDate,
+}
+
+/// A request for reconsideration or an appeal, by the date it was filed (protocol).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilingRequest {
+    /// Not in the future.
+    pub on: NaiveDate,
+}
+
+/// The decision of a reconsideration or an appeal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RulingRequest {
+    pub outcome: Outcome,
+    /// The new penalty, when `outcome` is `modified`.
+    #[serde(default)]
+    pub penalty: Option<PenaltyKind>,
+}
+
+/// `annul`: why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnnulRequest {
+    pub reason: String,
+}
+
+/// `resolve conflict`: one of the values `record.conflicts` shows for a top-level field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveConflictRequest {
+    pub field: String,
+    pub value: serde_json::Value,
+}
+
+fn caller_of(auth: &Auth) -> Caller {
+    Caller {
+        user_id: auth.user_id.clone(),
+        role: auth.role,
+        stand_id: auth.stand_id.clone(),
+        device_id: auth.device_id.clone(),
+    }
+}
+
+fn refusal_code(code: RejectionCode) -> &'static str {
+    match code {
+        RejectionCode::InvalidEvent => "event_refused",
+        RejectionCode::SealedField => "sealed_field",
+        RejectionCode::RoleForbidden | RejectionCode::NotVisible => "role_forbidden",
+        RejectionCode::AuthorMismatch => "author_mismatch",
+        RejectionCode::OutsideStand => "outside_stand",
+        RejectionCode::ForeignActor => "foreign_actor",
+        RejectionCode::Malformed => "invalid_event",
+    }
+}
+
+/// Runs steps (and an effect) in one transaction; the records as they stand after.
+async fn run(
+    state: &AppState,
+    auth: &Auth,
+    steps: Vec<OfficeStep>,
+    effect: Option<(String, EffectFn)>,
+) -> Result<(Vec<RecordDoc>, Option<RegistryApplied>), AppError> {
+    let job = OfficeJob {
+        caller: caller_of(auth),
+        steps,
+        effect,
+        registry: state.store().registry().await?,
+        now: state.clock().now(),
+    };
+    match state.store().office_apply(job).await? {
+        OfficeOutcome::Applied { docs, registry } => {
+            if let Some(r) = &registry {
+                tracing::info!(version = r.version, "cadastro alterado por decisão");
+            }
+            Ok((docs, registry))
+        }
+        OfficeOutcome::NotFound { .. } => Err(AppError::not_found("Registro não encontrado.")),
+        OfficeOutcome::Refused { code, message, .. } => Err(bad(
+            refusal_code(code),
+            format!("Evento recusado: {message}"),
+        )
+        .with_details(serde_json::json!({ "rejection": code }))),
+        OfficeOutcome::EffectRefused(r) => Err(bad(r.code, r.message)),
+    }
+}
+
+/// The registry effect of decisions (see [`effects`]).
+fn reconcile_effect() -> EffectFn {
+    Arc::new(effects::reconcile)
+}
+
+/// Appends `events` to one record (at now, now + 1 ms, …: their replay order), with the
+/// registry effect when `with_effect`, and returns the case as it stands.
+async fn act(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    events: Vec<EventKind>,
+    with_effect: bool,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let id = id.trim().to_owned();
+    let (_, view) = load_view(state, &id).await?;
+    let base = next_at(&view, state.clock().now());
+    let steps = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| OfficeStep {
+            record_id: id.clone(),
+            event,
+            at: base + Duration::milliseconds(i as i64),
+        })
+        .collect();
+    let effect = with_effect.then(|| (id.clone(), reconcile_effect()));
+    let (docs, registry) = run(state, auth, steps, effect).await?;
+    let doc = docs
+        .into_iter()
+        .find(|d| d.row.id == id)
+        .ok_or_else(|| AppError::not_found("Registro não encontrado."))?;
+    let view = view_of(&doc).map_err(|e| AppError::internal(&e))?;
+    let reg = state.store().registry().await?;
+    Ok(OfficeResult {
+        case: case_of(doc, view, &reg, state.clock().today()),
+        registry,
+    })
+}
+
+/// When a new office event on `view` happens: now, or just after its latest event. Events
+/// replay in (time, id) order, so a new one must come after those already recorded — even
+/// within the same millisecond, or when a device's clock ran ahead.
+fn next_at(view: &RecordView, now: DateTime<Utc>) -> DateTime<Utc> {
+    match view.events.iter().map(|e| e.at).max() {
+        Some(t) if t >= now => t + Duration::milliseconds(1),
+        _ => now,
+    }
+}
+
+/// The status a record must leave before a proposal: a `reviewed` is prepended when needed.
+fn needs_review(status: Status) -> bool {
+    matches!(status, Status::Issued | Status::ForwardedToOffice)
+}
+
+fn check_penalty(p: PenaltyKind) -> Result<(), AppError> {
+    if let PenaltyKind::Suspension { days } = p
+        && days != 15
+        && days != 60
+    {
+        return Err(bad(
+            "invalid_penalty",
+            "A suspensão é de 15 dias (art. 32, III) ou de 60 dias (art. 32, IV).",
+        ));
+    }
+    Ok(())
+}
+
+fn check_not_future(state: &AppState, on: NaiveDate, what: &str) -> Result<(), AppError> {
+    if on > state.clock().today() {
+        return Err(bad(
+            "invalid_date",
+            format!("A data {what} não pode ser futura."),
+        ));
+    }
+    Ok(())
+}
+
+/// The office takes the record up (`reviewed`).
+pub async fn review(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: ReviewRequest,
+) -> Result<OfficeResult, AppError> {
+    let note = req
+        .note
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty());
+    act(state, auth, id, vec![EventKind::Reviewed { note }], false).await
+}
+
+/// Classifies the record under catalogue rules (`classified`).
+pub async fn classify(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: ClassifyRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let mut legal_basis = Vec::new();
+    for raw in &req.rule_ids {
+        let rid = raw.trim().to_uppercase();
+        let Some(rule) = sync_core::rules::spec(&rid) else {
+            return Err(bad(
+                "unknown_rule",
+                format!("Regra desconhecida no catálogo: «{}».", raw.trim()),
+            ));
+        };
+        if rule.repealed {
+            return Err(bad(
+                "repealed_rule",
+                format!(
+                    "{} ({}) foi revogada e não fundamenta autuação.",
+                    rule.id,
+                    rule.citation()
+                ),
+            ));
+        }
+        if !legal_basis
+            .iter()
+            .any(|b: &LegalBasis| b.rule_id == rule.id)
+        {
+            legal_basis.push(LegalBasis {
+                rule_id: rule.id.to_owned(),
+                citation: rule.citation(),
+            });
+        }
+    }
+    if legal_basis.is_empty() {
+        return Err(bad(
+            "invalid_request",
+            "Indique ao menos uma regra do catálogo (ex.: R24).",
+        ));
+    }
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::Classified { legal_basis }],
+        false,
+    )
+    .await
+}
+
+/// Records the office's proposal (`penalty_proposed`), the system's when none is given.
+pub async fn propose(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: ProposeRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let c = case(state, auth, id).await?;
+    let penalty = match req.penalty {
+        Some(p) => p,
+        None => {
+            c.proposal
+                .as_ref()
+                .ok_or_else(|| {
+                    bad(
+                        "record_without_permit",
+                        c.proposal_unavailable.clone().unwrap_or_default(),
+                    )
+                })?
+                .penalty
+        }
+    };
+    check_penalty(penalty)?;
+    let mut events = Vec::new();
+    if needs_review(c.record.status) {
+        events.push(EventKind::Reviewed { note: None });
+    }
+    events.push(EventKind::PenaltyProposed { penalty });
+    act(state, auth, id, events, false).await
+}
+
+/// Decides the penalty (`penalty_decided`) and writes its registry effect in the same
+/// transaction. A `reviewed` and a `penalty_proposed` of the same penalty are prepended when
+/// the record is not yet at the proposal step.
+pub async fn decide(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: DecideRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    check_penalty(req.penalty)?;
+    let (_, view) = load_view(state, id).await?;
+    let mut events = Vec::new();
+    if needs_review(view.status) {
+        events.push(EventKind::Reviewed { note: None });
+    }
+    if needs_review(view.status) || view.status == Status::UnderReview {
+        events.push(EventKind::PenaltyProposed {
+            penalty: req.penalty,
+        });
+    }
+    events.push(EventKind::PenaltyDecided {
+        penalty: req.penalty,
+    });
+    act(state, auth, id, events, true).await
+}
+
+/// Records the ciência of the last decision; the appeal deadline is counted with the server's
+/// holiday calendar and stored in the event (every copy judges an appeal against it).
+pub async fn notify(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: NotifyRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    check_not_future(state, req.on, "da ciência")?;
+    let deadline = sync_core::rules::deadline::appeal_deadline(req.on, &state.rules().calendar)
+        .map_err(|e| bad("invalid_date", e.to_string()))?;
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::Notified {
+            method: req.method,
+            on: req.on,
+            appeal_deadline: Some(deadline.deadline),
+        }],
+        false,
+    )
+    .await
+}
+
+/// Records a request for reconsideration (art. 34).
+pub async fn file_reconsideration(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: FilingRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    check_not_future(state, req.on, "do pedido")?;
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::ReconsiderationFiled { on: req.on }],
+        false,
+    )
+    .await
+}
+
+fn ruling(req: &RulingRequest) -> Result<Option<PenaltyKind>, AppError> {
+    match (req.outcome, req.penalty) {
+        (Outcome::Modified, None) => Err(bad(
+            "invalid_request",
+            "Indique a nova penalidade quando a decisão a modifica.",
+        )),
+        (Outcome::Modified, Some(p)) => {
+            check_penalty(p)?;
+            Ok(Some(p))
+        }
+        (_, _) => Ok(None),
+    }
+}
+
+/// Decides the reconsideration; a reversal or a change of penalty updates the registry.
+pub async fn decide_reconsideration(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: RulingRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let penalty = ruling(&req)?;
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::ReconsiderationDecided {
+            outcome: req.outcome,
+            penalty,
+        }],
+        true,
+    )
+    .await
+}
+
+/// Records the appeal to the Prefeito (art. 33): refused by the state machine when late
+/// (art. 35) or a second one.
+pub async fn file_appeal(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: FilingRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    check_not_future(state, req.on, "do recurso")?;
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::AppealFiled { on: req.on }],
+        false,
+    )
+    .await
+}
+
+/// Decides the appeal; a reversal or a change of penalty updates the registry.
+pub async fn decide_appeal(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: RulingRequest,
+) -> Result<OfficeResult, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let penalty = ruling(&req)?;
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::AppealDecided {
+            outcome: req.outcome,
+            penalty,
+        }],
+        true,
+    )
+    .await
+}
+
+/// Annuls the record; a penalty it had in the registry is lifted.
+pub async fn annul(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: AnnulRequest,
+) -> Result<OfficeResult, AppError> {
+    let reason = req.reason.trim().to_owned();
+    if reason.is_empty() {
+        return Err(bad("invalid_request", "Informe o motivo da anulação."));
+    }
+    act(state, auth, id, vec![EventKind::Annulled { reason }], true).await
+}
+
+/// Archives the record (its decision, if any, stays in force).
+pub async fn archive(state: &AppState, auth: &Auth, id: &str) -> Result<OfficeResult, AppError> {
+    act(state, auth, id, vec![EventKind::Archived], false).await
+}
+
+/// Picks one of the concurrent values of a field (`conflict_resolved`; both stay in history).
+pub async fn resolve_conflict(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: ResolveConflictRequest,
+) -> Result<OfficeResult, AppError> {
+    let field = req.field.trim().to_owned();
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::ConflictResolved {
+            field,
+            value: req.value,
+        }],
+        false,
+    )
+    .await
+}
+
+/// Re-runs the registry reconciliation of a record (e.g. after a decision arrived through an
+/// office device's sync). Idempotent: nothing is written when the registry already agrees.
+pub async fn reapply_effects(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+) -> Result<OfficeResult, AppError> {
+    act(state, auth, id, Vec::new(), true).await
+}
+
+/// Local time of an instant, for pages.
+pub fn local(at: DateTime<Utc>) -> String {
+    sync_core::time::local_datetime(at)
+        .format("%d/%m/%Y %H:%M")
+        .to_string()
+}

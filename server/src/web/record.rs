@@ -1,0 +1,1484 @@
+//! `GET /escritorio/registros/{id}`: one field record for the office, and its forms.
+//!
+//! The page shows the sealed evidence (time in America/Sao_Paulo, position, plate, driver,
+//! officer, legal basis, facts, witnesses), the photos inline, the Verdict the officer saw
+//! beside it (registry version and how old the officer's copy was), the events timeline with
+//! refused events marked, changes refused at sync, conflicts side by side with a choice,
+//! possible duplicates with merge / keep apart, and the decision: penalty history of the
+//! permit, the fine amount in force, review, proposal, decision, ciência with the computed
+//! appeal deadline (art. 35), reconsideration (art. 34), appeal (art. 33), annulment and
+//! archiving. Every form posts to this record and appends one office event through
+//! `Store::record_event` — the API's path: same vetting, audit row, one transaction. A refusal
+//! renders this page again (422) with the reason and the typed values; nothing is stored.
+//!
+//! # Element ids (stable; the browser test drives them)
+//!
+//! | id | what |
+//! |---|---|
+//! | `registro-numero`, `registro-situacao`, `registro-tipo` | header facts |
+//! | `prova` | evidence section (`prova-ocorrencia`, `prova-posicao`, `prova-placa`, `prova-condutor`, `prova-autor`, `prova-fundamento`, `prova-fatos`, `tabela-testemunhas`) |
+//! | `fotos`, `foto-{n}` | photos (n from 1), `foto-ausente-{n}` when not yet uploaded |
+//! | `veredito`, `veredito-resultado`, `veredito-versao`, `veredito-idade`, `tabela-achados` | the officer's Verdict |
+//! | `eventos`, `tabela-eventos`, rows `evento-{event id}` (class `invalido` when refused) | timeline |
+//! | `recusas-sincronizacao` | changes refused at sync (quarantine) |
+//! | `conflitos`, `conflito-{field slug}`, buttons `conflito-{field slug}-escolher-{n}` | conflicts (n from 1) |
+//! | `duplicatas`, `duplicata-{other id}`, buttons `juntar-{other id}`, `separar-{other id}` | duplicates |
+//! | `decisao`, `historico-penalidades`, `valor-multa`, `proposta-sistema` | decision context |
+//! | `form-analise` (`analise-nota`, `analisar`) | review |
+//! | `form-proposta` (`proposta-penalidade`, `propor`) | proposal |
+//! | `form-decisao` (`decisao-penalidade`, `decidir`) | decision |
+//! | `form-ciencia` (`ciencia-data`, `ciencia-meio`, `registrar-ciencia`), `prazo-recurso` | ciência and deadline |
+//! | `form-reconsideracao` (`reconsideracao-data`, `pedir-reconsideracao`) | reconsideration filed |
+//! | `form-decisao-reconsideracao` (`reconsideracao-resultado`, `reconsideracao-penalidade`, `decidir-reconsideracao`) | its decision |
+//! | `form-recurso` (`recurso-data`, `interpor-recurso`) | appeal filed |
+//! | `form-decisao-recurso` (`recurso-resultado`, `recurso-penalidade`, `decidir-recurso`) | its decision |
+//! | `form-anulacao` (`anulacao-motivo`, `anular`), `form-arquivamento` (`arquivar`) | closing |
+//! | `erro-acao` | the refusal of the last action, if any; `aviso` the confirmation after success |
+//! | `auditoria`, `tabela-auditoria` | audit rows |
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_SECURITY_POLICY, CONTENT_TYPE,
+    X_CONTENT_TYPE_OPTIONS,
+};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use maud::{Markup, html};
+use serde::Deserialize;
+use serde_json::Value;
+use sync_core::domain::{DriverRole, PenaltyKind, Registry};
+use sync_core::records::{
+    EventKind, FieldConflict, NotificationMethod, Outcome, PersonRef, RecordView, Signature,
+};
+use sync_core::rules::{Overall, Severity};
+
+use super::PageError;
+use super::inbox::kind_label;
+use super::layout::{
+    age_text, date_br, date_field, error_box, local_time, money, page, parse_penalty,
+    penalty_label, penalty_options, penalty_value, post_form, see_other, select_field, submit,
+    text_field, textarea_field,
+};
+use super::session::{OfficeUser, Posted, WebUser};
+use crate::audit::{AuditRow, payload_hash};
+use crate::error::AppError;
+use crate::office;
+use crate::server::AppState;
+use crate::store::records::{QuarantineRow, RecordDoc, view_of};
+use crate::store::{DeviceRow, UserRow};
+
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/escritorio/registros/{id}", get(show))
+        .route("/escritorio/registros/{id}/evento", post(post_event))
+        .route(
+            "/escritorio/registros/{id}/conflito",
+            post(resolve_conflict),
+        )
+        .route(
+            "/escritorio/registros/{id}/duplicata",
+            post(settle_duplicate),
+        )
+        .route("/escritorio/fotos/{sha256}", get(photo))
+}
+
+/// Photo types shown inline (raster images only: no SVG, which can carry script).
+const IMAGE_TYPES: &[&str] = &[
+    "image/jpeg",
+    "image/png",
+    "image/webp",
+    "image/gif",
+    "image/heic",
+    "image/heif",
+];
+
+/// The fields of every form of the page (each form sends the ones it has).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct ActionForm {
+    /// Which action: `analisar`, `classificar`, `propor`, `decidir`, `ciencia`, `reconsideracao`,
+    /// `decisao-reconsideracao`, `recurso`, `decisao-recurso`, `anular`, `arquivar`.
+    #[serde(default)]
+    acao: String,
+    #[serde(default)]
+    nota: String,
+    #[serde(default)]
+    penalidade: String,
+    #[serde(default)]
+    data: String,
+    #[serde(default)]
+    meio: String,
+    #[serde(default)]
+    resultado: String,
+    #[serde(default)]
+    motivo: String,
+    #[serde(default)]
+    regras: String,
+}
+
+/// A refused action, shown again on the page with what was typed.
+#[derive(Debug, Clone)]
+struct Retry {
+    /// The form that failed (`ActionForm::acao`, or `conflito` / `duplicata`).
+    acao: String,
+    message: String,
+    form: ActionForm,
+}
+
+impl Retry {
+    fn value<'a>(retry: Option<&'a Retry>, acao: &str, f: fn(&ActionForm) -> &str) -> &'a str {
+        retry
+            .filter(|r| r.acao == acao)
+            .map(|r| f(&r.form))
+            .unwrap_or("")
+    }
+}
+
+/// Everything the page shows besides the record.
+struct Context {
+    registry: std::sync::Arc<Registry>,
+    users: Vec<UserRow>,
+    devices: Vec<DeviceRow>,
+    audit: Vec<AuditRow>,
+    quarantine: Vec<QuarantineRow>,
+    photos_present: Vec<String>,
+    /// The office's view of the case: classification, history, proposal, decision, deadline.
+    case: office::CaseView,
+    /// Today in Americana.
+    today: NaiveDate,
+    /// The other records of the duplicate group this record is in.
+    duplicates: Vec<office::DuplicateMember>,
+    /// Why they look like the same occurrence.
+    duplicate_reasons: Vec<office::DuplicatePair>,
+}
+
+impl Context {
+    fn user_name(&self, id: &str) -> String {
+        self.users
+            .iter()
+            .find(|u| u.id == id)
+            .map(|u| u.display_name.clone())
+            .unwrap_or_else(|| id.to_owned())
+    }
+
+    fn person(&self, p: &PersonRef) -> String {
+        match p {
+            PersonRef::Registry(id) => self
+                .registry
+                .people
+                .iter()
+                .find(|x| &x.id == id)
+                .map(|x| format!("{} ({id})", x.name))
+                .unwrap_or_else(|| format!("{id} (não está no cadastro atual)")),
+            PersonRef::Observed(_) => {
+                "pessoa observada pelo fiscal (dados guardados fora do registro)".to_owned()
+            }
+        }
+    }
+
+    fn stand(&self, id: &str) -> String {
+        self.registry
+            .stands
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| format!("{} — {}", s.id, s.name))
+            .unwrap_or_else(|| id.to_owned())
+    }
+
+    /// The registered device behind a protocol UUID, and its user.
+    fn device_of_uuid(&self, uuid: &uuid::Uuid) -> Option<&DeviceRow> {
+        self.devices
+            .iter()
+            .find(|d| sync_core::sync::device_uuid(&d.id) == *uuid)
+    }
+}
+
+async fn load(state: &AppState, id: &str) -> Result<RecordDoc, PageError> {
+    state
+        .store()
+        .record(id.to_owned())
+        .await?
+        .ok_or_else(|| PageError::not_found("Registro não encontrado."))
+}
+
+async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, PageError> {
+    let store = state.store();
+    let case = office::case(state, &user.auth, id).await?;
+    let registry = store.registry().await?;
+    let users = store.list_users().await?;
+    let devices = store.list_devices().await?;
+    let audit = store.record_audit(id.to_owned()).await?;
+    let quarantine = store.record_quarantine(id.to_owned()).await?;
+    let photos_present = store.photos_present(case.record.photos.clone()).await?;
+    let group = office::duplicate_groups(state, &user.auth)
+        .await?
+        .into_iter()
+        .find(|g| g.records.iter().any(|m| m.row.id == id));
+    let (duplicates, duplicate_reasons) = match group {
+        Some(g) => (
+            g.records.into_iter().filter(|m| m.row.id != id).collect(),
+            g.pairs
+                .into_iter()
+                .filter(|p| p.a == id || p.b == id)
+                .collect(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    Ok(Context {
+        registry,
+        users,
+        devices,
+        audit,
+        quarantine,
+        photos_present,
+        case,
+        today: state.clock().today(),
+        duplicates,
+        duplicate_reasons,
+    })
+}
+
+async fn show(
+    State(state): State<AppState>,
+    user: OfficeUser,
+    Path(id): Path<String>,
+) -> Result<Markup, PageError> {
+    render(&state, &user, &id, None).await
+}
+
+async fn render(
+    state: &AppState,
+    user: &WebUser,
+    id: &str,
+    retry: Option<Retry>,
+) -> Result<Markup, PageError> {
+    let ctx = context(state, user, id).await?;
+    let view = &ctx.case.record;
+    let flash = if retry.is_none() {
+        user.take_flash()
+    } else {
+        None
+    };
+    let title = format!(
+        "{} {}",
+        capitalised(kind_label(&ctx.case.row.kind)),
+        view.number.as_deref().unwrap_or("(sem número)")
+    );
+    let body = html! {
+        @if let Some(r) = &retry {
+            (error_box("erro-acao", &r.message))
+        }
+        p {
+            span #registro-tipo { (kind_label(&ctx.case.row.kind)) } " · "
+            "nº " span #registro-numero { (view.number.as_deref().unwrap_or("(sem número)")) } " · "
+            "situação: " strong #registro-situacao { (view.status.label_pt()) }
+            @if let Some(p) = &view.penalty { " · penalidade em vigor: " strong #registro-penalidade { (penalty_label(p)) } }
+            @if let Some(d) = &view.duplicate_of {
+                " · juntado ao registro " a href={ "/escritorio/registros/" (d) } { (d) }
+            }
+        }
+        div .colunas {
+            div { (evidence(view, &ctx)) }
+            div { (verdict(view, &ctx)) }
+        }
+        (photos(view, &ctx))
+        (conflicts(user, id, view, &ctx))
+        (duplicates(user, id, &ctx))
+        (decision(user, id, &ctx, retry.as_ref()))
+        (timeline(view, &ctx))
+        (audit(&ctx))
+    };
+    Ok(page(Some(user), &title, flash, body))
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn driver_role_label(r: DriverRole) -> &'static str {
+    match r {
+        DriverRole::Holder => "titular do alvará",
+        DriverRole::Auxiliary => "motorista auxiliar do alvará (art. 8)",
+        DriverRole::IllnessSubstitute => {
+            "substituto autorizado por doença do titular (art. 1, § 3º)"
+        }
+        DriverRole::AuxiliaryOfAnotherPermit => "auxiliar de outro alvará (art. 8, § 3º)",
+        DriverRole::HolderOfAnotherPermit => "titular de outro alvará",
+        DriverRole::Unauthorised => "não autorizado (art. 8, § 4º)",
+    }
+}
+
+fn evidence(view: &RecordView, ctx: &Context) -> Markup {
+    html! {
+        section #prova aria-labelledby="titulo-prova" {
+            h2 #titulo-prova { "Prova" @if view.sealed { " (lacrada)" } }
+            dl .dados {
+                dt { "Ocorrência" }
+                dd #prova-ocorrencia { (local_time(view.occurred_at)) " (horário de Brasília, relógio do dispositivo)" }
+                dt { "Posição" }
+                dd #prova-posicao {
+                    @match &view.position {
+                        Some(p) => { (format!("{:.5}, {:.5}", p.lat, p.lon)) " (precisão ± " (format!("{:.0}", p.accuracy_m)) " m)" }
+                        None => { "não registrada" }
+                    }
+                }
+                dt { "Placa" }
+                dd #prova-placa {
+                    @match &view.vehicle {
+                        Some(v) => { (v.plate) @if v.plate_raw != v.plate { " (digitada: " (v.plate_raw) ")" } }
+                        None => { "—" }
+                    }
+                }
+                dt { "Alvará" }
+                dd #prova-alvara { (view.permit_number.as_deref().unwrap_or("—")) }
+                dt { "Ponto" }
+                dd #prova-ponto { (view.stand_id.as_deref().map(|s| ctx.stand(s)).unwrap_or_else(|| "—".into())) }
+                dt { "Condutor" }
+                dd #prova-condutor { (ctx.person(&view.driver.person)) " — " (driver_role_label(view.driver.role)) }
+                @if !view.charged.is_empty() {
+                    dt { "Responde(m)" }
+                    dd #prova-responsaveis {
+                        @for (i, p) in view.charged.iter().enumerate() {
+                            @if i > 0 { "; " }
+                            (ctx.person(p))
+                        }
+                        @if view.charged.len() > 1 { " (art. 32, § 2º)" }
+                    }
+                }
+                dt { "Autor" }
+                dd #prova-autor {
+                    (ctx.user_name(&view.author.user_id)) " — " (view.author.role.label_pt())
+                    @if let Some(d) = ctx.device_of_uuid(&view.author.device_id) { " (" (d.label) ")" }
+                }
+                dt { "Órgão" }
+                dd { (view.issuing_body) }
+                @if let Some(g) = view.gravity {
+                    dt { "Gravidade" }
+                    dd #prova-gravidade { @if g == sync_core::records::Gravity::Serious { "grave (art. 17, § 2º)" } @else { "leve (art. 17, § 1º)" } }
+                }
+                dt { "Fundamento legal" }
+                dd #prova-fundamento {
+                    @if view.legal_basis.is_empty() { "—" }
+                    ul {
+                        @for b in &view.legal_basis {
+                            li { strong { (b.rule_id) } " — " (b.citation) }
+                        }
+                    }
+                }
+                dt { "Fatos" }
+                dd #prova-fatos { (view.facts) }
+                dt { "Assinatura do autuado" }
+                dd #prova-assinatura {
+                    @match &view.signature {
+                        Some(Signature::Signed { .. }) => { "assinado" }
+                        Some(Signature::Missing { reason }) => { "sem assinatura: " (reason) }
+                        None => { "—" }
+                    }
+                }
+            }
+            h3 { "Testemunhas" }
+            @if view.witnesses.is_empty() {
+                p #sem-testemunhas { "Nenhuma testemunha." }
+            } @else {
+                table #tabela-testemunhas {
+                    thead { tr {
+                        th scope="col" { "Testemunha" }
+                        th scope="col" { "Declaração" }
+                        th scope="col" { "Registrada em" }
+                        th scope="col" { "Por" }
+                    } }
+                    tbody {
+                        @for w in &view.witnesses {
+                            tr {
+                                th scope="row" { (ctx.person(&w.person)) }
+                                td { (w.statement) }
+                                td { (local_time(w.added_at)) }
+                                td { (ctx.user_name(&w.added_by)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn overall_label(o: Overall) -> (&'static str, &'static str) {
+    match o {
+        Overall::Regular => ("regular", "regular"),
+        Overall::Warning => ("com avisos", "warning"),
+        Overall::Irregular => ("irregular", "irregular"),
+    }
+}
+
+fn verdict(view: &RecordView, ctx: &Context) -> Markup {
+    let decoded = view.verdict();
+    html! {
+        section #veredito aria-labelledby="titulo-veredito" {
+            h2 #titulo-veredito { "Veredito que o fiscal viu" }
+            @match decoded {
+                Err(e) => { p .erro role="alert" { "Veredito ilegível: " (e.to_string()) } }
+                Ok(None) => { p #sem-veredito { "O registro não traz veredito do dispositivo." } }
+                Ok(Some(v)) => {
+                    @let (label, class) = overall_label(v.overall);
+                    p { "Resultado: " span #veredito-resultado .etiqueta .(class) { (label) } }
+                    dl .dados {
+                        dt { "Consulta em" }
+                        dd #veredito-hora { (local_time(v.checked_at)) }
+                        dt { "Versão do cadastro" }
+                        dd #veredito-versao {
+                            "versão " (v.registry.version)
+                            @if ctx.registry.version != v.registry.version {
+                                " (hoje: versão " (ctx.registry.version) ")"
+                            } @else { " (a atual)" }
+                        }
+                        dt { "Idade do cadastro no dispositivo" }
+                        dd #veredito-idade {
+                            @match v.registry.age_seconds {
+                                Some(s) => {
+                                    (age_text(s))
+                                    @if let Some(r) = v.registry.refreshed_at { " (atualizado em " (local_time(r)) ")" }
+                                }
+                                None => { "desconhecida" }
+                            }
+                        }
+                    }
+                    @if v.findings.is_empty() {
+                        p { "Sem achados." }
+                    } @else {
+                        table #tabela-achados {
+                            thead { tr {
+                                th scope="col" { "Regra" }
+                                th scope="col" { "Artigo" }
+                                th scope="col" { "Achado" }
+                            } }
+                            tbody {
+                                @for f in &v.findings {
+                                    tr {
+                                        th scope="row" {
+                                            (f.rule_id) " "
+                                            @match f.severity {
+                                                Severity::Irregular => span .etiqueta.irregular { "irregular" },
+                                                Severity::Warning => span .etiqueta.warning { "aviso" },
+                                                Severity::Info => span .etiqueta { "informação" },
+                                            }
+                                        }
+                                        td {
+                                            (f.citation)
+                                            @if !f.wording_verified { br; span .dica { "redação em vigor não verificada" } }
+                                        }
+                                        td { (f.message) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn photos(view: &RecordView, ctx: &Context) -> Markup {
+    html! {
+        section #fotos aria-labelledby="titulo-fotos" {
+            h2 #titulo-fotos { "Fotos (" (view.photos.len()) ")" }
+            @if view.photos.is_empty() {
+                p { "Nenhuma foto." }
+            } @else {
+                div .fotos {
+                    @for (i, sha) in view.photos.iter().enumerate() {
+                        figure {
+                            @if ctx.photos_present.contains(sha) {
+                                a href={ "/escritorio/fotos/" (sha) } {
+                                    img id={ "foto-" (i + 1) } src={ "/escritorio/fotos/" (sha) }
+                                        alt={ "Foto " (i + 1) " do registro" } loading="lazy";
+                                }
+                            } @else {
+                                p id={ "foto-ausente-" (i + 1) } .alerta { "Foto " (i + 1) " ainda não recebida do dispositivo." }
+                            }
+                            figcaption { "SHA-256 " (sha) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `witnesses[0].statement` → `witnesses-0-statement`.
+fn slug(field: &str) -> String {
+    let mut out = String::new();
+    for c in field.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_owned()
+}
+
+fn value_hash(v: &Value) -> String {
+    payload_hash(v.to_string().as_bytes())
+}
+
+fn conflicts(user: &WebUser, id: &str, view: &RecordView, ctx: &Context) -> Markup {
+    html! {
+        section #conflitos aria-labelledby="titulo-conflitos" {
+            h2 #titulo-conflitos { "Conflitos (" (view.conflicts.len()) ")" }
+            @if view.conflicts.is_empty() {
+                p { "Nenhum campo com valores concorrentes." }
+            }
+            @for c in &view.conflicts {
+                (conflict(user, id, c, ctx))
+            }
+        }
+    }
+}
+
+fn conflict(user: &WebUser, id: &str, c: &FieldConflict, ctx: &Context) -> Markup {
+    let s = slug(&c.field);
+    html! {
+        div id={ "conflito-" (s) } {
+            h3 { "Campo «" (c.field) "»" }
+            p .dica { "Dois dispositivos escreveram valores diferentes sem se ver. Escolha o valor que vale; a escolha fica registrada como evento." }
+            div .lado-a-lado {
+                @for (i, v) in c.values.iter().enumerate() {
+                    @let device = v.device_id.as_ref().and_then(|u| ctx.device_of_uuid(u));
+                    div .valor {
+                        h4 { "Valor " (i + 1) }
+                        @match &v.value {
+                            Value::String(t) => { pre { (t) } }
+                            other => { pre { (serde_json::to_string_pretty(other).unwrap_or_default()) } }
+                        }
+                        p .dica {
+                            @match device {
+                                Some(d) => {
+                                    "Escrito por " (ctx.user_name(&d.user_id)) " no " (d.label)
+                                    @if let Some(at) = ctx.audit.iter().rev().find(|a| a.device_id.as_deref() == Some(d.id.as_str())).map(|a| a.at.clone()) {
+                                        "; última sincronização desse dispositivo neste registro: " (audit_time(&at))
+                                    }
+                                }
+                                None => { "Escrito pelo ator " (v.actor) }
+                            }
+                        }
+                        @if user.may_decide() {
+                            (post_form(user, &format!("/escritorio/registros/{id}/conflito"), &format!("form-conflito-{s}-{}", i + 1), html! {
+                                input type="hidden" name="campo" value=(c.field);
+                                input type="hidden" name="valor" value=(value_hash(&v.value));
+                                button type="submit" id={ "conflito-" (s) "-escolher-" (i + 1) } { "Manter o valor " (i + 1) }
+                            }))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn audit_time(at: &str) -> String {
+    DateTime::parse_from_rfc3339(at)
+        .map(|t| local_time(t.with_timezone(&Utc)))
+        .unwrap_or_else(|_| at.to_owned())
+}
+
+fn duplicates(user: &WebUser, id: &str, ctx: &Context) -> Markup {
+    html! {
+        section #duplicatas aria-labelledby="titulo-duplicatas" {
+            h2 #titulo-duplicatas { "Possíveis duplicatas (" (ctx.duplicates.len()) ")" }
+            @if ctx.duplicates.is_empty() {
+                p { "Nenhum registro parece ser a mesma ocorrência." }
+            } @else {
+                p .dica {
+                    "Mesma placa, de outro dispositivo, até " (office::DUPLICATE_WINDOW_MINUTES)
+                    " minutos e " (office::DUPLICATE_RADIUS_M) " m de distância. "
+                    "Juntar: o outro registro passa a ser duplicata deste (continua guardado, nada é apagado). "
+                    "Manter separados: não será proposto de novo."
+                }
+                ul {
+                    @for p in &ctx.duplicate_reasons { li { (p.reason) } }
+                }
+                table #tabela-duplicatas {
+                    thead { tr {
+                        th scope="col" { "Registro" }
+                        th scope="col" { "Ocorrência" }
+                        th scope="col" { "Autor" }
+                        th scope="col" { "Situação" }
+                        th scope="col" { "Ação" }
+                    } }
+                    tbody {
+                        @for d in &ctx.duplicates {
+                            @let r = &d.row;
+                            tr id={ "duplicata-" (r.id) } {
+                                th scope="row" { a href={ "/escritorio/registros/" (r.id) } { (r.number.as_deref().unwrap_or("(sem número)")) } }
+                                td { (local_time(r.occurred_at)) }
+                                td { (ctx.user_name(&r.author_user_id)) }
+                                td { (d.status_label) }
+                                td {
+                                    @if user.may_decide() {
+                                        (post_form(user, &format!("/escritorio/registros/{id}/duplicata"), &format!("form-juntar-{}", r.id), html! {
+                                            input type="hidden" name="outro" value=(r.id);
+                                            input type="hidden" name="decisao" value="juntar";
+                                            button type="submit" id={ "juntar-" (r.id) } { "Juntar " (r.number.as_deref().unwrap_or("o outro")) " a este registro" }
+                                        }))
+                                        (post_form(user, &format!("/escritorio/registros/{id}/duplicata"), &format!("form-separar-{}", r.id), html! {
+                                            input type="hidden" name="outro" value=(r.id);
+                                            input type="hidden" name="decisao" value="separar";
+                                            button type="submit" .secundario id={ "separar-" (r.id) } { "Manter separados" }
+                                        }))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn outcome_options() -> Vec<(String, String)> {
+    vec![
+        ("mantida".into(), "penalidade mantida".into()),
+        (
+            "reformada".into(),
+            "penalidade substituída pela indicada".into(),
+        ),
+        ("cancelada".into(), "penalidade cancelada".into()),
+    ]
+}
+
+fn method_options() -> Vec<(String, String)> {
+    vec![
+        (
+            "assinatura".into(),
+            "assinatura pessoal no auto ou notificação".into(),
+        ),
+        ("ar".into(), "aviso de recebimento (AR) dos Correios".into()),
+        ("publicacao".into(), "publicação oficial".into()),
+    ]
+}
+
+/// The penalty most recently proposed on the record, if any.
+fn last_proposed(view: &RecordView) -> Option<PenaltyKind> {
+    view.events.iter().rev().find_map(|e| match &e.event {
+        EventKind::PenaltyProposed { penalty } if e.valid => Some(*penalty),
+        _ => None,
+    })
+}
+
+fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> Markup {
+    let case = &ctx.case;
+    let view = &case.record;
+    let action = format!("/escritorio/registros/{id}/evento");
+    let today_date = ctx.today;
+    let today = today_date.format("%Y-%m-%d").to_string();
+    let year = today_date.year();
+    let fine = sync_core::rules::penalty::fine_amount(today_date);
+    let fines: Vec<_> = view
+        .permit_number
+        .as_ref()
+        .map(|p| {
+            ctx.registry
+                .fines
+                .iter()
+                .filter(|x| &x.permit_number == p)
+                .collect()
+        })
+        .unwrap_or_default();
+    let v = |acao: &str, f: fn(&ActionForm) -> &str| Retry::value(retry, acao, f).to_owned();
+    let system = case.proposal.as_ref().map(|p| penalty_value(&p.penalty));
+    let proposed = last_proposed(view).map(|p| penalty_value(&p));
+    let default_proposal = system.clone().unwrap_or_default();
+    let default_decision = proposed.clone().or(system.clone()).unwrap_or_default();
+    let current_penalty = view.penalty.as_ref().map(penalty_value).unwrap_or_default();
+    let rules_now = case
+        .classification
+        .iter()
+        .map(|b| b.rule_id.clone())
+        .collect::<Vec<_>>()
+        .join(", ");
+    html! {
+        section #decisao aria-labelledby="titulo-decisao" {
+            h2 #titulo-decisao { "Decisão" }
+            h3 { "Classificação" }
+            p #classificacao {
+                @if case.classified_by_office { "Classificado pela Unidade: " } @else { "Fundamento do autor (ainda não classificado pela Unidade): " }
+                @if case.classification.is_empty() { "nenhuma regra." }
+                @for (i, b) in case.classification.iter().enumerate() {
+                    @if i > 0 { "; " }
+                    strong { (b.rule_id) } " — " (b.citation)
+                }
+            }
+            @if let Some(p) = &case.permit {
+                p #alvara-situacao {
+                    "Alvará " (p.number) " — titular " (p.holder_name.as_deref().unwrap_or(&p.holder_id))
+                    ", ponto " (p.stand_name.as_deref().unwrap_or(&p.stand_id)) ": " strong { (p.state_label) } "."
+                }
+            }
+            h3 { "Histórico de penalidades do alvará" }
+            @if view.permit_number.is_none() {
+                p #historico-penalidades { "O registro não indica alvará." }
+            } @else if case.history.is_empty() && fines.is_empty() {
+                p #historico-penalidades { "Nenhuma penalidade ou multa no cadastro para o alvará " (view.permit_number.as_deref().unwrap_or("")) "." }
+            } @else {
+                table #historico-penalidades {
+                    thead { tr {
+                        th scope="col" { "Penalidade" }
+                        th scope="col" { "Decidida em" }
+                        th scope="col" { "Vigência" }
+                        th scope="col" { "Registro de origem" }
+                    } }
+                    tbody {
+                        @for h in &case.history {
+                            tr {
+                                th scope="row" { (h.label) @if h.this_record { " (este registro)" } }
+                                td { (date_br(h.decided_on)) }
+                                td { "desde " (date_br(h.starts_on)) @if let Some(u) = h.until { " até " (date_br(u)) } }
+                                td { @if let Some(r) = &h.record_id { a href={ "/escritorio/registros/" (r) } { (r) } } @else { "—" } }
+                            }
+                        }
+                        @for f in &fines {
+                            tr {
+                                th scope="row" { "multa " (money(f.amount)) }
+                                td { (date_br(f.issued_on)) }
+                                td { @match f.paid_on { Some(d) => { "paga em " (date_br(d)) } None => { strong { "não paga" } " (bloqueia a renovação, art. 17, § 2º, III)" } } }
+                                td { "—" }
+                            }
+                        }
+                    }
+                }
+            }
+            p #valor-multa {
+                @match &fine {
+                    Ok(c) => { "Multa do art. 32, II em vigor em " (year) ": " strong { (money(c.amount)) } " (R$ 240,00 de 2004 corrigidos pelo IPCA, fator " (c.factor.round_dp(6)) ")." }
+                    Err(e) => { "Valor da multa em " (year) " indisponível: " (e.to_string()) }
+                }
+            }
+            div #proposta-sistema {
+                h3 { "Proposta do sistema" }
+                @match &case.proposal {
+                    Some(p) => {
+                        p { "Proposta: " strong #proposta-penalidade-sistema { (p.label) } " (" (p.citation) ")"
+                            @if let Some(f) = &p.fine { ", " (money(f.amount)) }
+                            @if !p.wording_verified { " — " span .etiqueta.warning { "redação em vigor não verificada" } }
+                        }
+                        ul #proposta-razoes { @for r in &p.reasons { li { (r) } } }
+                    }
+                    None => { p { (case.proposal_unavailable.as_deref().unwrap_or("Sem proposta.")) } }
+                }
+                p .dica { "A penalidade é graduada pela Unidade conforme a gravidade (art. 32, § 1º): o sistema propõe, a Unidade decide." }
+            }
+            @if let Some(d) = &case.decision {
+                p #decisao-vigente {
+                    "Decisão em vigor: " strong { (d.label) } " (" (d.citation) "), decidida em " (date_br(d.decided_on))
+                    @if let Some(u) = d.until { ", até " (date_br(u)) }
+                    @if let Some(a) = d.fine_amount { ", valor " (money(a)) }
+                    "."
+                    @if let Some(pid) = &case.registry_effects.penalty_id { " No cadastro: " (pid) "." }
+                }
+            }
+            @if !user.may_decide() {
+                p #somente-leitura .alerta { "Seu perfil pode consultar, mas só a Unidade de Transportes registra análises e decisões." }
+            } @else {
+                (post_form(user, &action, "form-analise", html! {
+                    input type="hidden" name="acao" value="analisar";
+                    fieldset { legend { "Análise" }
+                        (textarea_field("analise-nota", "nota", "Observação da análise (opcional)", &v("analisar", |f| &f.nota), false))
+                        (submit("analisar", "Registrar análise"))
+                    }
+                }))
+                (post_form(user, &action, "form-classificacao", html! {
+                    input type="hidden" name="acao" value="classificar";
+                    fieldset .linha-form { legend { "Classificação (regras do catálogo)" }
+                        (text_field("classificacao-regras", "regras", "Regras, separadas por vírgula (ex.: R24, R31)", &or(v("classificar", |f| &f.regras), &rules_now), true))
+                        (submit("classificar", "Classificar"))
+                    }
+                }))
+                (post_form(user, &action, "form-proposta", html! {
+                    input type="hidden" name="acao" value="propor";
+                    fieldset .linha-form { legend { "Proposta de penalidade (art. 32)" }
+                        (select_field("proposta-penalidade", "penalidade", "Penalidade proposta", &penalty_options(), &or(v("propor", |f| &f.penalidade), &default_proposal)))
+                        (submit("propor", "Registrar proposta"))
+                    }
+                }))
+                (post_form(user, &action, "form-decisao", html! {
+                    input type="hidden" name="acao" value="decidir";
+                    fieldset .linha-form { legend { "Decisão da penalidade (art. 32)" }
+                        (select_field("decisao-penalidade", "penalidade", "Penalidade decidida", &penalty_options(), &or(v("decidir", |f| &f.penalidade), &default_decision)))
+                        (submit("decidir", "Decidir penalidade"))
+                    }
+                    p .dica { "A decisão entra no cadastro (suspensão, multa ou cassação) na mesma operação; os dispositivos a recebem na próxima sincronização." }
+                }))
+            }
+            h3 { "Ciência e prazo de recurso" }
+            @match (case.appeal.notified_on, case.appeal.deadline) {
+                (Some(on), Some(d)) => {
+                    p #prazo-recurso {
+                        "Ciência em " (date_br(on)) ". Prazo para recurso (art. 35: 10 dias, prorrogado ao próximo dia útil): "
+                        strong #prazo-recurso-data { (date_br(d)) }
+                        @if case.appeal.appeal_filed {
+                            " — recurso interposto."
+                        } @else if d >= today_date {
+                            " — faltam " ((d - today_date).num_days()) " dia(s)."
+                        } @else {
+                            " — prazo encerrado."
+                        }
+                    }
+                }
+                (Some(on), None) => { p #prazo-recurso { "Ciência em " (date_br(on)) "; prazo não calculável." } }
+                (None, _) => { p #prazo-recurso { "Sem ciência registrada: o prazo de recurso ainda não corre." } }
+            }
+            @if user.may_decide() {
+                (post_form(user, &action, "form-ciencia", html! {
+                    input type="hidden" name="acao" value="ciencia";
+                    fieldset .linha-form { legend { "Ciência da decisão" }
+                        (date_field("ciencia-data", "data", "Data da ciência", &or(v("ciencia", |f| &f.data), &today), true))
+                        (select_field("ciencia-meio", "meio", "Meio", &method_options(), &v("ciencia", |f| &f.meio)))
+                        (submit("registrar-ciencia", "Registrar ciência"))
+                    }
+                }))
+                h3 { "Reconsideração (art. 34) e recurso (art. 33)" }
+                (post_form(user, &action, "form-reconsideracao", html! {
+                    input type="hidden" name="acao" value="reconsideracao";
+                    fieldset .linha-form { legend { "Pedido de reconsideração" }
+                        (date_field("reconsideracao-data", "data", "Data do pedido", &or(v("reconsideracao", |f| &f.data), &today), true))
+                        (submit("pedir-reconsideracao", "Registrar pedido de reconsideração"))
+                    }
+                }))
+                (post_form(user, &action, "form-decisao-reconsideracao", html! {
+                    input type="hidden" name="acao" value="decisao-reconsideracao";
+                    fieldset .linha-form { legend { "Decisão da reconsideração" }
+                        (select_field("reconsideracao-resultado", "resultado", "Resultado", &outcome_options(), &v("decisao-reconsideracao", |f| &f.resultado)))
+                        (select_field("reconsideracao-penalidade", "penalidade", "Nova penalidade (se substituída)", &penalty_options(), &or(v("decisao-reconsideracao", |f| &f.penalidade), &current_penalty)))
+                        (submit("decidir-reconsideracao", "Registrar decisão da reconsideração"))
+                    }
+                }))
+                (post_form(user, &action, "form-recurso", html! {
+                    input type="hidden" name="acao" value="recurso";
+                    fieldset .linha-form { legend { "Recurso ao Prefeito" }
+                        (date_field("recurso-data", "data", "Data do protocolo do recurso", &or(v("recurso", |f| &f.data), &today), true))
+                        (submit("interpor-recurso", "Registrar recurso"))
+                    }
+                }))
+                (post_form(user, &action, "form-decisao-recurso", html! {
+                    input type="hidden" name="acao" value="decisao-recurso";
+                    fieldset .linha-form { legend { "Decisão do recurso" }
+                        (select_field("recurso-resultado", "resultado", "Resultado", &outcome_options(), &v("decisao-recurso", |f| &f.resultado)))
+                        (select_field("recurso-penalidade", "penalidade", "Nova penalidade (se substituída)", &penalty_options(), &or(v("decisao-recurso", |f| &f.penalidade), &current_penalty)))
+                        (submit("decidir-recurso", "Registrar decisão do recurso"))
+                    }
+                }))
+                h3 { "Encerramento" }
+                (post_form(user, &action, "form-anulacao", html! {
+                    input type="hidden" name="acao" value="anular";
+                    fieldset { legend { "Anulação" }
+                        (textarea_field("anulacao-motivo", "motivo", "Motivo da anulação", &v("anular", |f| &f.motivo), true))
+                        button type="submit" .perigo id="anular" { "Anular registro" }
+                    }
+                }))
+                (post_form(user, &action, "form-arquivamento", html! {
+                    input type="hidden" name="acao" value="arquivar";
+                    (submit("arquivar", "Arquivar registro"))
+                }))
+            }
+        }
+    }
+}
+
+fn or(v: String, default: &str) -> String {
+    if v.is_empty() { default.to_owned() } else { v }
+}
+
+/// What an event says besides its name.
+fn event_detail(e: &EventKind) -> String {
+    let value = serde_json::to_value(e).unwrap_or(Value::Null);
+    match e {
+        EventKind::Reviewed { note } => note.clone().unwrap_or_default(),
+        EventKind::PenaltyProposed { penalty } | EventKind::PenaltyDecided { penalty } => {
+            penalty_label(penalty)
+        }
+        EventKind::Notified { on, method, .. } => {
+            let m = serde_json::to_value(method)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let method = match m.as_str() {
+                "personal_signature" => "assinatura pessoal",
+                "postal_receipt" => "aviso de recebimento",
+                "publication" => "publicação oficial",
+                _ => "",
+            };
+            format!("em {} ({method})", date_br(*on))
+        }
+        EventKind::ReconsiderationFiled { on } | EventKind::AppealFiled { on } => {
+            format!("em {}", date_br(*on))
+        }
+        EventKind::ReconsiderationDecided { penalty, .. }
+        | EventKind::AppealDecided { penalty, .. } => {
+            let outcome = value
+                .get("outcome")
+                .and_then(Value::as_str)
+                .map(|o| match o {
+                    "upheld" => "mantida",
+                    "reversed" => "cancelada",
+                    "modified" => "substituída",
+                    other => other,
+                })
+                .unwrap_or_default()
+                .to_owned();
+            match penalty {
+                Some(p) => format!("{outcome}: {}", penalty_label(p)),
+                None => outcome,
+            }
+        }
+        EventKind::Annulled { reason } => reason.clone(),
+        EventKind::DuplicateMerged { into_record_id } => format!("juntado a {into_record_id}"),
+        EventKind::DuplicateKeptApart { other_record_id } => {
+            format!("mantido separado de {other_record_id}")
+        }
+        EventKind::ConflictResolved { field, value } => {
+            let shown = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("«{field}» = {shown}")
+        }
+        _ => {
+            // Other kinds: their payload as written (e.g. a classification's rules).
+            let mut v = value;
+            if let Some(o) = v.as_object_mut() {
+                o.remove("kind");
+                if o.is_empty() {
+                    return String::new();
+                }
+            }
+            v.to_string()
+        }
+    }
+}
+
+fn timeline(view: &RecordView, ctx: &Context) -> Markup {
+    html! {
+        section #eventos aria-labelledby="titulo-eventos" {
+            h2 #titulo-eventos { "Eventos" }
+            table #tabela-eventos {
+                thead { tr {
+                    th scope="col" { "Quando" }
+                    th scope="col" { "Evento" }
+                    th scope="col" { "Detalhe" }
+                    th scope="col" { "Por" }
+                    th scope="col" { "Validade" }
+                } }
+                tbody {
+                    @for e in &view.events {
+                        @let invalid = view.invalid_events.iter().find(|i| i.id == e.id);
+                        tr id={ "evento-" (e.id) } class=[(!e.valid).then_some("invalido")] {
+                            td { (local_time(e.at)) }
+                            th scope="row" { (e.event.label_pt()) }
+                            td { (event_detail(&e.event)) }
+                            td { (ctx.user_name(&e.by.user_id)) " (" (e.by.role.label_pt()) ")" }
+                            td {
+                                @if e.valid { "válido" } @else {
+                                    span .etiqueta.invalido { "recusado" }
+                                    @if let Some(i) = invalid { " " (i.reason) }
+                                }
+                            }
+                        }
+                    }
+                    // Events so malformed that they could not be read as events at all.
+                    @for i in view.invalid_events.iter().filter(|i| !view.events.iter().any(|e| e.id == i.id)) {
+                        tr .invalido id={ "evento-" (i.id) } {
+                            td { (i.at.map(local_time).unwrap_or_else(|| "—".into())) }
+                            th scope="row" { (i.kind) }
+                            td { "—" }
+                            td { "—" }
+                            td { span .etiqueta.invalido { "ilegível" } " " (i.reason) }
+                        }
+                    }
+                }
+            }
+            @if !ctx.quarantine.is_empty() {
+                h3 { "Alterações recusadas na sincronização" }
+                table #recusas-sincronizacao {
+                    thead { tr {
+                        th scope="col" { "Quando" }
+                        th scope="col" { "Quem" }
+                        th scope="col" { "Motivo" }
+                    } }
+                    tbody {
+                        @for q in &ctx.quarantine {
+                            tr {
+                                th scope="row" { (local_time(q.at)) }
+                                td { (ctx.user_name(&q.user_id)) }
+                                td { (q.message) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn audit(ctx: &Context) -> Markup {
+    html! {
+        section #auditoria aria-labelledby="titulo-auditoria" {
+            h2 #titulo-auditoria { "Trilha de auditoria" }
+            table #tabela-auditoria {
+                thead { tr {
+                    th scope="col" { "Nº" }
+                    th scope="col" { "Quando" }
+                    th scope="col" { "Quem" }
+                    th scope="col" { "Dispositivo" }
+                    th scope="col" { "Ação" }
+                } }
+                tbody {
+                    @for a in &ctx.audit {
+                        tr {
+                            th scope="row" { (a.seq) }
+                            td { (audit_time(&a.at)) }
+                            td { (a.user_id.as_deref().map(|u| ctx.user_name(u)).unwrap_or_else(|| "sistema".into())) }
+                            td { (a.device_id.as_deref().unwrap_or("—")) }
+                            td { (a.action) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ----- actions -----------------------------------------------------------------------------
+
+fn parse_date(s: &str, what: &str) -> Result<NaiveDate, String> {
+    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+        .or_else(|_| NaiveDate::parse_from_str(s.trim(), "%d/%m/%Y"))
+        .map_err(|_| format!("{what}: informe uma data válida (dia/mês/ano)."))
+}
+
+fn penalty_of(s: &str) -> Result<PenaltyKind, String> {
+    parse_penalty(s).ok_or_else(|| "Escolha uma das penalidades do art. 32.".to_owned())
+}
+
+/// What a form asks the office workflow to do (parsed and checked for form errors).
+#[derive(Debug, Clone, PartialEq)]
+enum Action {
+    Review(office::ReviewRequest),
+    Classify(office::ClassifyRequest),
+    Propose(office::ProposeRequest),
+    Decide(office::DecideRequest),
+    Notify(office::NotifyRequest),
+    FileReconsideration(office::FilingRequest),
+    DecideReconsideration(office::RulingRequest),
+    FileAppeal(office::FilingRequest),
+    DecideAppeal(office::RulingRequest),
+    Annul(office::AnnulRequest),
+    Archive,
+}
+
+fn action_of(form: &ActionForm) -> Result<Action, String> {
+    let ruling = |form: &ActionForm| -> Result<office::RulingRequest, String> {
+        let outcome = match form.resultado.as_str() {
+            "mantida" => Outcome::Upheld,
+            "reformada" => Outcome::Modified,
+            "cancelada" => Outcome::Reversed,
+            _ => return Err("Escolha o resultado.".to_owned()),
+        };
+        let penalty = match outcome {
+            Outcome::Modified => Some(penalty_of(&form.penalidade)?),
+            _ => None,
+        };
+        Ok(office::RulingRequest { outcome, penalty })
+    };
+    Ok(match form.acao.as_str() {
+        "analisar" => Action::Review(office::ReviewRequest {
+            note: Some(form.nota.trim().to_owned()).filter(|n| !n.is_empty()),
+        }),
+        "classificar" => {
+            let rule_ids: Vec<String> = form
+                .regras
+                .split([',', ';', ' '])
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if rule_ids.is_empty() {
+                return Err("Indique ao menos uma regra do catálogo (ex.: R24).".into());
+            }
+            Action::Classify(office::ClassifyRequest { rule_ids })
+        }
+        "propor" => Action::Propose(office::ProposeRequest {
+            penalty: Some(penalty_of(&form.penalidade)?),
+        }),
+        "decidir" => Action::Decide(office::DecideRequest {
+            penalty: penalty_of(&form.penalidade)?,
+        }),
+        "ciencia" => {
+            let on = parse_date(&form.data, "Data da ciência")?;
+            let method = match form.meio.as_str() {
+                "assinatura" => NotificationMethod::PersonalSignature,
+                "ar" => NotificationMethod::PostalReceipt,
+                "publicacao" => NotificationMethod::Publication,
+                _ => return Err("Escolha o meio da ciência.".into()),
+            };
+            Action::Notify(office::NotifyRequest { method, on })
+        }
+        "reconsideracao" => Action::FileReconsideration(office::FilingRequest {
+            on: parse_date(&form.data, "Data do pedido")?,
+        }),
+        "recurso" => Action::FileAppeal(office::FilingRequest {
+            on: parse_date(&form.data, "Data do recurso")?,
+        }),
+        "decisao-reconsideracao" => Action::DecideReconsideration(ruling(form)?),
+        "decisao-recurso" => Action::DecideAppeal(ruling(form)?),
+        "anular" => {
+            let reason = form.motivo.trim();
+            if reason.is_empty() {
+                return Err("Informe o motivo da anulação.".into());
+            }
+            Action::Annul(office::AnnulRequest {
+                reason: reason.to_owned(),
+            })
+        }
+        "arquivar" => Action::Archive,
+        _ => return Err("Ação desconhecida.".into()),
+    })
+}
+
+/// Runs an action; its confirmation for people.
+async fn run(
+    state: &AppState,
+    user: &WebUser,
+    id: &str,
+    action: Action,
+) -> Result<String, AppError> {
+    let auth = &user.auth;
+    let (result, done) = match action {
+        Action::Review(r) => (
+            office::review(state, auth, id, r).await?,
+            "Análise registrada.",
+        ),
+        Action::Classify(r) => (
+            office::classify(state, auth, id, r).await?,
+            "Classificação registrada.",
+        ),
+        Action::Propose(r) => (
+            office::propose(state, auth, id, r).await?,
+            "Proposta de penalidade registrada.",
+        ),
+        Action::Decide(r) => (
+            office::decide(state, auth, id, r).await?,
+            "Penalidade decidida.",
+        ),
+        Action::Notify(r) => (
+            office::notify(state, auth, id, r).await?,
+            "Ciência registrada.",
+        ),
+        Action::FileReconsideration(r) => (
+            office::file_reconsideration(state, auth, id, r).await?,
+            "Pedido de reconsideração registrado.",
+        ),
+        Action::DecideReconsideration(r) => (
+            office::decide_reconsideration(state, auth, id, r).await?,
+            "Decisão da reconsideração registrada.",
+        ),
+        Action::FileAppeal(r) => (
+            office::file_appeal(state, auth, id, r).await?,
+            "Recurso registrado.",
+        ),
+        Action::DecideAppeal(r) => (
+            office::decide_appeal(state, auth, id, r).await?,
+            "Decisão do recurso registrada.",
+        ),
+        Action::Annul(r) => (
+            office::annul(state, auth, id, r).await?,
+            "Registro anulado.",
+        ),
+        Action::Archive => (
+            office::archive(state, auth, id).await?,
+            "Registro arquivado.",
+        ),
+    };
+    let mut message = done.to_owned();
+    if let Some(text) = &result.case.appeal.deadline_text
+        && done == "Ciência registrada."
+    {
+        message.push_str(&format!(" {}.", capitalised(text)));
+    }
+    if let Some(r) = result.registry {
+        message.push_str(&format!(
+            " Cadastro atualizado (versão {}): os dispositivos recebem na próxima sincronização.",
+            r.version
+        ));
+    }
+    Ok(message)
+}
+
+/// The outcome of an action: a redirect with the confirmation, or the page again (422) with
+/// the refusal and what was typed. Errors that are not refusals (no such record, a role that
+/// may not act, a failure of the server) are pages of their own.
+async fn finish(
+    state: &AppState,
+    user: &WebUser,
+    id: &str,
+    outcome: Result<String, AppError>,
+    acao: &str,
+    form: ActionForm,
+) -> Result<Response, PageError> {
+    match outcome {
+        Ok(done) => {
+            user.flash(true, done);
+            Ok(see_other(&format!("/escritorio/registros/{id}")))
+        }
+        Err(e) if e.status == StatusCode::FORBIDDEN => Err(PageError::forbidden(user, e.message)),
+        Err(e) if e.status.is_client_error() && e.status != StatusCode::NOT_FOUND => {
+            let retry = Retry {
+                acao: acao.to_owned(),
+                message: e.message,
+                form,
+            };
+            let markup = render(state, user, id, Some(retry)).await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, markup).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A form error, as the workflow would refuse it.
+fn form_error(message: String) -> AppError {
+    AppError::unprocessable("invalid_form", message)
+}
+
+async fn post_event(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Posted { user, form }: Posted<ActionForm>,
+) -> Result<Response, PageError> {
+    if !user.may_decide() {
+        return Err(PageError::forbidden(
+            &user,
+            "Só a Unidade de Transportes registra análises e decisões.",
+        ));
+    }
+    let outcome = match action_of(&form) {
+        Err(problem) => Err(form_error(problem)),
+        Ok(action) => run(&state, &user, &id, action).await,
+    };
+    let acao = form.acao.clone();
+    finish(&state, &user, &id, outcome, &acao, form).await
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ConflictForm {
+    #[serde(default)]
+    campo: String,
+    #[serde(default)]
+    valor: String,
+}
+
+async fn resolve_conflict(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Posted { user, form }: Posted<ConflictForm>,
+) -> Result<Response, PageError> {
+    if !user.may_decide() {
+        return Err(PageError::forbidden(
+            &user,
+            "Só a Unidade de Transportes resolve conflitos.",
+        ));
+    }
+    let doc = load(&state, &id).await?;
+    let view = view_of(&doc).map_err(|e| PageError::internal(&e))?;
+    let chosen = view
+        .conflicts
+        .iter()
+        .find(|c| c.field == form.campo)
+        .and_then(|c| c.values.iter().find(|v| value_hash(&v.value) == form.valor));
+    let outcome = match chosen {
+        None => Err(form_error(format!(
+            "o conflito em «{}» já foi resolvido ou mudou; veja os valores atuais abaixo.",
+            form.campo
+        ))),
+        Some(v) => office::resolve_conflict(
+            &state,
+            &user.auth,
+            &id,
+            office::ResolveConflictRequest {
+                field: form.campo.clone(),
+                value: v.value.clone(),
+            },
+        )
+        .await
+        .map(|_| format!("Conflito em «{}» resolvido.", form.campo)),
+    };
+    finish(
+        &state,
+        &user,
+        &id,
+        outcome,
+        "conflito",
+        ActionForm::default(),
+    )
+    .await
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct DuplicateForm {
+    #[serde(default)]
+    outro: String,
+    #[serde(default)]
+    decisao: String,
+}
+
+async fn settle_duplicate(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Posted { user, form }: Posted<DuplicateForm>,
+) -> Result<Response, PageError> {
+    if !user.may_decide() {
+        return Err(PageError::forbidden(
+            &user,
+            "Só a Unidade de Transportes junta ou separa duplicatas.",
+        ));
+    }
+    let other = form.outro.trim().to_owned();
+    let outcome = match form.decisao.as_str() {
+        "juntar" => office::merge_duplicates(
+            &state,
+            &user.auth,
+            office::MergeRequest {
+                keep: id.clone(),
+                merge: vec![other],
+            },
+        )
+        .await
+        .map(|_| "Registro juntado a este como duplicata; ele continua guardado.".to_owned()),
+        "separar" => office::keep_apart(
+            &state,
+            &user.auth,
+            office::KeepApartRequest {
+                records: vec![id.clone(), other],
+            },
+        )
+        .await
+        .map(|_| "Registros mantidos separados.".to_owned()),
+        _ => Err(form_error("Escolha juntar ou manter separados.".into())),
+    };
+    finish(
+        &state,
+        &user,
+        &id,
+        outcome,
+        "duplicata",
+        ActionForm::default(),
+    )
+    .await
+}
+
+async fn photo(
+    State(state): State<AppState>,
+    _user: OfficeUser,
+    Path(sha): Path<String>,
+) -> Result<Response, PageError> {
+    let sha = sha.to_ascii_lowercase();
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(PageError::not_found("Foto não encontrada."));
+    }
+    let Some((meta, bytes)) = state.store().photo(sha).await? else {
+        return Err(PageError::not_found("Foto ainda não recebida."));
+    };
+    // The uploader chose the content type: only raster images are shown inline; anything else
+    // (an SVG or HTML with script, a PDF) is a download, so it cannot run on this site.
+    let image = IMAGE_TYPES.contains(&meta.content_type.as_str());
+    let (ct, disposition) = if image {
+        (HeaderValue::from_str(&meta.content_type).ok(), "inline")
+    } else {
+        (None, "attachment")
+    };
+    Ok((
+        [
+            (
+                CONTENT_TYPE,
+                ct.unwrap_or_else(|| HeaderValue::from_static("application/octet-stream")),
+            ),
+            (CONTENT_DISPOSITION, HeaderValue::from_static(disposition)),
+            (X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+            (
+                CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static("default-src 'none'; sandbox"),
+            ),
+            // Content-addressed: the bytes of a hash never change.
+            (
+                CACHE_CONTROL,
+                HeaderValue::from_static("private, max-age=86400, immutable"),
+            ),
+        ],
+        Body::from(bytes),
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_id_safe() {
+        assert_eq!(slug("witnesses[0].statement"), "witnesses-0-statement");
+        assert_eq!(slug("facts"), "facts");
+    }
+
+    #[test]
+    fn forms_become_actions() {
+        let f = |acao: &str| ActionForm {
+            acao: acao.into(),
+            penalidade: "suspensao-15".into(),
+            data: "2026-12-01".into(),
+            meio: "assinatura".into(),
+            resultado: "reformada".into(),
+            motivo: "erro de digitação".into(),
+            regras: "r24, R31".into(),
+            nota: String::new(),
+        };
+        for acao in [
+            "analisar",
+            "classificar",
+            "propor",
+            "decidir",
+            "ciencia",
+            "reconsideracao",
+            "decisao-reconsideracao",
+            "recurso",
+            "decisao-recurso",
+            "anular",
+            "arquivar",
+        ] {
+            assert!(action_of(&f(acao)).is_ok(), "{acao}");
+        }
+        assert_eq!(
+            action_of(&f("decidir")),
+            Ok(Action::Decide(office::DecideRequest {
+                penalty: PenaltyKind::Suspension { days: 15 }
+            }))
+        );
+        let mut bad = f("ciencia");
+        bad.data = "amanhã".into();
+        assert!(action_of(&bad).is_err());
+        bad = f("decidir");
+        bad.penalidade = "prisão".into();
+        assert!(action_of(&bad).is_err());
+        bad = f("classificar");
+        bad.regras = " , ".into();
+        assert!(action_of(&bad).is_err());
+        assert!(action_of(&f("outra")).is_err());
+    }
+}

@@ -1,0 +1,529 @@
+//! Browser sessions of the office pages, the page extractors and CSRF protection.
+//!
+//! Flow: `POST /login` checks the password exactly as `POST /v1/auth/login` does (same limiter,
+//! Argon2id on the blocking pool) and binds the session to one of the user's registered,
+//! unrevoked devices (the audit chain and the records' Automerge actor need a device; see
+//! [`pick_device`]). The browser receives an opaque random token in an `HttpOnly;
+//! SameSite=Strict` cookie; the server keeps only its SHA-256 in [`Sessions`], with the user,
+//! the device, a per-session CSRF token, a one-shot flash message and the times that expire it
+//! (idle and absolute). On every request [`WebUser`] looks the session up and then runs the same
+//! point query as the API's `Auth` extractor (`Store::session`), so a revoked device or a
+//! deactivated user is out at once and the role is the database's, not the session's.
+//!
+//! CSRF: the cookie is `SameSite=Strict`, every POST must come from this origin (`Origin`, or
+//! `Referer` when the browser sends no `Origin`) and carry the session's token in the hidden
+//! `csrf` field ([`Posted`] checks all three before the handler runs). Login itself has no
+//! session yet: it checks the origin.
+//!
+//! Sessions live in memory: a restart logs everybody out (they log in again; nothing they
+//! submitted is lost, every accepted action was committed). A deployment with several server
+//! nodes would move them to a store table; the rest of this module would not change.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Extension;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::{CONTENT_TYPE, COOKIE, HOST, ORIGIN, REFERER};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+use chrono::{DateTime, Duration, Utc};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::PageError;
+use crate::auth::tokens::{new_refresh_token, random_id, refresh_hash};
+use crate::auth::{Auth, Role};
+use crate::server::AppState;
+use crate::store::DeviceRow;
+
+/// Name of the session cookie.
+pub const SESSION_COOKIE: &str = "tf_sessao";
+/// A session unused this long ends (office staff step away from the desk).
+pub const IDLE_TIMEOUT: Duration = Duration::minutes(60);
+/// A session ends this long after login whatever happens (one working day).
+pub const ABSOLUTE_TIMEOUT: Duration = Duration::hours(10);
+
+/// Roles that use the office pages: the API's readers of records and writers of the registry.
+pub const OFFICE_ROLES: &[Role] = &[Role::Office, Role::Admin];
+
+/// A one-shot message shown on the next page (after a redirect).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    /// True for "done", false for a warning.
+    pub ok: bool,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+struct Session {
+    user_id: String,
+    username: String,
+    device_id: String,
+    display_name: String,
+    csrf: String,
+    created_at: DateTime<Utc>,
+    last_seen: DateTime<Utc>,
+    flash: Option<Flash>,
+}
+
+impl Session {
+    fn expired(&self, now: DateTime<Utc>) -> bool {
+        now - self.last_seen > IDLE_TIMEOUT || now - self.created_at > ABSOLUTE_TIMEOUT
+    }
+}
+
+/// The server side of the browser sessions, keyed by the SHA-256 of the cookie's token.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    map: Mutex<HashMap<String, Session>>,
+}
+
+impl Sessions {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
+        // A panic while holding the lock leaves a consistent map (every update is one insert).
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Opens a session; returns the cookie's token.
+    pub(crate) fn open(
+        &self,
+        user_id: String,
+        username: String,
+        device_id: String,
+        display_name: String,
+        now: DateTime<Utc>,
+    ) -> Result<String, PageError> {
+        let (token, key) = new_refresh_token().map_err(PageError::from)?;
+        let csrf = random_id().map_err(PageError::from)?;
+        let mut map = self.lock();
+        map.retain(|_, s| !s.expired(now));
+        map.insert(
+            key,
+            Session {
+                user_id,
+                username,
+                device_id,
+                display_name,
+                csrf,
+                created_at: now,
+                last_seen: now,
+                flash: None,
+            },
+        );
+        Ok(token)
+    }
+
+    /// The live session of `token`, touched; an expired one is removed.
+    fn touch(&self, token: &str, now: DateTime<Utc>) -> Option<(String, Session)> {
+        let key = refresh_hash(token);
+        let mut map = self.lock();
+        let expired = map.get(&key)?.expired(now);
+        if expired {
+            map.remove(&key);
+            return None;
+        }
+        let s = map.get_mut(&key)?;
+        s.last_seen = now;
+        Some((key, s.clone()))
+    }
+
+    fn remove_key(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    fn set_flash(&self, key: &str, flash: Flash) {
+        if let Some(s) = self.lock().get_mut(key) {
+            s.flash = Some(flash);
+        }
+    }
+
+    fn take_flash(&self, key: &str) -> Option<Flash> {
+        self.lock().get_mut(key).and_then(|s| s.flash.take())
+    }
+
+    /// Number of live sessions (tests).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when nobody is logged in.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The `Set-Cookie` value of a new session.
+pub(crate) fn session_cookie(token: &str) -> String {
+    // No `Secure`: the demo serves plain HTTP on loopback; behind TLS the proxy may add it.
+    // No `Max-Age`: the server expires sessions; the browser drops the cookie when it closes.
+    format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict")
+}
+
+/// The `Set-Cookie` value that deletes the session cookie.
+pub(crate) fn cleared_cookie() -> String {
+    format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+        .filter(|v| !v.is_empty())
+}
+
+/// Whether a state-changing request comes from this site: `Origin` (or, without it, `Referer`)
+/// must name the `Host` the request was sent to. Neither header: allowed here, the CSRF token
+/// still has to match (old browsers, some privacy settings).
+pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let authority = |url: &str| -> Option<String> {
+        let rest = url.split_once("://")?.1;
+        Some(rest.split(['/', '?', '#']).next()?.to_ascii_lowercase())
+    };
+    let host = host.to_ascii_lowercase();
+    if let Some(origin) = headers.get(ORIGIN) {
+        let origin = origin.to_str().unwrap_or("null");
+        return authority(origin).is_some_and(|a| a == host);
+    }
+    match headers.get(REFERER) {
+        Some(r) => authority(r.to_str().unwrap_or_default()).is_some_and(|a| a == host),
+        None => true,
+    }
+}
+
+/// Chooses the device a browser session acts on: the user's unrevoked devices, preferring one
+/// meant for a desk (`desktop-…`, `web-…`), then the lowest id. The API's login names its
+/// device; a browser cannot, and the office works from its registered desk computer.
+pub(crate) fn pick_device<'a>(devices: &'a [DeviceRow], user_id: &str) -> Option<&'a DeviceRow> {
+    let mut mine: Vec<&DeviceRow> = devices
+        .iter()
+        .filter(|d| d.user_id == user_id && d.revoked_at.is_none())
+        .collect();
+    mine.sort_by_key(|d| {
+        let desk = d.id.starts_with("desktop-") || d.id.starts_with("web-");
+        (!desk, d.id.clone())
+    });
+    mine.first().copied()
+}
+
+/// Any logged-in user (the "sem permissão" page and logout need no more).
+#[derive(Debug, Clone)]
+pub struct WebUser {
+    /// Who, as the API's handlers see a caller (role from the database).
+    pub auth: Auth,
+    pub display_name: String,
+    csrf: String,
+    key: String,
+    sessions: Arc<Sessions>,
+}
+
+impl WebUser {
+    /// The token every POST form of this session carries in its hidden `csrf` field.
+    pub fn csrf(&self) -> &str {
+        &self.csrf
+    }
+
+    /// Shows `message` on the next page this session opens.
+    pub fn flash(&self, ok: bool, message: impl Into<String>) {
+        self.sessions.set_flash(
+            &self.key,
+            Flash {
+                ok,
+                message: message.into(),
+            },
+        );
+    }
+
+    /// The pending message, once.
+    pub fn take_flash(&self) -> Option<Flash> {
+        self.sessions.take_flash(&self.key)
+    }
+
+    /// Ends this session.
+    pub(crate) fn logout(&self) {
+        self.sessions.remove_key(&self.key);
+    }
+
+    /// Whether the user may decide (append record events): the office only, as in the API.
+    pub fn may_decide(&self) -> bool {
+        crate::office::OFFICE_DECIDERS.contains(&self.auth.role)
+    }
+}
+
+/// The path and query of the request, for returning there after login.
+fn here(parts: &Parts) -> String {
+    parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "/".to_owned())
+}
+
+impl FromRequestParts<AppState> for WebUser {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        let Extension(sessions) = Extension::<Arc<Sessions>>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| PageError::internal(&e))?;
+        let next = if parts.method == axum::http::Method::GET {
+            here(parts)
+        } else {
+            String::from("/escritorio")
+        };
+        let login = |notice: Option<&'static str>| PageError::Login {
+            next: next.clone(),
+            notice,
+        };
+        let Some(token) = cookie(&parts.headers, SESSION_COOKIE) else {
+            return Err(login(None));
+        };
+        let now = state.clock().now();
+        let Some((key, session)) = sessions.touch(token, now) else {
+            return Err(login(Some("Sua sessão expirou. Entre de novo.")));
+        };
+        let checked = state
+            .store()
+            .session(session.user_id.clone(), session.device_id.clone())
+            .await?;
+        let ok = checked.as_ref().is_some_and(|c| {
+            c.user_active && !c.device_revoked && c.device_user_id == session.user_id
+        });
+        let Some(checked) = checked.filter(|_| ok) else {
+            sessions.remove_key(&key);
+            return Err(login(Some(
+                "Sessão encerrada: o usuário foi desativado ou o dispositivo revogado.",
+            )));
+        };
+        Ok(WebUser {
+            auth: Auth {
+                user_id: session.user_id,
+                username: session.username,
+                role: checked.role,
+                stand_id: checked.stand_id,
+                device_id: session.device_id,
+            },
+            display_name: session.display_name,
+            csrf: session.csrf,
+            key,
+            sessions,
+        })
+    }
+}
+
+/// A logged-in user of the office pages: office or admin. Anybody else gets the
+/// "Sem permissão" page (403) with a way to log out.
+#[derive(Debug, Clone)]
+pub struct OfficeUser(pub WebUser);
+
+impl std::ops::Deref for OfficeUser {
+    type Target = WebUser;
+    fn deref(&self) -> &WebUser {
+        &self.0
+    }
+}
+
+impl FromRequestParts<AppState> for OfficeUser {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        let user = WebUser::from_request_parts(parts, state).await?;
+        if OFFICE_ROLES.contains(&user.auth.role) {
+            Ok(OfficeUser(user))
+        } else {
+            let message = format!(
+                "Seu perfil ({}) não dá acesso às páginas da Unidade de Transportes. \
+                 Estas páginas são para a Unidade de Transportes e a administração.",
+                user.auth.role.label()
+            );
+            Err(PageError::Forbidden {
+                user: Box::new(user),
+                message,
+            })
+        }
+    }
+}
+
+/// The user types a [`Posted`] form can require.
+pub trait SessionUser: FromRequestParts<AppState, Rejection = PageError> {
+    fn web(&self) -> &WebUser;
+}
+
+impl SessionUser for WebUser {
+    fn web(&self) -> &WebUser {
+        self
+    }
+}
+
+impl SessionUser for OfficeUser {
+    fn web(&self) -> &WebUser {
+        &self.0
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfField {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// Equal without an early exit (the token must not leak through timing). Also used by the
+/// multipart CSV upload, which cannot go through `Posted`.
+pub(crate) fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// A POSTed form of a logged-in user (by default office or admin), checked for CSRF: the
+/// origin, then the session's token in the `csrf` field, then the body is parsed into `T`
+/// (`application/x-www-form-urlencoded`; `T` must tolerate the extra `csrf` field, so no
+/// `deny_unknown_fields`). Every POST handler of the pages takes this, never a bare `Form`.
+#[derive(Debug)]
+pub struct Posted<T, U = OfficeUser> {
+    pub user: U,
+    pub form: T,
+}
+
+impl<T, U> FromRequest<AppState> for Posted<T, U>
+where
+    T: DeserializeOwned,
+    U: SessionUser + Send,
+{
+    type Rejection = PageError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, PageError> {
+        let (mut parts, body) = req.into_parts();
+        let user = U::from_request_parts(&mut parts, state).await?;
+        if !same_origin(&parts.headers) {
+            tracing::warn!("formulário de outra origem recusado");
+            return Err(PageError::Csrf);
+        }
+        let form_typed = parts
+            .headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+        if !form_typed {
+            return Err(PageError::Status(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Envie o formulário pela página.".into(),
+            ));
+        }
+        let bytes = axum::body::to_bytes(body, state.config().body_limit)
+            .await
+            .map_err(|_| {
+                PageError::Status(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "O formulário é grande demais.".into(),
+                )
+            })?;
+        let token: CsrfField = serde_urlencoded::from_bytes(&bytes).map_err(|_| PageError::Csrf)?;
+        if !same_token(&token.csrf, user.web().csrf()) {
+            tracing::warn!("formulário sem o token CSRF da sessão recusado");
+            return Err(PageError::Csrf);
+        }
+        let form = serde_urlencoded::from_bytes(&bytes).map_err(|e| {
+            PageError::Status(
+                StatusCode::BAD_REQUEST,
+                format!("Formulário incompleto ou inválido ({e})."),
+            )
+        })?;
+        Ok(Posted { user, form })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn origin_must_be_this_host() {
+        assert!(same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://127.0.0.1:8080")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://evil.example")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "null")
+        ])));
+        assert!(same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("referer", "http://127.0.0.1:8080/escritorio?x=1")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("referer", "http://127.0.0.1:8081/")
+        ])));
+        assert!(same_origin(&headers(&[("host", "a")])));
+        assert!(!same_origin(&headers(&[])));
+    }
+
+    #[test]
+    fn cookies_are_found_among_others() {
+        let h = headers(&[("cookie", "a=1; tf_sessao=abc ; b=2"), ("cookie", "c=3")]);
+        assert_eq!(cookie(&h, SESSION_COOKIE), Some("abc"));
+        assert_eq!(cookie(&h, "c"), Some("3"));
+        assert_eq!(cookie(&h, "tf"), None);
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token("abc", "abc"));
+        assert!(!same_token("abc", "abd"));
+        assert!(!same_token("abc", "ab"));
+        assert!(!same_token("", "a"));
+    }
+
+    #[test]
+    fn sessions_expire_idle_and_absolute() {
+        let s = Sessions::default();
+        let t0: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap_or_default();
+        let tok = s.open("u".into(), "u".into(), "d".into(), "U".into(), t0);
+        let tok = tok.unwrap_or_default();
+        assert!(s.touch(&tok, t0 + Duration::minutes(59)).is_some());
+        // Kept alive by use, still cut at the absolute limit.
+        let mut t = t0;
+        while t < t0 + ABSOLUTE_TIMEOUT - Duration::minutes(30) {
+            t += Duration::minutes(30);
+            assert!(s.touch(&tok, t).is_some(), "{t}");
+        }
+        assert!(
+            s.touch(&tok, t0 + ABSOLUTE_TIMEOUT + Duration::minutes(1))
+                .is_none()
+        );
+        assert!(s.is_empty());
+        let tok = s
+            .open("u".into(), "u".into(), "d".into(), "U".into(), t0)
+            .unwrap_or_default();
+        assert!(
+            s.touch(&tok, t0 + IDLE_TIMEOUT + Duration::seconds(1))
+                .is_none()
+        );
+        assert!(s.touch("not-a-token", t0).is_none());
+    }
+}

@@ -1,0 +1,1195 @@
+//! In-process tests of the office pages (`taxi_fiscal_server::web`): `oneshot` on the whole
+//! router over a temporary data directory seeded with the demo registry and users, a fixed
+//! clock, cheap password hashing. A small cookie-keeping "browser" logs in through the form,
+//! reads the CSRF token from the pages and posts forms as a browser would (Origin, urlencoded).
+//! Records are made by real device stores (sync-core) and synced through `POST /v1/sync`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use chrono::{DateTime, Duration, Utc};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use sync_core::domain::{DriverRole, Plate};
+use sync_core::records::{
+    Agent, InfractionDraft, LegalBasis, PersonRef, RecordDoc, Signature, UserRole, WitnessInput,
+};
+use sync_core::rules::{Finding, Overall, RegistryStamp, Verdict};
+use sync_core::store::Store;
+use sync_core::sync::{DeviceSync, SyncResponse, device_uuid, meta_of};
+use taxi_fiscal_server::config::PasswordParams;
+use taxi_fiscal_server::{AppState, Clock, Config, demo, router};
+use tower::ServiceExt;
+use uuid::Uuid;
+
+/// 2026-11-30 12:00 in Americana.
+const NOW: &str = "2026-11-30T15:00:00Z";
+const HOST: &str = "escritorio.test";
+
+fn now() -> DateTime<Utc> {
+    NOW.parse().unwrap()
+}
+
+struct App {
+    state: AppState,
+    router: Router,
+    _dir: tempfile::TempDir,
+}
+
+async fn app() -> App {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Config::new(dir.path());
+    c.clock = Clock::fixed(now());
+    c.password_params = PasswordParams::insecure_fast();
+    c.rules = demo::rules_config();
+    let state = AppState::open(c).await.unwrap();
+    demo::seed(&state).await.unwrap().unwrap();
+    App {
+        router: router(state.clone()),
+        state,
+        _dir: dir,
+    }
+}
+
+struct Page {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: String,
+}
+
+impl Page {
+    fn location(&self) -> &str {
+        self.headers
+            .get("location")
+            .map(|v| v.to_str().unwrap())
+            .unwrap_or("")
+    }
+
+    fn assert_html(&self) {
+        let ct = self.headers.get("content-type").unwrap().to_str().unwrap();
+        assert!(ct.starts_with("text/html"), "{ct}: {}", self.body);
+        assert!(self.body.contains("<html lang=\"pt-BR\">"), "{}", self.body);
+    }
+
+    /// The value of the hidden `csrf` field.
+    fn csrf(&self) -> String {
+        let marker = "name=\"csrf\" value=\"";
+        let start = self.body.find(marker).expect("a form with a csrf field") + marker.len();
+        let end = self.body[start..].find('"').unwrap();
+        self.body[start..start + end].to_owned()
+    }
+
+    /// The text of the element with `id`, its inner tags removed.
+    fn element(&self, id: &str) -> String {
+        let marker = format!(" id=\"{id}\"");
+        let at = self
+            .body
+            .find(&marker)
+            .unwrap_or_else(|| panic!("no #{id} in {}", self.body));
+        let start = self.body[..at].rfind('<').unwrap();
+        let tag: String = self.body[start + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let open_end = self.body[start..].find('>').unwrap() + start + 1;
+        // The matching closing tag, counting nested elements of the same name.
+        let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
+        let mut depth = 1;
+        let mut i = open_end;
+        let end = loop {
+            let next_close = self.body[i..].find(&close).unwrap() + i;
+            match self.body[i..].find(&open).map(|o| o + i) {
+                Some(o) if o < next_close => {
+                    depth += 1;
+                    i = o + open.len();
+                }
+                _ => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break next_close;
+                    }
+                    i = next_close + close.len();
+                }
+            }
+        };
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in self.body[open_end..end].chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        text
+    }
+}
+
+/// Keeps the session cookie like a browser.
+struct Browser<'a> {
+    app: &'a App,
+    cookie: Option<String>,
+}
+
+impl<'a> Browser<'a> {
+    fn new(app: &'a App) -> Self {
+        Self { app, cookie: None }
+    }
+
+    async fn send(&mut self, req: axum::http::request::Builder, body: Body) -> Page {
+        let mut req = req.header("host", HOST);
+        if let Some(c) = &self.cookie {
+            req = req.header("cookie", c.clone());
+        }
+        let res = self
+            .app
+            .router
+            .clone()
+            .oneshot(req.body(body).unwrap())
+            .await
+            .unwrap();
+        let status = res.status();
+        let headers = res.headers().clone();
+        if let Some(set) = headers.get("set-cookie") {
+            let set = set.to_str().unwrap();
+            let pair = set.split(';').next().unwrap().to_owned();
+            self.cookie = if pair.ends_with('=') {
+                None
+            } else {
+                Some(pair)
+            };
+        }
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        Page {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        }
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        self.send(
+            Request::builder().method(Method::GET).uri(path),
+            Body::empty(),
+        )
+        .await
+    }
+
+    /// A form post from this site, as a browser sends it.
+    async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
+        self.post_from(path, fields, &format!("http://{HOST}"))
+            .await
+    }
+
+    async fn post_from(&mut self, path: &str, fields: &[(&str, &str)], origin: &str) -> Page {
+        let body = serde_urlencoded::to_string(fields).unwrap();
+        self.send(
+            Request::builder()
+                .method(Method::POST)
+                .uri(path)
+                .header("origin", origin)
+                .header("content-type", "application/x-www-form-urlencoded"),
+            Body::from(body),
+        )
+        .await
+    }
+
+    async fn login(&mut self, username: &str, password: &str) -> Page {
+        self.post(
+            "/login",
+            &[
+                ("usuario", username),
+                ("senha", password),
+                ("next", "/escritorio"),
+            ],
+        )
+        .await
+    }
+
+    async fn login_demo(&mut self, username: &str) {
+        let u = demo::USERS.iter().find(|u| u.username == username).unwrap();
+        let p = self.login(u.username, u.password).await;
+        assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    }
+
+    /// Posts a form of `page_path` (its CSRF token read from the page).
+    ///
+    /// The fixed clock moves a second first, as a person's time between two clicks: office
+    /// events are ordered by their instant.
+    async fn submit(&mut self, page_path: &str, action: &str, fields: &[(&str, &str)]) -> Page {
+        self.app.state.clock().advance(Duration::seconds(1));
+        let csrf = self.get(page_path).await.csrf();
+        let mut all = vec![("csrf", csrf.as_str())];
+        all.extend_from_slice(fields);
+        self.post(action, &all).await
+    }
+}
+
+// ----- records made on a device and synced ----------------------------------------------------
+
+/// An officer's device: its own store, logged in through the API.
+struct Phone {
+    agent: Agent,
+    token: String,
+    store: Store,
+    sync: DeviceSync,
+    _dir: tempfile::TempDir,
+}
+
+async fn api(app: &App, method: Method, path: &str, token: Option<&str>, body: Value) -> Value {
+    let mut b = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json");
+    if let Some(t) = token {
+        b = b.header("authorization", format!("Bearer {t}"));
+    }
+    let res = app
+        .router
+        .clone()
+        .oneshot(b.body(Body::from(body.to_string())).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    assert!(
+        status.is_success(),
+        "{path}: {status} {}",
+        String::from_utf8_lossy(&bytes)
+    );
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+async fn api_login(app: &App, username: &str, password: &str, device: &str) -> Value {
+    api(
+        app,
+        Method::POST,
+        "/v1/auth/login",
+        None,
+        json!({"username": username, "password": password, "device_id": device}),
+    )
+    .await
+}
+
+async fn phone_on(app: &App, username: &str, password: &str, device: &str) -> Phone {
+    let login = api_login(app, username, password, device).await;
+    let dir = tempfile::tempdir().unwrap();
+    Phone {
+        agent: Agent::new(
+            login["user"]["id"].as_str().unwrap(),
+            UserRole::GuardaMunicipal,
+            device_uuid(device),
+        ),
+        token: login["access_token"].as_str().unwrap().to_owned(),
+        store: Store::open(dir.path().join("device.db")).unwrap(),
+        sync: DeviceSync::new(device_uuid(device)),
+        _dir: dir,
+    }
+}
+
+async fn phone(app: &App) -> Phone {
+    phone_on(app, "fiscal", "fiscal-demo", "tablet-fiscal-01").await
+}
+
+impl Phone {
+    fn persist(&mut self, doc: &mut RecordDoc) -> String {
+        let id = doc.id().to_string();
+        let meta = meta_of(doc, now()).unwrap();
+        let chunk = doc.save_incremental();
+        self.store
+            .write_record(&id, doc.kind().as_str(), &meta, &chunk, false)
+            .unwrap();
+        id
+    }
+
+    fn doc(&self, id: &str) -> RecordDoc {
+        RecordDoc::load(&self.store.load_record_bytes(id).unwrap().concat()).unwrap()
+    }
+
+    async fn sync(&mut self, app: &App) {
+        for _ in 0..10 {
+            let req = self.sync.build_request(&self.store).unwrap().request;
+            let resp = api(
+                app,
+                Method::POST,
+                "/v1/sync",
+                Some(&self.token),
+                serde_json::to_value(&req).unwrap(),
+            )
+            .await;
+            let resp: SyncResponse = serde_json::from_value(resp).unwrap();
+            let report = self
+                .sync
+                .apply_response(&mut self.store, &req, &resp, now())
+                .unwrap();
+            if !report.again {
+                return;
+            }
+        }
+        panic!("sync did not converge");
+    }
+}
+
+/// The first permit of the demo registry: number, plate, holder.
+async fn a_permit(app: &App, skip: usize) -> (String, String, String) {
+    let reg = app.state.store().registry().await.unwrap();
+    let permit = reg
+        .permits
+        .iter()
+        .filter(|p| p.state == sync_core::domain::PermitState::Active)
+        .nth(skip)
+        .unwrap();
+    let vehicle = reg
+        .vehicles
+        .iter()
+        .find(|v| v.id == permit.vehicle_id)
+        .unwrap();
+    (
+        permit.number.clone(),
+        vehicle.plate.canonical().to_owned(),
+        permit.holder_id.clone(),
+    )
+}
+
+fn verdict(version: u64, age_seconds: i64, plate: &str) -> Verdict {
+    Verdict {
+        overall: Overall::Irregular,
+        checked_at: now() - Duration::hours(2),
+        checked_at_local: "2026-11-30T10:00:00-03:00".into(),
+        permit_number: None,
+        plate: Some(plate.to_owned()),
+        driver_person_id: None,
+        driver_role: Some(DriverRole::Holder),
+        registry: RegistryStamp {
+            version,
+            refreshed_at: Some(now() - Duration::hours(2) - Duration::seconds(age_seconds)),
+            age_seconds: Some(age_seconds),
+        },
+        findings: vec![Finding::new(
+            "R24",
+            "Táxi parado fora do próprio ponto em horário obrigatório.",
+        )],
+    }
+}
+
+fn draft(plate: &str, permit: &str, holder: &str, facts: &str) -> InfractionDraft {
+    InfractionDraft {
+        id: Uuid::now_v7(),
+        number: Some(format!("GM-2026-{:06}", rand_suffix())),
+        issuing_body: "Guarda Municipal de Americana".into(),
+        occurred_at: now() - Duration::hours(2),
+        monotonic: 7,
+        position: Some(sync_core::records::Position {
+            lat: -22.7395,
+            lon: -47.3317,
+            accuracy_m: 8.0,
+        }),
+        stand_id: Some("S02".into()),
+        plate: Plate::parse(plate).unwrap(),
+        driver: PersonRef::Registry(holder.to_owned()),
+        driver_role: DriverRole::Holder,
+        permit_number: Some(permit.to_owned()),
+        holder_id: Some(holder.to_owned()),
+        facts: facts.to_owned(),
+        legal_basis: vec![LegalBasis {
+            rule_id: "R24".into(),
+            citation: "Lei 4.019/2004, art. 16, I; art. 31, VI".into(),
+        }],
+        verdict: Some(verdict(3, 7_200, plate)),
+        witnesses: vec![WitnessInput {
+            person: PersonRef::Observed("w-1".into()),
+            statement: "Vi o táxi parado no ponto errado.".into(),
+        }],
+        photos: Vec::new(),
+    }
+}
+
+/// Auto numbers, unique within the test process.
+fn rand_suffix() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1000);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// An issued auto of the officer, synced; returns its id.
+async fn issued_record(app: &App, p: &mut Phone, skip: usize, facts: &str) -> (String, String) {
+    let (permit, plate, holder) = a_permit(app, skip).await;
+    let agent = p.agent.clone();
+    let mut r = RecordDoc::new_infraction(draft(&plate, &permit, &holder, facts), &agent).unwrap();
+    r.issue(
+        &agent,
+        now() - Duration::minutes(110),
+        Signature::Missing {
+            reason: "recusou-se a assinar".into(),
+        },
+    )
+    .unwrap();
+    let id = p.persist(&mut r);
+    p.sync(app).await;
+    (id, plate)
+}
+
+async fn record_json(app: &App, id: &str) -> Value {
+    let office = api_login(app, "escritorio", "escritorio-demo", "desktop-escritorio").await;
+    let token = office["access_token"].as_str().unwrap();
+    api(
+        app,
+        Method::GET,
+        &format!("/v1/records/{id}"),
+        Some(token),
+        Value::Null,
+    )
+    .await
+}
+
+fn event_kinds(record: &Value) -> Vec<String> {
+    record["record"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"]["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+// ----- tests --------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn login_opens_a_session_and_logout_ends_it() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    let p = b.get("/escritorio").await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER);
+    assert_eq!(p.location(), "/login?next=/escritorio");
+
+    let form = b.get("/login?next=/escritorio").await;
+    assert_eq!(form.status, StatusCode::OK);
+    form.assert_html();
+    assert!(
+        form.body.contains("<label for=\"usuario\">"),
+        "{}",
+        form.body
+    );
+    assert!(form.body.contains("<label for=\"senha\">"), "{}", form.body);
+
+    let wrong = b.login("escritorio", "senha-errada").await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    wrong.assert_html();
+    assert!(
+        wrong
+            .element("erro-login")
+            .contains("Usuário ou senha incorretos")
+    );
+    assert!(wrong.headers.get("set-cookie").is_none());
+    assert!(b.cookie.is_none());
+    // The username typed stays in the form.
+    assert!(
+        wrong.body.contains("value=\"escritorio\""),
+        "{}",
+        wrong.body
+    );
+
+    let ok = b.login("Escritorio", "escritorio-demo").await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    assert_eq!(ok.location(), "/escritorio");
+    let cookie = ok.headers.get("set-cookie").unwrap().to_str().unwrap();
+    assert!(cookie.starts_with("tf_sessao="), "{cookie}");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+
+    let inbox = b.get("/escritorio").await;
+    assert_eq!(inbox.status, StatusCode::OK, "{}", inbox.body);
+    inbox.assert_html();
+    assert!(
+        inbox
+            .element("usuario-atual")
+            .contains("Unidade de Transportes")
+    );
+
+    let csrf = inbox.csrf();
+    let out = b.post("/logout", &[("csrf", &csrf)]).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert_eq!(out.location(), "/login");
+    assert!(b.cookie.is_none());
+    // The old cookie is worthless now.
+    let mut thief = Browser::new(&app);
+    thief.cookie = Some(cookie.split(';').next().unwrap().to_owned());
+    assert_eq!(thief.get("/escritorio").await.status, StatusCode::SEE_OTHER);
+    assert_eq!(b.get("/escritorio").await.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn login_refuses_another_origin_and_unsafe_next() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    let p = b
+        .post_from(
+            "/login",
+            &[("usuario", "escritorio"), ("senha", "escritorio-demo")],
+            "http://evil.example",
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::FORBIDDEN);
+    assert!(b.cookie.is_none());
+    let p = b
+        .post(
+            "/login",
+            &[
+                ("usuario", "escritorio"),
+                ("senha", "escritorio-demo"),
+                ("next", "//evil.example/x"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER);
+    assert_eq!(p.location(), "/escritorio");
+}
+
+#[tokio::test]
+async fn officers_and_coordinators_get_sem_permissao() {
+    let app = app().await;
+    for user in ["fiscal", "coordenador"] {
+        let mut b = Browser::new(&app);
+        b.login_demo(user).await;
+        for path in ["/escritorio", "/escritorio/duplicatas"] {
+            let p = b.get(path).await;
+            assert_eq!(p.status, StatusCode::FORBIDDEN, "{user} {path}");
+            p.assert_html();
+            assert!(p.body.contains("<h1>Sem permissão</h1>"), "{}", p.body);
+            assert!(p.element("sem-permissao").contains("não dá acesso"));
+            // They can still log out from there.
+            assert!(p.body.contains("id=\"sair\""));
+        }
+    }
+}
+
+#[tokio::test]
+async fn admin_reads_but_does_not_decide() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("admin").await;
+    let path = format!("/escritorio/registros/{id}");
+    let page = b.get(&path).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("id=\"somente-leitura\""));
+    assert!(!page.body.contains("id=\"form-decisao\""));
+    let refused = b
+        .submit(
+            &path,
+            &format!("{path}/evento"),
+            &[("acao", "analisar"), ("nota", "x")],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert!(!event_kinds(&record_json(&app, &id).await).contains(&"reviewed".to_owned()));
+}
+
+#[tokio::test]
+async fn forms_without_the_session_token_or_from_elsewhere_are_refused() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let path = format!("/escritorio/registros/{id}");
+    let action = format!("{path}/evento");
+    let before = event_kinds(&record_json(&app, &id).await);
+
+    let none = b.post(&action, &[("acao", "analisar")]).await;
+    assert_eq!(none.status, StatusCode::FORBIDDEN);
+    none.assert_html();
+    assert!(none.element("erro-csrf").contains("Nada foi gravado"));
+
+    let forged = b
+        .post(
+            &action,
+            &[("acao", "analisar"), ("csrf", "0123456789abcdef")],
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+
+    let csrf = b.get(&path).await.csrf();
+    let elsewhere = b
+        .post_from(
+            &action,
+            &[("acao", "analisar"), ("csrf", &csrf)],
+            "http://evil.example",
+        )
+        .await;
+    assert_eq!(elsewhere.status, StatusCode::FORBIDDEN);
+    // Another session's token does not work either.
+    let mut other = Browser::new(&app);
+    other.login_demo("escritorio").await;
+    let theirs = other.get("/escritorio").await.csrf();
+    assert_ne!(theirs, csrf);
+    let crossed = b
+        .post(&action, &[("acao", "analisar"), ("csrf", &theirs)])
+        .await;
+    assert_eq!(crossed.status, StatusCode::FORBIDDEN);
+    assert_eq!(event_kinds(&record_json(&app, &id).await), before);
+
+    let ok = b
+        .post(&action, &[("acao", "analisar"), ("csrf", &csrf)])
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    assert!(event_kinds(&record_json(&app, &id).await).contains(&"reviewed".to_owned()));
+}
+
+#[tokio::test]
+async fn inbox_filters_and_counts() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (a, plate_a) = issued_record(&app, &mut p, 0, "Primeiro.").await;
+    let (b_id, plate_b) = issued_record(&app, &mut p, 1, "Segundo.").await;
+    assert_ne!(plate_a, plate_b);
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+
+    let all = b.get("/escritorio").await;
+    assert_eq!(all.status, StatusCode::OK);
+    assert!(all.body.contains(&format!("id=\"linha-{a}\"")));
+    assert!(all.body.contains(&format!("id=\"linha-{b_id}\"")));
+    // Newest first: b was made after a... both at the same instant; both listed.
+    assert!(all.element("contagem-issued").contains("emitido"));
+    assert!(all.body.contains("<th scope=\"col\">Placa</th>"));
+
+    // Plate in the old spelling finds the record by its canonical form.
+    let old = Plate::parse(&plate_a).unwrap();
+    let typed = old.raw().to_lowercase();
+    let one = b
+        .get(&format!("/escritorio?placa={}", typed.replace(' ', "")))
+        .await;
+    assert!(
+        one.body.contains(&format!("id=\"linha-{a}\"")),
+        "{}",
+        one.body
+    );
+    assert!(!one.body.contains(&format!("id=\"linha-{b_id}\"")));
+    assert!(one.element("total-registros").starts_with('1'));
+
+    // Status filter: nothing is under review yet.
+    let none = b.get("/escritorio?situacao=under_review").await;
+    assert!(none.body.contains("id=\"sem-registros\""));
+    // A review moves record a; the filter and the counts follow.
+    let path = format!("/escritorio/registros/{a}");
+    let r = b
+        .submit(&path, &format!("{path}/evento"), &[("acao", "analisar")])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    let review = b.get("/escritorio?situacao=under_review").await;
+    assert!(review.body.contains(&format!("id=\"linha-{a}\"")));
+    assert!(!review.body.contains(&format!("id=\"linha-{b_id}\"")));
+    assert!(
+        review
+            .element("contagem-under_review")
+            .contains("em análise")
+    );
+
+    // Rule and dates.
+    let rule = b.get("/escritorio?regra=r24").await;
+    assert!(rule.body.contains(&format!("id=\"linha-{b_id}\"")));
+    let other_rule = b.get("/escritorio?regra=R01").await;
+    assert!(!other_rule.body.contains(&format!("id=\"linha-{b_id}\"")));
+    let future = b.get("/escritorio?de=2026-12-01").await;
+    assert!(future.body.contains("id=\"sem-registros\""));
+    let today = b.get("/escritorio?de=2026-11-30&ate=2026-11-30").await;
+    assert!(today.body.contains(&format!("id=\"linha-{a}\"")));
+
+    // Bad input is said on the page, not a bare error.
+    let bad = b.get("/escritorio?placa=XYZ").await;
+    assert_eq!(bad.status, StatusCode::OK);
+    assert!(bad.element("erro-filtro").contains("Placa inválida"));
+}
+
+#[tokio::test]
+async fn record_page_shows_evidence_verdict_and_photos() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let photo = b"\xFF\xD8\xFF\xE0 foto da cena".to_vec();
+    let sha = hex::encode(Sha256::digest(&photo));
+    let (permit, plate, holder) = a_permit(&app, 2).await;
+    let agent = p.agent.clone();
+    let mut d = draft(&plate, &permit, &holder, "Parado fora do ponto.");
+    d.photos = vec![sha.clone(), "ab".repeat(32)];
+    let mut r = RecordDoc::new_infraction(d, &agent).unwrap();
+    r.issue(
+        &agent,
+        now() - Duration::minutes(110),
+        Signature::Missing {
+            reason: "condutor ausente".into(),
+        },
+    )
+    .unwrap();
+    let id = p.persist(&mut r);
+    p.sync(&app).await;
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .method(Method::PUT)
+                .uri(format!("/v1/photos/{sha}?record_id={id}"))
+                .header("authorization", format!("Bearer {}", p.token))
+                .header("content-type", "image/jpeg")
+                .body(Body::from(photo.clone()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let page = b.get(&format!("/escritorio/registros/{id}")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    page.assert_html();
+    assert!(page.element("veredito-versao").contains("versão 3"));
+    assert!(page.element("veredito-idade").starts_with("2 h"));
+    assert!(page.element("veredito-resultado").contains("irregular"));
+    assert!(page.body.contains("R24"));
+    // 13:00 UTC is 10:00 in Americana.
+    assert!(
+        page.element("prova-ocorrencia")
+            .starts_with("30/11/2026 10:00")
+    );
+    assert!(page.element("prova-placa").contains(&plate));
+    assert!(page.element("registro-situacao").contains("emitido"));
+    assert!(page.body.contains("Vi o táxi parado no ponto errado."));
+    assert!(
+        page.body
+            .contains(&format!("src=\"/escritorio/fotos/{sha}\""))
+    );
+    assert!(page.body.contains("id=\"foto-ausente-2\""));
+
+    let img = b.get(&format!("/escritorio/fotos/{sha}")).await;
+    assert_eq!(img.status, StatusCode::OK);
+    assert_eq!(img.headers.get("content-type").unwrap(), "image/jpeg");
+    assert_eq!(img.headers.get("content-disposition").unwrap(), "inline");
+    // Pages are not framed, cached or fed from elsewhere.
+    assert_eq!(page.headers.get("x-frame-options").unwrap(), "DENY");
+    assert_eq!(page.headers.get("cache-control").unwrap(), "no-store");
+    let csp = page.headers.get("content-security-policy").unwrap();
+    assert!(csp.to_str().unwrap().contains("default-src 'none'"));
+
+    // A "photo" that is an SVG with script is never rendered by this site.
+    let html = b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>".to_vec();
+    let html_sha = hex::encode(Sha256::digest(&html));
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .method(Method::PUT)
+                .uri(format!("/v1/photos/{html_sha}"))
+                .header("authorization", format!("Bearer {}", p.token))
+                .header("content-type", "image/svg+xml")
+                .body(Body::from(html))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    {
+        let served = b.get(&format!("/escritorio/fotos/{html_sha}")).await;
+        assert_eq!(served.status, StatusCode::OK);
+        assert_eq!(
+            served.headers.get("content-type").unwrap(),
+            "application/octet-stream"
+        );
+        assert_eq!(
+            served.headers.get("content-disposition").unwrap(),
+            "attachment"
+        );
+    }
+    let unknown = b.get("/escritorio/nada-aqui").await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    unknown.assert_html();
+
+    let mut anon = Browser::new(&app);
+    assert_eq!(
+        anon.get(&format!("/escritorio/fotos/{sha}")).await.status,
+        StatusCode::SEE_OTHER
+    );
+    let missing = b
+        .get(&format!("/escritorio/registros/{}", Uuid::now_v7()))
+        .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    missing.assert_html();
+}
+
+#[tokio::test]
+async fn a_conflict_is_resolved_by_picking_a_value() {
+    let app = app().await;
+    let admin = api_login(&app, "admin", "admin-demo", "desktop-admin").await;
+    let mut p = phone(&app).await;
+    api(
+        &app,
+        Method::POST,
+        "/v1/devices",
+        admin["access_token"].as_str(),
+        json!({"id": "celular-fiscal-02", "user_id": p.agent.user_id, "label": "Celular 2"}),
+    )
+    .await;
+    let mut p2 = phone_on(&app, "fiscal", "fiscal-demo", "celular-fiscal-02").await;
+    let (permit, plate, holder) = a_permit(&app, 0).await;
+    let agent = p.agent.clone();
+    let mut r =
+        RecordDoc::new_infraction(draft(&plate, &permit, &holder, "Original"), &agent).unwrap();
+    let id = p.persist(&mut r);
+    p.sync(&app).await;
+    p2.sync(&app).await;
+    for (ph, text) in [(&mut p, "Versão do tablet"), (&mut p2, "Versão do celular")] {
+        let mut d = ph.doc(&id);
+        let a = ph.agent.clone();
+        d.set_facts(&a, now(), text).unwrap();
+        ph.persist(&mut d);
+    }
+    p.sync(&app).await;
+    p2.sync(&app).await;
+
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let path = format!("/escritorio/registros/{id}");
+    let page = b.get(&path).await;
+    assert!(page.body.contains("id=\"conflito-facts\""), "{}", page.body);
+    assert!(page.body.contains("Versão do tablet") && page.body.contains("Versão do celular"));
+    assert!(page.body.contains("Celular 2"), "who wrote each value");
+    // Pick the value shown with the "celular" text: its form's hidden hash.
+    let form_start = page
+        .body
+        .find("Versão do celular")
+        .expect("the value is shown");
+    let rest = &page.body[form_start..];
+    let marker = "name=\"valor\" value=\"";
+    let h0 = rest.find(marker).unwrap() + marker.len();
+    let hash = &rest[h0..h0 + 64];
+    let done = b
+        .post(
+            &format!("{path}/conflito"),
+            &[("csrf", &page.csrf()), ("campo", "facts"), ("valor", hash)],
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    let after = b.get(&path).await;
+    assert!(after.element("aviso").contains("resolvido"));
+    assert!(!after.body.contains("id=\"conflito-facts\""));
+    assert!(after.element("prova-fatos").contains("Versão do celular"));
+    let rec = record_json(&app, &id).await;
+    assert!(event_kinds(&rec).contains(&"conflict_resolved".to_owned()));
+    assert_eq!(rec["record"]["conflicts"], json!([]));
+
+    // The same choice again: the conflict is gone; said on the page, nothing appended.
+    let again = b
+        .post(
+            &format!("{path}/conflito"),
+            &[("csrf", &page.csrf()), ("campo", "facts"), ("valor", hash)],
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(again.element("erro-acao").contains("Não foi feito"));
+    assert_eq!(
+        event_kinds(&record_json(&app, &id).await).len(),
+        event_kinds(&rec).len()
+    );
+}
+
+#[tokio::test]
+async fn decision_notification_and_appeal_through_the_forms() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let path = format!("/escritorio/registros/{id}");
+    let action = format!("{path}/evento");
+
+    let page = b.get(&path).await;
+    assert!(
+        page.element("valor-multa").contains("R$ 797,02"),
+        "{}",
+        page.element("valor-multa")
+    );
+    for id in [
+        "form-analise",
+        "form-decisao",
+        "form-ciencia",
+        "form-recurso",
+        "decisao-penalidade",
+        "ciencia-data",
+        "ciencia-meio",
+        "recurso-data",
+    ] {
+        assert!(page.body.contains(&format!("id=\"{id}\"")), "#{id}");
+        if !id.starts_with("form-") {
+            assert!(
+                page.body.contains(&format!("<label for=\"{id}\">")),
+                "label of #{id}"
+            );
+        }
+    }
+
+    // An appeal before any ciência is refused by the state machine, shown with what was typed.
+    let refused = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "recurso"), ("data", "2026-11-28")],
+        )
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    refused.assert_html();
+    assert!(
+        refused
+            .body
+            .contains("o recurso exige ciência da decisão (art. 35)"),
+        "{}",
+        refused.body
+    );
+    assert!(refused.body.contains("value=\"2026-11-28\""));
+    assert_eq!(event_kinds(&record_json(&app, &id).await), ["issued"]);
+
+    // Bad input: a date that is not a date.
+    let bad = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "ciencia"), ("data", "ontem"), ("meio", "ar")],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad.element("erro-acao").contains("Não foi feito"));
+
+    let version_before = app.state.store().registry().await.unwrap().version;
+    for (fields, status) in [
+        (
+            vec![("acao", "analisar"), ("nota", "Conferido.")],
+            "under_review",
+        ),
+        (
+            vec![("acao", "decidir"), ("penalidade", "suspensao-15")],
+            "penalty_decided",
+        ),
+        (
+            vec![
+                ("acao", "ciencia"),
+                ("data", "2026-11-19"),
+                ("meio", "assinatura"),
+            ],
+            "notified",
+        ),
+        (
+            vec![("acao", "recurso"), ("data", "2026-11-27")],
+            "appeal_filed",
+        ),
+    ] {
+        let r = b.submit(&path, &action, &fields).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{fields:?}: {}", r.body);
+        assert_eq!(r.location(), path);
+        let rec = record_json(&app, &id).await;
+        assert_eq!(rec["record"]["status"], status, "{fields:?}");
+    }
+    let page = b.get(&path).await;
+    assert!(
+        page.element("registro-situacao")
+            .contains("recurso interposto")
+    );
+    // Ciência on 19/11 (Thursday): day 10 is Sunday 29/11 → Monday 30/11 (art. 35, R34).
+    assert_eq!(page.element("prazo-recurso-data"), "30/11/2026");
+    assert!(
+        page.body.contains("suspensão por 15 dias"),
+        "{}",
+        page.element("decisao-vigente")
+    );
+    // The decision entered the registry in the same operation (a new version for devices).
+    let reg = app.state.store().registry().await.unwrap();
+    assert!(reg.version > version_before);
+    assert!(
+        reg.penalties
+            .iter()
+            .any(|p| p.record_id.as_deref() == Some(id.as_str())),
+        "the suspension is in the registry"
+    );
+    // A second appeal: refused citing art. 33; nothing stored.
+    let before = event_kinds(&record_json(&app, &id).await);
+    let second = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "recurso"), ("data", "2026-11-30")],
+        )
+        .await;
+    assert_eq!(second.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(second.element("erro-acao").contains("Não foi feito"));
+    assert!(second.body.contains("art. 33"), "{}", second.body);
+    assert_eq!(event_kinds(&record_json(&app, &id).await), before);
+}
+
+#[tokio::test]
+async fn a_late_appeal_is_refused_citing_art_35() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 1, "Discussão no ponto.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let path = format!("/escritorio/registros/{id}");
+    let action = format!("{path}/evento");
+    let decided = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "decidir"), ("penalidade", "advertencia")],
+        )
+        .await;
+    assert_eq!(decided.status, StatusCode::SEE_OTHER, "{}", decided.body);
+    let page = b.get(&path).await;
+    assert!(
+        page.element("aviso")
+            .contains("Cadastro atualizado (versão"),
+        "{}",
+        page.element("aviso")
+    );
+    let notified = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "ciencia"), ("data", "2026-11-03"), ("meio", "ar")],
+        )
+        .await;
+    assert_eq!(notified.status, StatusCode::SEE_OTHER, "{}", notified.body);
+    let page = b.get(&path).await;
+    assert!(
+        page.element("aviso").contains("até 13/11/2026 (art. 35)"),
+        "{}",
+        page.element("aviso")
+    );
+    assert!(page.element("prazo-recurso").contains("prazo encerrado"));
+    let late = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "recurso"), ("data", "2026-11-30")],
+        )
+        .await;
+    assert_eq!(late.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        late.body.contains("art. 35"),
+        "{}",
+        late.element("erro-acao")
+    );
+    // What was typed is still in the form.
+    assert!(
+        late.body
+            .contains("id=\"recurso-data\" name=\"data\" value=\"2026-11-30\"")
+    );
+    assert_eq!(record_json(&app, &id).await["record"]["status"], "notified");
+}
+
+#[tokio::test]
+async fn duplicates_are_grouped_and_merged_through_the_page() {
+    let app = app().await;
+    let admin = api_login(&app, "admin", "admin-demo", "desktop-admin").await;
+    let mut p = phone(&app).await;
+    api(
+        &app,
+        Method::POST,
+        "/v1/devices",
+        admin["access_token"].as_str(),
+        json!({"id": "celular-fiscal-02", "user_id": p.agent.user_id, "label": "Celular 2"}),
+    )
+    .await;
+    let mut p2 = phone_on(&app, "fiscal", "fiscal-demo", "celular-fiscal-02").await;
+    // The same scene written on two devices; a third record of another taxi.
+    let (first, plate) = issued_record(&app, &mut p, 0, "Parado fora do ponto (tablet).").await;
+    let (second, _) = issued_record(&app, &mut p2, 0, "Parado fora do ponto (celular).").await;
+    let (other, other_plate) = issued_record(&app, &mut p2, 1, "Outro táxi.").await;
+    assert_ne!(plate, other_plate);
+
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let page = b.get("/escritorio/duplicatas").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(page.body.contains("id=\"grupo-1\""));
+    assert!(!page.body.contains("id=\"grupo-2\""));
+    assert!(page.body.contains(&format!("id=\"abrir-{first}\"")));
+    assert!(page.body.contains(&format!("id=\"abrir-{second}\"")));
+    assert!(!page.body.contains(&format!("id=\"abrir-{other}\"")));
+    assert!(
+        page.body
+            .contains(&format!("<label for=\"manter-1-{first}\">"))
+    );
+    // The record page shows the other one too.
+    let rec = b.get(&format!("/escritorio/registros/{first}")).await;
+    assert!(rec.body.contains(&format!("id=\"duplicata-{second}\"")));
+
+    let ids = format!("{first},{second}");
+    let merged = b
+        .submit(
+            "/escritorio/duplicatas",
+            "/escritorio/duplicatas/juntar",
+            &[("registros", &ids), ("manter", &first)],
+        )
+        .await;
+    assert_eq!(merged.status, StatusCode::SEE_OTHER, "{}", merged.body);
+    let after = b.get("/escritorio/duplicatas").await;
+    assert!(
+        after.body.contains("id=\"sem-duplicatas\""),
+        "{}",
+        after.body
+    );
+    assert!(after.element("aviso").contains("juntado"));
+    assert_eq!(
+        record_json(&app, &second).await["record"]["status"],
+        "merged_as_duplicate"
+    );
+    assert_eq!(
+        record_json(&app, &first).await["record"]["status"],
+        "issued"
+    );
+}
+
+#[tokio::test]
+async fn user_text_is_escaped() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let evil = "<script>alert('x')</script><img src=x onerror=alert(1)>";
+    let (id, _) = issued_record(&app, &mut p, 0, evil).await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let path = format!("/escritorio/registros/{id}");
+    let r = b
+        .submit(
+            &path,
+            &format!("{path}/evento"),
+            &[
+                ("acao", "analisar"),
+                ("nota", "\"><script>alert(2)</script>"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let page = b.get(&path).await;
+    assert!(!page.body.contains("<script"), "{}", page.body);
+    assert!(!page.body.contains("<img src=x"));
+    assert!(
+        page.body
+            .contains("&lt;script&gt;alert('x')&lt;/script&gt;")
+    );
+    assert!(page.body.contains("&quot;&gt;&lt;script&gt;alert(2)"));
+    // Filters echo what was typed, escaped.
+    let inbox = b.get("/escritorio?regra=%22%3E%3Cscript%3E").await;
+    assert!(!inbox.body.contains("\"><script>"));
+    let login = Browser::new(&app)
+        .post("/login", &[("usuario", "<b>x</b>"), ("senha", "y")])
+        .await;
+    assert!(!login.body.contains("<b>x</b>"));
+}

@@ -1,0 +1,728 @@
+//! The registry pages of the office (`taxi_fiscal_server::web::registry`), in process: `oneshot`
+//! on the whole router over a temporary data directory seeded with the demo registry and users,
+//! a fixed clock and cheap password hashing. A cookie-keeping client logs in through the form,
+//! reads the CSRF token from the pages and posts forms (urlencoded, or multipart for the CSV
+//! file) with this site's Origin, as a browser does.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use sync_core::domain::{PermitState, Registry};
+use taxi_fiscal_server::config::PasswordParams;
+use taxi_fiscal_server::{AppState, Clock, Config, demo, router};
+use tower::ServiceExt;
+
+/// 2026-11-30 12:00 in Americana.
+const NOW: &str = "2026-11-30T15:00:00Z";
+const HOST: &str = "escritorio.test";
+const ORIGIN: &str = "http://escritorio.test";
+
+struct App {
+    state: AppState,
+    router: Router,
+    _dir: tempfile::TempDir,
+}
+
+async fn app() -> App {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Config::new(dir.path());
+    c.clock = Clock::fixed(NOW.parse().unwrap());
+    c.password_params = PasswordParams::insecure_fast();
+    c.rules = demo::rules_config();
+    let state = AppState::open(c).await.unwrap();
+    demo::seed(&state).await.unwrap().unwrap();
+    App {
+        router: router(state.clone()),
+        state,
+        _dir: dir,
+    }
+}
+
+impl App {
+    async fn registry(&self) -> std::sync::Arc<Registry> {
+        self.state.store().registry().await.unwrap()
+    }
+}
+
+struct Page {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Page {
+    fn location(&self) -> &str {
+        self.headers
+            .get("location")
+            .map_or("", |v| v.to_str().unwrap())
+    }
+
+    fn html(&self, status: StatusCode) -> &str {
+        assert_eq!(self.status, status, "{}", self.body);
+        let ct = self.headers.get("content-type").unwrap().to_str().unwrap();
+        assert!(ct.starts_with("text/html"), "{ct}");
+        assert!(self.body.contains("<html lang=\"pt-BR\">"));
+        &self.body
+    }
+
+    fn csrf(&self) -> String {
+        let marker = "name=\"csrf\" value=\"";
+        let start = self.body.find(marker).expect("a form with csrf") + marker.len();
+        let end = self.body[start..].find('"').unwrap();
+        self.body[start..start + end].to_owned()
+    }
+
+    fn has(&self, id: &str) -> bool {
+        self.body.contains(&format!("id=\"{id}\""))
+    }
+
+    /// The markup from the element with `id` to the end of the page (enough to look inside it).
+    fn from(&self, id: &str) -> &str {
+        let at = self
+            .body
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no #{id} in {}", self.body));
+        &self.body[at..]
+    }
+
+    /// Every `<input>`/`<select>`/`<textarea>` with an id has a `<label for>` (hidden inputs
+    /// and buttons aside).
+    fn assert_labelled(&self) {
+        for tag in ["<input", "<select", "<textarea"] {
+            for (at, _) in self.body.match_indices(tag) {
+                let end = self.body[at..].find('>').unwrap() + at;
+                let el = &self.body[at..end];
+                if el.contains("type=\"hidden\"") || el.contains("type=\"submit\"") {
+                    continue;
+                }
+                let id_at = el.find(" id=\"").unwrap_or_else(|| panic!("no id: {el}")) + 5;
+                let id = &el[id_at..id_at + el[id_at..].find('"').unwrap()];
+                assert!(
+                    self.body.contains(&format!("<label for=\"{id}\"")),
+                    "field {id} has no label"
+                );
+            }
+        }
+    }
+}
+
+/// A browser's cookie jar and the forms it posts.
+struct Client<'a> {
+    app: &'a App,
+    cookie: Option<String>,
+}
+
+impl<'a> Client<'a> {
+    async fn login(app: &'a App, user: &str, password: &str) -> Self {
+        let mut c = Self { app, cookie: None };
+        let p = c
+            .post_raw(
+                "/login",
+                format!("usuario={user}&senha={password}&next=%2Fescritorio"),
+                "application/x-www-form-urlencoded",
+            )
+            .await;
+        assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+        assert!(c.cookie.is_some());
+        c
+    }
+
+    async fn send(&mut self, req: axum::http::request::Builder, body: Body) -> Page {
+        let mut req = req.header("host", HOST);
+        if let Some(c) = &self.cookie {
+            req = req.header("cookie", c.clone());
+        }
+        let res = self
+            .app
+            .router
+            .clone()
+            .oneshot(req.body(body).unwrap())
+            .await
+            .unwrap();
+        let status = res.status();
+        let headers = res.headers().clone();
+        if let Some(set) = headers.get("set-cookie") {
+            let pair = set.to_str().unwrap().split(';').next().unwrap().to_owned();
+            self.cookie = (!pair.ends_with('=')).then_some(pair);
+        }
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        Page {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        }
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        self.send(
+            Request::builder().method(Method::GET).uri(path),
+            Body::empty(),
+        )
+        .await
+    }
+
+    async fn post_raw(&mut self, path: &str, body: impl Into<Body>, ct: &str) -> Page {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header("origin", ORIGIN)
+            .header("content-type", ct);
+        self.send(req, body.into()).await
+    }
+
+    /// Posts `fields` with the CSRF token of the page at `from`.
+    async fn post_form(&mut self, from: &str, path: &str, fields: &[(&str, &str)]) -> Page {
+        let csrf = self.get(from).await.csrf();
+        let mut pairs = vec![("csrf", csrf.as_str())];
+        pairs.extend_from_slice(fields);
+        let body = serde_urlencoded::to_string(&pairs).unwrap();
+        self.post_raw(path, body, "application/x-www-form-urlencoded")
+            .await
+    }
+
+    /// Uploads `csv` through the import form, as a file input sends it.
+    async fn upload(&mut self, csv: &[u8], csrf: Option<String>) -> Page {
+        let csrf = match csrf {
+            Some(c) => c,
+            None => self.get("/escritorio/cadastro/importar").await.csrf(),
+        };
+        let b = "----taxifiscal7MA4YWxkTrZu0gW";
+        let mut body = Vec::new();
+        body.extend_from_slice(
+            format!(
+                "--{b}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n\
+                 --{b}\r\nContent-Disposition: form-data; name=\"arquivo\"; \
+                 filename=\"cadastro.csv\"\r\nContent-Type: text/csv\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(csv);
+        body.extend_from_slice(format!("\r\n--{b}--\r\n").as_bytes());
+        self.post_raw(
+            "/escritorio/cadastro/importar",
+            body,
+            &format!("multipart/form-data; boundary={b}"),
+        )
+        .await
+    }
+}
+
+fn plate_of(reg: &Registry, permit: &str) -> String {
+    let p = reg.permits.iter().find(|p| p.number == permit).unwrap();
+    let v = reg.vehicles.iter().find(|v| v.id == p.vehicle_id).unwrap();
+    v.plate.canonical().to_owned()
+}
+
+fn rows(page: &Page) -> Vec<String> {
+    page.body
+        .match_indices("id=\"alvara-")
+        .map(|(at, _)| {
+            let s = &page.body[at + 11..];
+            s[..s.find('"').unwrap()].to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_list_searches_by_plate_permit_cpf_name_and_stand() {
+    let app = app().await;
+    let reg = app.registry().await;
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+    let all = c.get("/escritorio/alvaras").await;
+    let html = all.html(StatusCode::OK);
+    assert!(all.has("menu-alvaras") && all.has("form-busca-alvaras"));
+    all.assert_labelled();
+    assert!(
+        html.contains("121 alvará(s) encontrado(s)"),
+        "{}",
+        all.from("total-alvaras")
+    );
+    assert!(all.from("resumo-cadastro").contains("118 alvarás vigentes"));
+    assert_eq!(rows(&all).len(), 50, "first page");
+    assert!(all.has("pagina-seguinte"));
+
+    // A plate in the other spelling (old form ↔ Mercosul) finds its permit.
+    let plate = plate_of(&reg, "0007");
+    let parsed = sync_core::domain::Plate::parse(&plate).unwrap();
+    let other = parsed.old_form().unwrap_or_else(|| plate.to_lowercase());
+    let p = c
+        .get(&format!("/escritorio/alvaras?busca={}", urlencode(&other)))
+        .await;
+    assert_eq!(rows(&p), vec!["0007"], "{other}");
+    assert!(p.from("alvara-0007").contains("suspenso de"));
+
+    // "7" is permit 0007; the holder's CPF and a piece of the name without accents too.
+    let p = c.get("/escritorio/alvaras?busca=7").await;
+    assert_eq!(rows(&p), vec!["0007"]);
+    let holder = reg
+        .people
+        .iter()
+        .find(|x| {
+            x.id == reg
+                .permits
+                .iter()
+                .find(|p| p.number == "0012")
+                .unwrap()
+                .holder_id
+        })
+        .unwrap();
+    let p = c
+        .get(&format!(
+            "/escritorio/alvaras?busca={}",
+            urlencode(&holder.cpf.masked())
+        ))
+        .await;
+    assert_eq!(rows(&p), vec!["0012"]);
+    let folded = holder
+        .name
+        .to_lowercase()
+        .replace(['ã', 'â', 'á'], "a")
+        .replace(['é', 'ê'], "e")
+        .replace(['ô', 'ó'], "o")
+        .replace('í', "i");
+    let p = c
+        .get(&format!("/escritorio/alvaras?busca={}", urlencode(&folded)))
+        .await;
+    assert!(rows(&p).contains(&"0012".to_owned()), "{folded}");
+    // Stand filter.
+    let p = c.get("/escritorio/alvaras?ponto=S08").await;
+    assert_eq!(rows(&p).len(), 20);
+    assert!(rows(&p).contains(&"0102".to_owned()));
+    // Nothing found is said.
+    let p = c.get("/escritorio/alvaras?busca=ZZZ9Z99").await;
+    assert!(p.has("sem-resultados") && rows(&p).is_empty());
+}
+
+fn urlencode(s: &str) -> String {
+    serde_urlencoded::to_string([("x", s)]).unwrap()[2..].to_owned()
+}
+
+#[tokio::test]
+async fn the_permit_page_shows_holder_auxiliaries_vehicle_stand_penalties_and_fines() {
+    let app = app().await;
+    let reg = app.registry().await;
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+    let p = c.get("/escritorio/alvaras/0007").await;
+    p.html(StatusCode::OK);
+    p.assert_labelled();
+    assert!(p.body.contains("<title>Alvará 0007"));
+    assert!(p.from("situacao-alvara").contains("suspenso de"));
+    let pen = reg
+        .penalties
+        .iter()
+        .find(|x| x.permit_number == "0007")
+        .unwrap();
+    let row = p.from(&format!("penalidade-{}", pen.id));
+    assert!(row.contains("suspensão de 15 dias (art. 32, III)"), "{row}");
+    assert!(row.contains("em vigor"), "{row}");
+    assert!(p.from("veiculo").contains(&plate_of(&reg, "0007")));
+    let holder = reg.permits.iter().find(|x| x.number == "0007").unwrap();
+    let holder = reg
+        .people
+        .iter()
+        .find(|x| x.id == holder.holder_id)
+        .unwrap();
+    assert!(p.from("titular").contains(&holder.name));
+    assert!(p.from("titular").contains(&holder.cpf.masked()));
+    assert!(p.from("ponto").contains("S01"));
+
+    let p = c.get("/escritorio/alvaras/0003").await;
+    let permit = reg.permits.iter().find(|x| x.number == "0003").unwrap();
+    assert_eq!(permit.auxiliaries.len(), 2);
+    for a in &permit.auxiliaries {
+        assert!(p.has(&format!("auxiliar-{}", a.person_id)));
+    }
+    let p = c.get("/escritorio/alvaras/0019").await;
+    let fine = reg
+        .fines
+        .iter()
+        .find(|f| f.permit_number == "0019")
+        .unwrap();
+    let row = p.from(&format!("multa-{}", fine.id));
+    assert!(
+        row.contains("R$ 797,02") && row.contains("não paga"),
+        "{row}"
+    );
+    assert!(p.from("situacao-alvara").contains("não renovado para 2026"));
+
+    let p = c.get("/escritorio/alvaras/9999").await;
+    p.html(StatusCode::NOT_FOUND);
+    assert!(p.body.contains("9999 não consta do cadastro"));
+}
+
+#[tokio::test]
+async fn renewal_refused_by_law_names_rule_and_article_and_keeps_the_registry() {
+    let app = app().await;
+    let before = app.registry().await.version;
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+    let page = "/escritorio/alvaras/0019";
+    let p = c
+        .post_form(
+            page,
+            "/escritorio/alvaras/0019/renovacao",
+            &[("ano", "2026")],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    let err = p.from("erro-renovacao");
+    assert!(err.contains("R27"), "{err}");
+    assert!(err.contains("art. 17"), "{err}");
+    assert!(err.contains("Nada foi gravado"));
+    // The typed year is still in the form, and nothing changed.
+    assert!(
+        p.from("renovacao-ano")
+            .starts_with("id=\"renovacao-ano\" name=\"ano\" value=\"2026\"")
+    );
+    assert_eq!(app.registry().await.version, before);
+    // A year that is not one is said, not a bare 400.
+    let p = c
+        .post_form(
+            page,
+            "/escritorio/alvaras/0019/renovacao",
+            &[("ano", "dois mil")],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(p.from("erro-renovacao").contains("Ano inválido"));
+
+    // Once the fine is paid (through the API), the same form renews: a new registry version.
+    let reg = app.registry().await;
+    let fine = reg
+        .fines
+        .iter()
+        .find(|f| f.permit_number == "0019")
+        .unwrap();
+    let api = api_token(&app).await;
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::post(format!("/v1/fines/{}/payment", fine.id))
+                .header("authorization", format!("Bearer {api}"))
+                .header("content-type", "application/json")
+                .body(Body::from("{}"))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let paid = app.registry().await.version;
+    let p = c
+        .post_form(
+            page,
+            "/escritorio/alvaras/0019/renovacao",
+            &[("ano", "2026")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    assert_eq!(p.location(), "/escritorio/alvaras/0019");
+    let reg = app.registry().await;
+    assert_eq!(reg.version, paid + 1);
+    let permit = reg.permits.iter().find(|x| x.number == "0019").unwrap();
+    assert_eq!(permit.renewal_year, 2026);
+    let after = c.get(page).await;
+    assert!(
+        after.from("aviso").contains("renovado para 2026"),
+        "{}",
+        after.body
+    );
+}
+
+async fn api_token(app: &App) -> String {
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::post("/v1/auth/login")
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    r#"{"username":"escritorio","password":"escritorio-demo","device_id":"desktop-escritorio"}"#,
+                ))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    v["access_token"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn transfer_and_swap_use_the_registry_operations() {
+    let app = app().await;
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+
+    // Art. 10, I: a permit issued a year ago cannot be transferred voluntarily.
+    let reg = app.registry().await;
+    let aux = reg
+        .permits
+        .iter()
+        .find(|p| p.number == "0003")
+        .unwrap()
+        .auxiliaries[0]
+        .person_id
+        .clone();
+    let p = c
+        .post_form(
+            "/escritorio/alvaras/0005",
+            "/escritorio/alvaras/0005/transferencia",
+            &[("para", &aux), ("motivo", "voluntaria")],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    let err = p.from("erro-transferencia");
+    assert!(err.contains("R43") && err.contains("art. 10"), "{err}");
+    assert!(
+        p.body.contains(&format!("value=\"{aux}\"")),
+        "typed value kept"
+    );
+    // Someone not in the registry.
+    let p = c
+        .post_form(
+            "/escritorio/alvaras/0005",
+            "/escritorio/alvaras/0005/transferencia",
+            &[("para", "111.444.777-35"), ("motivo", "voluntaria")],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(p.from("erro-transferencia").contains("Ninguém no cadastro"));
+
+    // A transfer the law allows: permit 0003 (issued years ago) to its own auxiliary, by CPF
+    // as typed on paper; the receiver stops being an auxiliary and the history shows it.
+    let receiver = reg.people.iter().find(|x| x.id == aux).unwrap();
+    let p = c
+        .post_form(
+            "/escritorio/alvaras/0003",
+            "/escritorio/alvaras/0003/transferencia",
+            &[("para", &receiver.cpf.masked()), ("motivo", "voluntaria")],
+        )
+        .await;
+    assert_eq!(
+        p.status,
+        StatusCode::SEE_OTHER,
+        "{}",
+        p.from("erro-transferencia")
+    );
+    let after = app.registry().await;
+    let permit = after.permits.iter().find(|p| p.number == "0003").unwrap();
+    assert_eq!(permit.holder_id, aux);
+    assert!(permit.auxiliaries.iter().all(|a| a.person_id != aux));
+    let page = c.get("/escritorio/alvaras/0003").await;
+    assert!(page.from("aviso").contains(&receiver.name));
+    assert!(page.from("transferencias").contains("voluntária"));
+    let reg = after;
+
+    // Art. 11: a swap needs the fee; with it, the stands are exchanged.
+    let (a, b) = ("0001", "0025");
+    let stand = |reg: &Registry, n: &str| {
+        reg.permits
+            .iter()
+            .find(|p| p.number == n)
+            .unwrap()
+            .stand_id
+            .clone()
+    };
+    let (sa, sb) = (stand(&reg, a), stand(&reg, b));
+    assert_ne!(sa, sb);
+    let p = c
+        .post_form(
+            "/escritorio/alvaras/0001",
+            "/escritorio/alvaras/0001/permuta",
+            &[("com", b)],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    let err = p.from("erro-permuta");
+    assert!(err.contains("R44") && err.contains("art. 11"), "{err}");
+    // Radio-taxi and common stands are not swapped (art. 28).
+    let p = c
+        .post_form(
+            "/escritorio/alvaras/0001",
+            "/escritorio/alvaras/0001/permuta",
+            &[("com", "0102"), ("taxa", "sim")],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        p.from("erro-permuta").contains("R38"),
+        "{}",
+        p.from("erro-permuta")
+    );
+    let p = c
+        .post_form(
+            "/escritorio/alvaras/0001",
+            "/escritorio/alvaras/0001/permuta",
+            &[("com", b), ("taxa", "sim")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    let reg2 = app.registry().await;
+    assert_eq!(reg2.version, reg.version + 1);
+    assert_eq!((stand(&reg2, a), stand(&reg2, b)), (sb.clone(), sa.clone()));
+    let page = c.get("/escritorio/alvaras/0001").await;
+    assert!(page.from("aviso").contains("permutados"));
+    assert!(page.from("ponto").contains(&sb));
+
+    // The audit chain names the session's user and desk device.
+    let audit = app.state.store().verify_audit().await.unwrap();
+    assert!(audit.ok);
+}
+
+#[tokio::test]
+async fn forms_without_the_session_token_or_from_elsewhere_change_nothing() {
+    let app = app().await;
+    let before = app.registry().await.version;
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+    let p = c
+        .post_raw(
+            "/escritorio/alvaras/0001/permuta",
+            "csrf=forjado&com=0025&taxa=sim",
+            "application/x-www-form-urlencoded",
+        )
+        .await;
+    p.html(StatusCode::FORBIDDEN);
+    assert!(p.has("erro-csrf"));
+    let csrf = c.get("/escritorio/cadastro/importar").await.csrf();
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/escritorio/cadastro/importar")
+        .header("origin", "http://outro.site")
+        .header("content-type", "multipart/form-data; boundary=x");
+    let p = c
+        .send(
+            req,
+            Body::from(format!(
+                "--x\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n--x--\r\n"
+            )),
+        )
+        .await;
+    p.html(StatusCode::FORBIDDEN);
+    let p = c
+        .upload(b"permit_number\n0001\n", Some("forjado".into()))
+        .await;
+    p.html(StatusCode::FORBIDDEN);
+    assert_eq!(app.registry().await.version, before);
+
+    // An officer may log in but these pages are the office's.
+    let mut officer = Client::login(&app, "fiscal", "fiscal-demo").await;
+    let p = officer.get("/escritorio/alvaras").await;
+    p.html(StatusCode::FORBIDDEN);
+    assert!(p.has("sem-permissao"));
+    // No session: to the login page, then back.
+    let mut anonymous = Client {
+        app: &app,
+        cookie: None,
+    };
+    let p = anonymous.get("/escritorio/alvaras/0001").await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER);
+    assert_eq!(p.location(), "/login?next=/escritorio/alvaras/0001");
+}
+
+#[tokio::test]
+async fn csv_export_and_import_report_every_bad_row_and_import_all_or_nothing() {
+    let app = app().await;
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+    let form = c.get("/escritorio/cadastro/importar").await;
+    form.html(StatusCode::OK);
+    form.assert_labelled();
+    assert!(form.body.contains("enctype=\"multipart/form-data\""));
+    let export = c.get("/escritorio/cadastro/exportar").await;
+    assert_eq!(export.status, StatusCode::OK);
+    assert!(
+        export.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    assert!(
+        export.headers["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains("attachment")
+    );
+    let csv = export.body.clone();
+    assert_eq!(csv.lines().count(), 122, "header + 121 permits");
+    let version = app.registry().await.version;
+
+    // The export imported back changes nothing.
+    let p = c.upload(csv.as_bytes(), None).await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    let shown = c.get("/escritorio/cadastro/importar").await;
+    assert!(shown.from("aviso").contains("nada mudou"), "{}", shown.body);
+    assert_eq!(app.registry().await.version, version);
+
+    // Two bad rows: each is reported with its line and column; nothing is imported.
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let cpf = header.iter().position(|h| h == "holder_cpf").unwrap();
+    let year = header.iter().position(|h| h == "vehicle_year").unwrap();
+    let mut records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let edit = |r: &csv::StringRecord, col: usize, v: &str| -> csv::StringRecord {
+        r.iter()
+            .enumerate()
+            .map(|(i, x)| if i == col { v } else { x })
+            .collect()
+    };
+    records[0] = edit(&records[0], cpf, "123.456.789-00");
+    records[4] = edit(&records[4], year, "dois mil e vinte");
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).unwrap();
+    for r in &records {
+        w.write_record(r).unwrap();
+    }
+    let bad = w.into_inner().unwrap();
+    let p = c.upload(&bad, None).await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    let report = p.from("erro-importacao");
+    assert!(report.contains("Nada foi importado"), "{report}");
+    assert!(p.from("total-erros").contains("2 problema(s)"));
+    assert!(
+        p.from("erro-linha-2").contains("holder_cpf"),
+        "{}",
+        p.from("erro-linha-2")
+    );
+    assert!(p.from("erro-linha-6").contains("vehicle_year"));
+    assert!(!report.contains("123.456.789-00"), "no CPF in messages");
+    assert_eq!(app.registry().await.version, version);
+
+    // Reinstating a revoked permit in the file would exceed the art. 14 cap (118): the file as a
+    // whole is refused, citing the article.
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).unwrap();
+    for r in csv::Reader::from_reader(csv.as_bytes()).records() {
+        let mut r = r.unwrap();
+        if &r[col("permit_number")] == "0040" {
+            r = edit(&r, col("permit_state"), "active");
+            r = edit(&r, col("permit_state_from"), "");
+            r = edit(&r, col("permit_state_until"), "");
+        }
+        w.write_record(&r).unwrap();
+    }
+    let p = c.upload(&w.into_inner().unwrap(), None).await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    let err = p.from("erro-importacao");
+    assert!(err.contains("art. 14") && err.contains("118"), "{err}");
+    assert!(
+        err.contains("<td>arquivo</td>"),
+        "a problem of the whole file: {err}"
+    );
+    assert_eq!(app.registry().await.version, version);
+
+    // An empty file is said, not imported.
+    let p = c.upload(b"", None).await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(p.from("erro-importacao").contains("Escolha um arquivo CSV"));
+    // Still in force: the suspended permit stayed suspended.
+    let reg = app.registry().await;
+    assert!(matches!(
+        reg.permits
+            .iter()
+            .find(|p| p.number == "0007")
+            .unwrap()
+            .state,
+        PermitState::Suspended { .. }
+    ));
+}
