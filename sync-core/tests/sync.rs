@@ -914,6 +914,7 @@ fn events_are_judged_on_the_senders_own_copy() {
             EventKind::Notified {
                 method: sync_core::records::NotificationMethod::PersonalSignature,
                 on: "2026-11-30".parse().unwrap(),
+                appeal_deadline: None,
             },
         )
         .unwrap();
@@ -1120,4 +1121,73 @@ fn one_new_record_on_the_wire() {
     );
     // The envelope (protocol, device, cursor, record id) is a fixed ~150 B on top.
     assert!(net.traffic.up_zstd <= saved * 12 / 10 + 150);
+}
+
+/// A new record whose last change breaks the seal arrives whole: the server reads each step
+/// of the merged copy at its heads, accepts the steps before the bad one and keeps exactly the
+/// record as it was then (the fork of the refusal path).
+#[test]
+fn a_new_record_whose_last_change_breaks_the_seal_is_kept_up_to_the_step_before() {
+    let mut net = Net::new();
+    let mut phone = Device::new(officer_phone());
+    let mut a = issued(&phone.agent.clone(), 1);
+    let a_id = phone.persist(&mut a);
+    phone.edit(&a_id, |d, ag| {
+        d.add_witness(ag, t0() + Duration::minutes(20), &witness("W1"))
+            .unwrap();
+    });
+    phone.edit(&a_id, |d, ag| {
+        let am = d.automerge_mut();
+        am.set_actor(ag.actor_id());
+        am.put(ROOT, "facts", "Outra versão dos fatos").unwrap();
+        am.commit();
+    });
+
+    let (_, resp, _) = net.exchange(&mut phone);
+    assert_eq!(resp.rejections.len(), 1, "{:?}", resp.rejections);
+    let rej = &resp.rejections[0];
+    assert_eq!(rej.code, RejectionCode::SealedField);
+    assert_eq!(
+        rej.change_hashes.len(),
+        1,
+        "only the facts change is refused"
+    );
+    let mut server_a = net.server.doc(&a_id);
+    let view = server_a.view().unwrap();
+    assert!(view.sealed);
+    assert_eq!(
+        view.witnesses.len(),
+        1,
+        "the witness before the bad change is kept"
+    );
+    assert_eq!(view.facts, "Motorista auxiliar conduzindo com CNH vencida.");
+    // What the server kept is a whole record at the heads before the refused change.
+    let refused = rej.change_hashes[0].clone();
+    assert!(!sorted_heads(&mut server_a).contains(&refused));
+}
+
+/// A device that starts over with an empty store (reinstalled app, same device identity)
+/// syncs from cursor 0: the server must send it every record it may see again, whatever it
+/// remembers having sent to that device before.
+#[test]
+fn a_fresh_store_of_the_same_device_receives_everything_again() {
+    let mut net = Net::new();
+    let mut phone = Device::new(officer_phone());
+    let mut a = issued(&phone.agent.clone(), 1);
+    let mut b = issued(&phone.agent.clone(), 2);
+    let a_id = phone.persist(&mut a);
+    let b_id = phone.persist(&mut b);
+    net.sync(&mut phone);
+    net.sync(&mut phone);
+
+    let mut reinstalled = Device::new(officer_phone());
+    assert!(!reinstalled.has(&a_id));
+    net.sync(&mut reinstalled);
+    assert!(reinstalled.has(&a_id), "record A came back");
+    assert!(reinstalled.has(&b_id), "record B came back");
+    let mut got = reinstalled.doc(&a_id);
+    assert_eq!(
+        sorted_heads(&mut got),
+        sorted_heads(&mut net.server.doc(&a_id))
+    );
 }

@@ -264,6 +264,7 @@ impl Default for ServerSync {
 }
 
 /// One record of the request, decoded.
+#[derive(Clone, Copy)]
 enum Incoming<'a> {
     Whole(&'a [u8]),
     Message(&'a [u8]),
@@ -396,7 +397,15 @@ impl ServerSync {
             if !may_see(sender, &view) {
                 continue;
             }
-            let loaded = store.peer_state(device, row.record_id).map_err(boxed)?;
+            // Cursor 0 is a device that holds nothing of the server's yet: a first sync, or
+            // the same device identity with a new, empty store (reinstalled app, restored
+            // phone). What was once sent to that identity says nothing about this store, so
+            // the remembered state is ignored and every visible record goes whole.
+            let loaded = if cursor_in == 0 {
+                None
+            } else {
+                store.peer_state(device, row.record_id).map_err(boxed)?
+            };
             let prior = loaded.clone().unwrap_or_default().confirmed(cursor_in);
             let heads = sorted(doc.heads());
             let sent = match prior.known() {
@@ -562,8 +571,14 @@ impl ServerSync {
                 .actor_device(actor)
                 .map_err(|e| BindingError(Box::new(e)))
         };
-        let vetted = match vet_changes(server.as_ref(), new_changes, sender, registry, &mut lookup)
-        {
+        let vetted = match vet_changes(
+            server.as_ref(),
+            new_changes,
+            sender,
+            registry,
+            &mut lookup,
+            Some((scratch, &server_heads)),
+        ) {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
             Err(VetFailure::NoRegistry) => return Err(SyncError::RegistryUnavailable),
@@ -582,9 +597,19 @@ impl ServerSync {
             && let Some(d) = doc.as_mut()
         {
             *seq += 1;
+            // A new record accepted whole: the bytes the device sent are a save of exactly this
+            // document (they loaded into it), so they are stored as they came instead of being
+            // encoded and compressed again (issue 5, sync bench).
+            let as_sent = match incoming {
+                Incoming::Whole(bytes) if server.is_none() && vetted.refused.is_none() => {
+                    Some(bytes)
+                }
+                _ => None,
+            };
             let stored = stored_change(
                 d,
                 vetted.view,
+                as_sent,
                 record_id,
                 *seq,
                 server.is_none(),
@@ -714,7 +739,8 @@ impl ServerSync {
                 .actor_device(actor)
                 .map_err(|e| BindingError(Box::new(e)))
         };
-        let vetted = match vet_changes(Some(&server), changes, sender, registry, &mut lookup) {
+        let vetted = match vet_changes(Some(&server), changes, sender, registry, &mut lookup, None)
+        {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
             Err(VetFailure::NoRegistry) => return Err(SyncError::RegistryUnavailable),
@@ -743,6 +769,7 @@ impl ServerSync {
         let stored = stored_change(
             &mut doc,
             vetted.view,
+            None,
             record_id,
             seq,
             false,
@@ -865,6 +892,9 @@ fn stored_change(
     doc: &mut RecordDoc,
     // The view of `doc` if the caller has it (vetting computed it): not materialised twice.
     view: Option<RecordView>,
+    // The whole record as the device sent it, when that is exactly `doc` (a new record with
+    // every change accepted): then it is both the save and the change log entry.
+    as_sent: Option<&[u8]>,
     record_id: Uuid,
     seq: u64,
     created: bool,
@@ -879,13 +909,16 @@ fn stored_change(
             .view()
             .map_err(|source| SyncError::Stored { record_id, source })?,
     };
-    let changes = doc.automerge_mut().save_after(before_heads);
+    let (saved, changes) = match as_sent {
+        Some(bytes) => (bytes.to_vec(), bytes.to_vec()),
+        None => (doc.save(), doc.automerge_mut().save_after(before_heads)),
+    };
     let heads = sorted(doc.heads());
     Ok(StoredChange {
         record_id,
         seq,
         created,
-        doc: doc.save(),
+        doc: saved,
         changes,
         change_hashes: accepted.iter().map(ChangeHash::to_string).collect(),
         heads: heads_to_hex(&heads),

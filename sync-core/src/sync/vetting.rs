@@ -1,9 +1,11 @@
 //! Change-by-change vetting of what a sender wants to add to a record (DESIGN §Sync: "the
 //! server vets every incoming change before applying it").
 //!
-//! The incoming changes that the server lacks are taken in causal order and applied one at a
-//! time to a copy of the server's record; after each one the record before and after is viewed
-//! and judged. The first change that fails stops the walk: the changes before it are accepted
+//! The incoming changes that the server lacks are taken in causal order, one at a time; after
+//! each one the record before and after is viewed and judged. The record after a change is read
+//! from the decoded copy that already holds every incoming change, isolated at the heads that
+//! change produces (a document is a function of its heads), so nothing is re-applied; only a
+//! caller without that copy (the server's own edits) applies each change to a copy. The first change that fails stops the walk: the changes before it are accepted
 //! (they were each legal on their own), it and every later one are refused. A device's changes
 //! form one chain (one actor per device), so everything after a refused change depends on it
 //! and could not be applied anyway.
@@ -77,13 +79,30 @@ pub(crate) enum VetFailure {
 
 /// Walks `changes` (those the server lacks, in causal order) over `base` (the server's record,
 /// `None` if new).
+///
+/// `merged`, when the caller has it, is `base` with every change of `changes` already applied
+/// (the sync decode's scratch copy). Each step is then *read* from it at that step's heads
+/// (`AutoCommit::isolate`) instead of applying the change to a fresh copy of the previous step
+/// (issue 5, sync bench: the copy and the re-application were a third of the server's work for
+/// a new record). The judgement is the same: the state after change *i* is a function of the
+/// heads after change *i*, however it is reached (see `vet_changes_merged`).
 pub(crate) fn vet_changes(
     base: Option<&RecordDoc>,
     changes: Vec<Change>,
     sender: &Sender,
     registry: Option<&RegistryIndex<'_>>,
     bindings: Bindings<'_>,
+    merged: Option<(AutoCommit, &[ChangeHash])>,
 ) -> Result<Vetted, VetFailure> {
+    if let Some((merged, base_heads)) = merged {
+        // A merged copy that does not read as a record: some step breaks it; the step-by-step
+        // walk finds which one and refuses from there.
+        if let Ok((full, full_view)) = RecordDoc::from_automerge_viewed(merged) {
+            return vet_changes_merged(
+                base, base_heads, changes, full, full_view, sender, registry, bindings,
+            );
+        }
+    }
     let mut cur: Option<RecordDoc> = base.cloned();
     let mut cur_view: Option<RecordView> = match &cur {
         Some(d) => Some(d.view().map_err(VetFailure::Stored)?),
@@ -110,35 +129,15 @@ pub(crate) fn vet_changes(
 
         // 1. Actor.
         let actor = change.actor_id().to_hex_string();
-        let allowed = match known_actors.get(&actor) {
-            Some(ok) => *ok,
-            None => {
-                let bound = bindings(&actor).map_err(VetFailure::Bindings)?;
-                let ok = match bound {
-                    Some(device) => device == sender.agent.device_id,
-                    None => device_of_actor(change.actor_id()) == Some(sender.agent.device_id),
-                };
-                if ok && bound.is_none() {
-                    new_bindings.push(actor.clone());
-                }
-                known_actors.insert(actor.clone(), ok);
-                ok
-            }
-        };
-        if !allowed {
-            return Ok(refuse(
-                Refusal {
-                    code: RejectionCode::ForeignActor,
-                    message: format!(
-                        "a alteração foi gravada por outro aparelho (ator {}), não pelo aparelho \
-                         autenticado",
-                        short(&actor)
-                    ),
-                },
-                cur,
-                accepted,
-                new_bindings,
-            ));
+        if !actor_allowed(
+            &actor,
+            change,
+            sender,
+            bindings,
+            &mut known_actors,
+            &mut new_bindings,
+        )? {
+            return Ok(refuse(foreign_actor(&actor), cur, accepted, new_bindings));
         }
 
         // 2. Apply to a copy and view.
@@ -194,6 +193,212 @@ pub(crate) fn vet_changes(
         refused: None,
         new_bindings,
     })
+}
+
+/// Whether `change`'s actor belongs to the sender's device: bound to it already, or new and
+/// derived from its id (then bound on acceptance). Memoised per request in `known`.
+fn actor_allowed(
+    actor: &str,
+    change: &Change,
+    sender: &Sender,
+    bindings: Bindings<'_>,
+    known: &mut HashMap<String, bool>,
+    new_bindings: &mut Vec<String>,
+) -> Result<bool, VetFailure> {
+    if let Some(ok) = known.get(actor) {
+        return Ok(*ok);
+    }
+    let bound = bindings(actor).map_err(VetFailure::Bindings)?;
+    let ok = match bound {
+        Some(device) => device == sender.agent.device_id,
+        None => device_of_actor(change.actor_id()) == Some(sender.agent.device_id),
+    };
+    if ok && bound.is_none() {
+        new_bindings.push(actor.to_owned());
+    }
+    known.insert(actor.to_owned(), ok);
+    Ok(ok)
+}
+
+fn foreign_actor(actor: &str) -> Refusal {
+    Refusal {
+        code: RejectionCode::ForeignActor,
+        message: format!(
+            "a alteração foi gravada por outro aparelho (ator {}), não pelo aparelho autenticado",
+            short(actor)
+        ),
+    }
+}
+
+/// `vet_changes` over `full` (`base` + all of `changes`), reading each step at its heads.
+///
+/// The heads after change *i* are the heads before it minus its dependencies plus its own hash
+/// (the changes come in causal order, so every dependency is in `base` or an earlier change).
+/// A refusal at step *i* needs the record as it was before it: a fork of `full` at the heads
+/// of step *i − 1*, made only on that (rare) path.
+#[allow(clippy::too_many_arguments)]
+fn vet_changes_merged(
+    base: Option<&RecordDoc>,
+    base_heads: &[ChangeHash],
+    changes: Vec<Change>,
+    mut full: RecordDoc,
+    full_view: RecordView,
+    sender: &Sender,
+    registry: Option<&RegistryIndex<'_>>,
+    bindings: Bindings<'_>,
+) -> Result<Vetted, VetFailure> {
+    let full_heads = sorted(full.heads());
+    let mut cur_view: Option<RecordView> = match base {
+        Some(d) => Some(d.view().map_err(VetFailure::Stored)?),
+        None => None,
+    };
+    let mut heads: BTreeSet<ChangeHash> = base_heads.iter().copied().collect();
+    let mut cur_heads: Vec<ChangeHash> = heads.iter().copied().collect();
+    let mut accepted = Vec::new();
+    let mut new_bindings: Vec<String> = Vec::new();
+    let mut known_actors: HashMap<String, bool> = HashMap::new();
+    let mut full_view = Some(full_view);
+
+    for (i, change) in changes.iter().enumerate() {
+        // The record before this change, for a refusal.
+        let refuse = |refusal: Refusal,
+                      full: &mut RecordDoc,
+                      cur_heads: &[ChangeHash],
+                      accepted,
+                      new_bindings| {
+            let doc = if cur_heads.is_empty() {
+                None
+            } else {
+                full.automerge_mut()
+                    .fork_at(cur_heads)
+                    .ok()
+                    .and_then(|am| RecordDoc::from_automerge(am).ok())
+            };
+            Vetted {
+                view: None,
+                doc,
+                accepted,
+                refused: Some((changes[i..].to_vec(), refusal)),
+                new_bindings,
+            }
+        };
+
+        // 1. Actor.
+        let actor = change.actor_id().to_hex_string();
+        if !actor_allowed(
+            &actor,
+            change,
+            sender,
+            bindings,
+            &mut known_actors,
+            &mut new_bindings,
+        )? {
+            return Ok(refuse(
+                foreign_actor(&actor),
+                &mut full,
+                &cur_heads,
+                accepted,
+                new_bindings,
+            ));
+        }
+
+        // 2. The record after this change, read at its heads.
+        for dep in change.deps() {
+            heads.remove(dep);
+        }
+        heads.insert(change.hash());
+        let step_heads: Vec<ChangeHash> = heads.iter().copied().collect();
+        let next_view = if step_heads == full_heads {
+            full.automerge_mut().integrate();
+            match full_view.take() {
+                Some(v) => v,
+                None => match full.view() {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return Ok(refuse(
+                            record_refusal(&e),
+                            &mut full,
+                            &cur_heads,
+                            accepted,
+                            new_bindings,
+                        ));
+                    }
+                },
+            }
+        } else {
+            full.automerge_mut().isolate(&step_heads);
+            if !same_identity(full.automerge(), &full) {
+                full.automerge_mut().integrate();
+                return Ok(refuse(
+                    malformed("a alteração troca a identidade do registro"),
+                    &mut full,
+                    &cur_heads,
+                    accepted,
+                    new_bindings,
+                ));
+            }
+            match full.view() {
+                Ok(v) => v,
+                Err(e) => {
+                    full.automerge_mut().integrate();
+                    return Ok(refuse(
+                        record_refusal(&e),
+                        &mut full,
+                        &cur_heads,
+                        accepted,
+                        new_bindings,
+                    ));
+                }
+            }
+        };
+
+        // 3. Role policy, scope, events.
+        let verdict = judge(
+            cur_view.as_ref(),
+            &cur_heads,
+            &next_view,
+            &mut full,
+            change,
+            sender,
+            registry,
+        )?;
+        if let Some(refusal) = verdict {
+            full.automerge_mut().integrate();
+            return Ok(refuse(
+                refusal,
+                &mut full,
+                &cur_heads,
+                accepted,
+                new_bindings,
+            ));
+        }
+        accepted.push(change.hash());
+        cur_heads = step_heads;
+        cur_view = Some(next_view);
+    }
+    full.automerge_mut().integrate();
+    Ok(Vetted {
+        doc: Some(full),
+        view: cur_view,
+        accepted,
+        refused: None,
+        new_bindings,
+    })
+}
+
+/// Whether the record as `am` reads now (isolated at a step's heads) still has the identity
+/// (`id`, `kind`) of `rec`, which was read at the full heads.
+fn same_identity(am: &AutoCommit, rec: &RecordDoc) -> bool {
+    use automerge::{ROOT, ReadDoc, ScalarValue, Value};
+    let text = |k: &str| match am.get(ROOT, k) {
+        Ok(Some((Value::Scalar(s), _))) => match s.as_ref() {
+            ScalarValue::Str(v) => Some(v.to_string()),
+            _ => None,
+        },
+        _ => None,
+    };
+    text("id").and_then(|id| Uuid::parse_str(&id).ok()) == Some(rec.id())
+        && text("kind").as_deref() == Some(rec.kind().as_str())
 }
 
 /// Policy checks of one step `before → after` (after = the record with `change`).
