@@ -277,6 +277,15 @@ impl SyncClient {
     /// database fails while recording the outcome; what failed is in `summary.errors` and in
     /// the stored status.
     pub fn sync(&self, store: &mut Store) -> Result<SyncSummary, ClientError> {
+        self.sync_with_progress(store, &mut |_| {})
+    }
+
+    /// `sync`, calling `on_step` as each step starts (the app's progress line; ffi/).
+    pub fn sync_with_progress(
+        &self,
+        store: &mut Store,
+        on_step: &mut dyn FnMut(Step),
+    ) -> Result<SyncSummary, ClientError> {
         let started = Instant::now();
         let before = self.wire_stats();
         store.note_sync_attempt(self.clock.now())?;
@@ -296,28 +305,33 @@ impl SyncClient {
         let mut records = None;
         let mut photos = None;
         let mut registry = None;
+        on_step(Step::Session);
         if let Err(e) = self.ensure_access(store) {
             stopped = fail(Step::Session, e, &mut errors);
         }
         if !stopped {
+            on_step(Step::Numbers);
             match self.top_up_numbers(store) {
                 Ok(n) => numbers = n,
                 Err(e) => stopped = fail(Step::Numbers, e, &mut errors),
             }
         }
         if !stopped {
+            on_step(Step::Records);
             match self.sync_records(store) {
                 Ok(r) => records = Some(r),
                 Err(e) => stopped = fail(Step::Records, e, &mut errors),
             }
         }
         if !stopped {
+            on_step(Step::Photos);
             match self.upload_photos(store) {
                 Ok(p) => photos = Some(p),
                 Err(e) => stopped = fail(Step::Photos, e, &mut errors),
             }
         }
         if !stopped {
+            on_step(Step::Registry);
             match self.pull_registry(store) {
                 Ok(r) => registry = Some(r),
                 Err(e) => stopped = fail(Step::Registry, e, &mut errors),

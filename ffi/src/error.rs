@@ -1,0 +1,415 @@
+//! The one error the app sees, [`FiscalError`], and every conversion into it — from the sync
+//! client, the field records, the records layer, the device store and the input parsers — in
+//! this file and nowhere else.
+//!
+//! Each case is something the app can act on: retry later (`Offline`), ask for the password
+//! (`LoginRequired`), say the law forbids it citing rule and article (`RefusedByLaw`), show the
+//! server's reason (`RefusedByServer`), fetch the registry (`RegistryMissing`), refresh a stale
+//! screen (`NotFound`), highlight a field (`InvalidInput`), or report a broken device
+//! (`Storage`). Reasons are Portuguese and carry no personal data: where sync-core's message
+//! would repeat a CPF or CNH the officer typed, a message of our own replaces it.
+
+use sync_core::client::{ClientError, ErrorKind, StepError};
+use sync_core::domain::DomainError;
+use sync_core::field::FieldError as CoreFieldError;
+use sync_core::records::RecordError;
+use sync_core::rules;
+use sync_core::store::StoreError;
+
+/// Why a call failed. Kotlin: `FiscalException.Offline` …; Swift: `FiscalError.Offline` ….
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
+pub enum FiscalError {
+    /// No answer from the server after the retries (no signal, server down). Nothing was lost:
+    /// try again later; `sync_status` shows what is pending.
+    #[error("sem conexão com o servidor: {reason}")]
+    Offline { reason: String },
+    /// No session on this device, or it expired or was revoked: ask for the password
+    /// (`login`).
+    #[error("é preciso entrar de novo: {reason}")]
+    LoginRequired { reason: String },
+    /// The law does not allow it: the rule of the catalogue and the article it rests on.
+    #[error("{reason} ({rule_id}: {citation})")]
+    RefusedByLaw {
+        rule_id: String,
+        citation: String,
+        reason: String,
+    },
+    /// The server refused the request (`status` is `None` when its answer did not decode).
+    #[error("o servidor recusou: {reason}")]
+    RefusedByServer {
+        status: Option<u16>,
+        /// Stable code of the server's error shape, e.g. `invalid_credentials`.
+        code: String,
+        reason: String,
+    },
+    /// The device has no registry yet: `pull_registry` (needs the network once).
+    #[error("{reason}")]
+    RegistryMissing { reason: String },
+    /// The thing asked for is not on this device (`what`: `record`, `permit`).
+    #[error("{reason}")]
+    NotFound { what: String, reason: String },
+    /// An input the app passed is wrong; `field` names it: `plate`, `driver`, `document`,
+    /// `vehicle`, `facts`, `legal_basis` (an auto with no irregular finding needs
+    /// `extra_rules`), `position`, `witnesses`, `path`, `server_url`, `device_id`, … or the
+    /// sealed field an issued record refuses to change.
+    #[error("{field}: {reason}")]
+    InvalidInput { field: String, reason: String },
+    /// The operation was cancelled (`cancel_sync`); what was applied before stays applied.
+    #[error("operação cancelada")]
+    Cancelled,
+    /// The device database or its files: unreadable, full, from a newer app, inconsistent.
+    #[error("problema no armazenamento do aparelho: {reason}")]
+    Storage { reason: String },
+}
+
+pub(crate) type FiscalResult<T> = Result<T, FiscalError>;
+
+impl FiscalError {
+    pub(crate) fn invalid(field: &str, reason: impl Into<String>) -> Self {
+        Self::InvalidInput {
+            field: field.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    fn by_law(rule_id: &str, reason: impl Into<String>) -> Self {
+        Self::RefusedByLaw {
+            rule_id: rule_id.to_owned(),
+            // The catalogue's own citation; every id used here is in it (tested below).
+            citation: rules::spec(rule_id)
+                .map(|r| r.citation())
+                .unwrap_or_default(),
+            reason: reason.into(),
+        }
+    }
+
+    fn storage(e: impl std::fmt::Display) -> Self {
+        Self::Storage {
+            reason: e.to_string(),
+        }
+    }
+
+    /// The error that stopped a sync, from the step that reported it (the sync client keeps
+    /// only its kind and message in the summary).
+    pub(crate) fn from_step(e: &StepError) -> Self {
+        let reason = e.message.clone();
+        match e.kind {
+            ErrorKind::Offline => Self::Offline { reason },
+            ErrorKind::LoginRequired => Self::LoginRequired { reason },
+            ErrorKind::Cancelled => Self::Cancelled,
+            ErrorKind::Device => Self::Storage { reason },
+            ErrorKind::Server => Self::RefusedByServer {
+                status: None,
+                code: String::from("sync_step_failed"),
+                reason,
+            },
+        }
+    }
+}
+
+// Transgression reports are art. 17 matters (R27); autos are for the bodies of art. 36 (R35).
+const ART_17: &str = "R27";
+const ART_36: &str = "R35";
+/// Decisions on a record belong to the Unidade de Transportes (art. 32 §1).
+const OFFICE_DECIDES: &str = "R32";
+
+impl From<ClientError> for FiscalError {
+    fn from(e: ClientError) -> Self {
+        match e {
+            ClientError::Transport(t) => Self::Offline {
+                reason: t.to_string(),
+            },
+            ClientError::Http {
+                status,
+                code,
+                message,
+                ..
+            } => Self::RefusedByServer {
+                status: Some(status),
+                code,
+                reason: message,
+            },
+            ClientError::LoginRequired(reason) => Self::LoginRequired { reason },
+            ClientError::Cancelled => Self::Cancelled,
+            e @ ClientError::BadResponse { .. } => Self::RefusedByServer {
+                status: None,
+                code: String::from("bad_response"),
+                reason: e.to_string(),
+            },
+            e @ ClientError::NotConverged(_) => Self::RefusedByServer {
+                status: None,
+                code: String::from("not_converged"),
+                reason: e.to_string(),
+            },
+            ClientError::BadUrl(_) => Self::invalid(
+                "server_url",
+                "endereço do servidor inválido (esperado http:// ou https:// e o nome do servidor)",
+            ),
+            e @ ClientError::NoDevice => Self::invalid("device_id", e.to_string()),
+            ClientError::Store(e) => e.into(),
+            ClientError::Field(e) => e.into(),
+            e @ ClientError::Sync(_) => Self::storage(e),
+        }
+    }
+}
+
+impl From<CoreFieldError> for FiscalError {
+    fn from(e: CoreFieldError) -> Self {
+        match e {
+            CoreFieldError::Store(e) => e.into(),
+            CoreFieldError::Record(e) => e.into(),
+            e @ CoreFieldError::NoIdentity => Self::LoginRequired {
+                reason: e.to_string(),
+            },
+            e
+            @ (CoreFieldError::PermitUnknown { .. } | CoreFieldError::NoPermitForPlate { .. }) => {
+                Self::NotFound {
+                    what: String::from("permit"),
+                    reason: e.to_string(),
+                }
+            }
+            // sync-core's message repeats the document typed: said here without it.
+            CoreFieldError::DriverNotRegistered { .. } => Self::by_law(
+                ART_17,
+                "o condutor informado não consta do cadastro: a comunicação de transgressão \
+                 (art. 17) é só para titulares e auxiliares do ponto",
+            ),
+            e @ CoreFieldError::StandMismatch { .. } => Self::by_law(ART_17, e.to_string()),
+            // The session passes no stand: the device's is used, and only coordinators have
+            // one.
+            CoreFieldError::StandRequired => Self::by_law(
+                ART_17,
+                "só o coordenador do ponto comunica transgressões (art. 17); este aparelho não \
+                 está com um coordenador",
+            ),
+            CoreFieldError::Io { .. } => {
+                Self::invalid("path", "não foi possível ler o arquivo da foto")
+            }
+            e @ (CoreFieldError::AlreadyExists { .. } | CoreFieldError::Registry(_)) => {
+                Self::storage(e)
+            }
+        }
+    }
+}
+
+impl From<RecordError> for FiscalError {
+    fn from(e: RecordError) -> Self {
+        match e {
+            RecordError::RoleNotAllowed { action, .. } => {
+                let rule = if action.contains("art. 36") {
+                    ART_36
+                } else if action.contains("art. 17")
+                    || action == "advertência pelo coordenador"
+                    || action == "encaminhamento à Unidade"
+                {
+                    ART_17
+                } else {
+                    OFFICE_DECIDES
+                };
+                Self::by_law(rule, e.to_string())
+            }
+            e @ (RecordError::OutsideStand { .. }
+            | RecordError::WitnessRequired
+            | RecordError::OnlyLightSettled) => Self::by_law(ART_17, e.to_string()),
+            // sync-core names the person; the permit is enough for the officer.
+            RecordError::NotDriverOfPermit { permit, .. } => Self::by_law(
+                ART_17,
+                format!(
+                    "o condutor informado não é titular nem motorista auxiliar do alvará {permit}"
+                ),
+            ),
+            e @ RecordError::UnknownPermit { .. } => Self::NotFound {
+                what: String::from("permit"),
+                reason: e.to_string(),
+            },
+            e @ RecordError::Sealed { field } => Self::invalid(field, e.to_string()),
+            e @ (RecordError::AlreadyIssued | RecordError::EventRefused { .. }) => {
+                Self::invalid("status", e.to_string())
+            }
+            e @ RecordError::NotAuthor { .. } => Self::invalid("record_id", e.to_string()),
+            e @ (RecordError::MissingField { field } | RecordError::Invalid { field, .. }) => {
+                Self::invalid(input_field(field), e.to_string())
+            }
+            e @ RecordError::InvalidHash { .. } => Self::invalid("sha256", e.to_string()),
+            e @ RecordError::NoConflict { .. } => Self::invalid("field", e.to_string()),
+            e @ (RecordError::NumberAlreadyAssigned { .. }
+            | RecordError::Malformed { .. }
+            | RecordError::UnsupportedSchema { .. }
+            | RecordError::DifferentRecords { .. }
+            | RecordError::Document { .. }) => Self::storage(e),
+        }
+    }
+}
+
+impl From<StoreError> for FiscalError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            e @ StoreError::NoRegistry => Self::RegistryMissing {
+                reason: e.to_string(),
+            },
+            e @ StoreError::RecordNotFound(_) => Self::NotFound {
+                what: String::from("record"),
+                reason: e.to_string(),
+            },
+            e @ StoreError::PhotoHash(_) => Self::invalid("sha256", e.to_string()),
+            // The database signed records as another device than the one the app opened it
+            // with.
+            e @ StoreError::DeviceIdChange { .. } => Self::invalid("device_id", e.to_string()),
+            e => Self::storage(e),
+        }
+    }
+}
+
+/// The name of the app's input that a record-layer field label (Portuguese, for people)
+/// stands for, so that the app can highlight it.
+fn input_field(label: &str) -> &str {
+    match label {
+        "descrição dos fatos" => "facts",
+        "fundamento legal (tipificação da infração)" => "legal_basis",
+        "posição" => "position",
+        "pessoa" => "person",
+        "titular/papel do condutor" => "driver",
+        "valor escolhido" => "value",
+        l if l.starts_with("alvará") || l.starts_with("titular do alvará") => "vehicle",
+        other => other,
+    }
+}
+
+/// A plate in any accepted spelling.
+pub(crate) fn parse_plate(input: &str) -> FiscalResult<sync_core::domain::Plate> {
+    sync_core::domain::Plate::parse(input).map_err(|e| FiscalError::invalid("plate", e.to_string()))
+}
+
+/// A CPF or CNH number (`cpf:`/`cnh:` to disambiguate). The input is not repeated in the
+/// message: it is a person's document.
+pub(crate) fn parse_driver(field: &str, input: &str) -> FiscalResult<sync_core::domain::DriverId> {
+    sync_core::domain::DriverId::parse(input).map_err(|e| {
+        let reason = match e {
+            DomainError::Cpf { .. } | DomainError::Cnh { .. } => e.to_string(),
+            _ => String::from(
+                "não é um CPF nem um número de CNH válido: confira os dígitos (cpf:… ou cnh:… \
+                 para forçar)",
+            ),
+        };
+        FiscalError::invalid(field, reason)
+    })
+}
+
+/// Rule ids of the catalogue as a record's legal basis, with their citations.
+pub(crate) fn legal_basis(
+    field: &str,
+    ids: &[String],
+) -> FiscalResult<Vec<sync_core::records::LegalBasis>> {
+    ids.iter()
+        .map(|id| {
+            let id = id.trim().to_ascii_uppercase();
+            rules::spec(&id)
+                .map(|r| sync_core::records::LegalBasis {
+                    rule_id: r.id.to_owned(),
+                    citation: r.citation(),
+                })
+                .ok_or_else(|| {
+                    FiscalError::invalid(field, format!("a regra {id} não consta do catálogo"))
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn every_rule_cited_by_a_refusal_is_in_the_catalogue() {
+        for id in [ART_17, ART_36, OFFICE_DECIDES] {
+            let FiscalError::RefusedByLaw { citation, .. } = FiscalError::by_law(id, "x") else {
+                panic!("not a refusal by law");
+            };
+            assert!(
+                citation.starts_with("Lei 4.019/2004, art."),
+                "{id}: {citation}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_auto_by_a_coordinator_cites_art_36_and_a_report_by_an_officer_art_17() {
+        let auto = RecordError::RoleNotAllowed {
+            role: "coordenador de ponto",
+            action: "lavrar auto de infração (art. 36: só a Guarda Municipal e a Secretaria de \
+                     Transportes fiscalizam)",
+        };
+        let report = RecordError::RoleNotAllowed {
+            role: "agente da Guarda Municipal",
+            action: "comunicar transgressão (art. 17: atribuição do coordenador do ponto)",
+        };
+        assert!(
+            matches!(FiscalError::from(auto), FiscalError::RefusedByLaw { rule_id, citation, .. }
+            if rule_id == "R35" && citation.contains("art. 36"))
+        );
+        assert!(
+            matches!(FiscalError::from(report), FiscalError::RefusedByLaw { rule_id, citation, .. }
+            if rule_id == "R27" && citation.contains("art. 17"))
+        );
+    }
+
+    #[test]
+    fn a_mistyped_document_is_not_repeated_in_the_error() {
+        // Ten digits (neither document), and a CPF whose check digits fail.
+        for typed in ["123.456.789-0", "cpf:123.456.789-00"] {
+            let e = parse_driver("driver", typed).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, FiscalError::InvalidInput { ref field, .. } if field == "driver"));
+            assert!(!text.contains("123"), "{text}");
+        }
+        let e = FiscalError::from(CoreFieldError::DriverNotRegistered {
+            document: String::from("99940561580"),
+        });
+        assert!(!e.to_string().contains("99940561580"), "{e}");
+        let e = FiscalError::from(RecordError::NotDriverOfPermit {
+            person: String::from("Pedro Silva"),
+            permit: String::from("0002"),
+        });
+        assert!(!e.to_string().contains("Pedro"), "{e}");
+        assert!(e.to_string().contains("0002"), "{e}");
+    }
+
+    #[test]
+    fn record_field_labels_become_the_apps_input_names() {
+        let e = FiscalError::from(RecordError::MissingField {
+            field: "fundamento legal (tipificação da infração)",
+        });
+        assert!(
+            matches!(&e, FiscalError::InvalidInput { field, reason } if field == "legal_basis"
+                && reason.contains("fundamento legal")),
+            "{e:?}"
+        );
+        let e = FiscalError::from(RecordError::Invalid {
+            field: "posição",
+            reason: String::from("fora do intervalo"),
+        });
+        assert!(matches!(e, FiscalError::InvalidInput { field, .. } if field == "position"));
+    }
+
+    #[test]
+    fn store_errors_the_app_can_act_on_keep_their_kind() {
+        assert!(matches!(
+            FiscalError::from(StoreError::NoRegistry),
+            FiscalError::RegistryMissing { .. }
+        ));
+        assert!(matches!(
+            FiscalError::from(StoreError::RecordNotFound(String::from("x"))),
+            FiscalError::NotFound { what, .. } if what == "record"
+        ));
+        assert!(matches!(
+            FiscalError::from(ClientError::Cancelled),
+            FiscalError::Cancelled
+        ));
+        assert!(matches!(
+            FiscalError::from(ClientError::LoginRequired(String::from("expirou"))),
+            FiscalError::LoginRequired { .. }
+        ));
+    }
+}

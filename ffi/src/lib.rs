@@ -1,0 +1,46 @@
+//! `taxi-fiscal-ffi`: the library the Android (Kotlin) and iOS (Swift) apps link, generated
+//! with UniFFI proc-macros (no UDL). It holds no logic of its own: every answer comes from
+//! `sync-core` — the device store, the rules engine, the field records and the sync client —
+//! and this crate only shapes it for apps.
+//!
+//! # What the app holds
+//!
+//! One [`FieldSession`] per device database (`session.rs`):
+//!
+//! ```text
+//! FieldSession.open(dbPath, serverUrl, deviceId)     creates/migrates the SQLite file
+//!   login(user, password)                            session + device identity stored in the file
+//!   pullRegistry()                                   registry replica: snapshot or changes
+//!   lookupPlate / lookupPermit / lookupPerson        point queries on the replica (offline)
+//!   check(CheckRequest) → Verdict                    rules engine: findings citing rule + article
+//!   startInfraction / startTransgression             a record, saved in one transaction (offline)
+//!   issueRecord / addWitness / attachPhoto(File) …   edits, each one transaction
+//!   listRecords / showRecord                         what the device holds
+//!   sync(listener) → SyncReport, cancelSync()        numbers, records, photos, registry
+//!   syncStatus()                                     pending work, last sync, registry age
+//! ```
+//!
+//! Values cross as plain records and enums (`types.rs`): instants as timestamps (Kotlin
+//! `java.time.Instant`, Swift `Date`, Python `datetime`), calendar dates as `YYYY-MM-DD`
+//! strings, money as decimal strings (`"797.02"`). Errors are one enum, [`FiscalError`]
+//! (`error.rs`), converted from every sync-core error in one place, without personal data.
+//!
+//! # Threads (ADR 0011)
+//!
+//! Every method blocks the calling thread; none is `async`. The network ones (`login`,
+//! `pullRegistry`, `sync`) can take seconds to minutes and must run on a background thread
+//! (Kotlin `Dispatchers.IO`, Swift `Task.detached`); `cancelSync` may be called from any
+//! thread and stops them at the next request or retry pause. They run on a second SQLite
+//! connection of their own, so that lookups, checks and record writes on the first are never
+//! queued behind a sync: readers never wait in WAL mode, and a write waits at most for one of
+//! the sync's short transactions. The session is `Send + Sync`; one sync runs at a time.
+
+mod error;
+mod session;
+mod types;
+
+pub use error::FiscalError;
+pub use session::{FieldSession, SyncListener};
+pub use types::*;
+
+uniffi::setup_scaffolding!("taxi_fiscal");
