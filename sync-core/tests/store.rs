@@ -113,6 +113,8 @@ fn migrated_from_v1_equals_fresh() {
     assert_eq!(migrated.schema_version().unwrap(), LATEST_VERSION);
     let kept = migrated.export_registry().unwrap();
     assert_eq!(kept, feed::sorted(sample_registry()));
+    // The check bundles (migration 6) were built from the carried-over rows on open.
+    assert_store_is(&migrated, &sample_registry(), t(REFRESHED));
     drop(migrated);
 
     let fresh = fixture();
@@ -694,6 +696,393 @@ fn store_check_matches_in_memory_check() {
     for id in ["R01", "R12", "R14", "R32", "R11"] {
         assert!(rule_ids.contains(id), "{id} never fired: {rule_ids:?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Check bundles (store::bundle) stay in step with the rows
+
+/// Every plate, permit number and driver of `reg` (plus an unknown plate and number, a CNH and a
+/// stranger), with and without stands seen, at two instants: the store's verdict must be the
+/// in-memory engine's on `reg`, and every permit's lookup must show `reg`'s facts. Returns the
+/// verdicts by (query, driver, stand, instant), for the caller to assert what changed.
+fn assert_store_is(
+    s: &Store,
+    reg: &Registry,
+    refreshed: DateTime<Utc>,
+) -> std::collections::BTreeMap<String, rules::Verdict> {
+    let index = reg.index();
+    let config = RulesConfig::default();
+    let mut drivers: Vec<String> = reg
+        .people
+        .iter()
+        .map(|p| format!("cpf:{}", p.cpf))
+        .collect();
+    drivers.extend(
+        reg.people
+            .iter()
+            .take(3)
+            .map(|p| format!("cnh:{}", p.licence.number)),
+    );
+    drivers.push(STRANGER_CPF.to_owned());
+    let mut vehicles: Vec<VehicleQuery> = reg
+        .vehicles
+        .iter()
+        .map(|v| VehicleQuery::Plate(Plate::parse(v.plate.raw()).unwrap()))
+        .collect();
+    vehicles.push(VehicleQuery::Plate(Plate::parse("ZZZ9Z99").unwrap()));
+    vehicles.extend(
+        reg.permits
+            .iter()
+            .map(|p| VehicleQuery::Permit(p.number.clone())),
+    );
+    vehicles.push(VehicleQuery::Permit("4242".into()));
+    let mut observations = vec![Observation::default()];
+    observations.extend(reg.stands.iter().map(|st| Observation {
+        at_stand: Some(st.id.clone()),
+        idle: true,
+        ..Observation::default()
+    }));
+    let mut verdicts = std::collections::BTreeMap::new();
+    // Noon and 22:00 local (R24 vs R25), 30 Nov 2026.
+    for at in ["2026-11-30T15:00:00Z", "2026-12-01T01:00:00Z"] {
+        for vq in &vehicles {
+            for drv in &drivers {
+                for obs in &observations {
+                    let mut i = input(vq.clone(), drv, at, obs.clone());
+                    let from_store = s.check(&i, &config).unwrap();
+                    i.registry_refreshed_at = Some(refreshed);
+                    let in_memory = rules::check(&index, &i, &config);
+                    assert_eq!(from_store, in_memory, "{vq:?} {drv} {at} {obs:?}");
+                    let key = format!("{vq:?} {drv} {:?} {at}", obs.at_stand);
+                    verdicts.insert(key, in_memory);
+                }
+            }
+        }
+    }
+    let at = t("2026-11-30T15:00:00Z");
+    let on = d(2026, 11, 30);
+    for p in &reg.permits {
+        let v = s.lookup_permit(&p.number, at).unwrap().unwrap();
+        assert_eq!(v.permit, *p);
+        assert_eq!(Some(&v.vehicle), index.vehicle(&p.vehicle_id));
+        assert_eq!(Some(&v.holder), index.person(&p.holder_id));
+        let auxiliaries: Vec<&Person> = p
+            .auxiliaries
+            .iter()
+            .map(|a| index.person(&a.person_id).unwrap())
+            .collect();
+        assert_eq!(v.auxiliaries.iter().collect::<Vec<_>>(), auxiliaries);
+        assert_eq!(Some(&v.stand), index.stand(&p.stand_id));
+        let mut unpaid: Vec<_> = index
+            .fines_of(&p.number)
+            .into_iter()
+            .filter(|f| f.paid_on.is_none_or(|paid| paid > on))
+            .cloned()
+            .collect();
+        unpaid.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(v.unpaid_fines, unpaid, "{}", p.number);
+        let mut penalties: Vec<&str> = index
+            .penalties_of(&p.number)
+            .iter()
+            .map(|x| x.id.as_str())
+            .collect();
+        penalties.sort_unstable();
+        assert!(
+            v.penalties_in_force
+                .iter()
+                .all(|x| penalties.contains(&x.id.as_str())),
+            "{}: {:?} not among {penalties:?}",
+            p.number,
+            v.penalties_in_force
+        );
+        let by_plate = s
+            .lookup_plate(&index.vehicle(&p.vehicle_id).unwrap().plate, at)
+            .unwrap()
+            .unwrap();
+        assert_eq!(by_plate.permit.number, p.number);
+    }
+    verdicts
+}
+
+/// Applies `next` as the batch `feed::diff` makes from `prev`, checks that the batch has the
+/// expected kind of change, and that the store answers as `next` everywhere.
+fn step(
+    s: &mut Store,
+    prev: &Registry,
+    next: &Registry,
+    expect: impl Fn(&RegistryChange) -> bool,
+) -> std::collections::BTreeMap<String, rules::Verdict> {
+    let changes = feed::diff(prev, next);
+    assert!(changes.changes.iter().any(expect), "{:?}", changes.changes);
+    let refreshed = t("2026-11-30T10:00:00Z") + chrono::Duration::seconds(next.version as i64);
+    s.apply_changes(&changes, refreshed).unwrap();
+    assert_store_is(s, next, refreshed)
+}
+
+fn changed_rule(
+    before: &std::collections::BTreeMap<String, rules::Verdict>,
+    after: &std::collections::BTreeMap<String, rules::Verdict>,
+    key_part: &str,
+    rule: &str,
+) -> bool {
+    after.iter().any(|(k, v)| {
+        k.contains(key_part)
+            && v.rule_ids().contains(&rule)
+            && before.get(k).is_some_and(|b| !b.rule_ids().contains(&rule))
+    })
+}
+
+#[test]
+fn bundles_follow_batches_touching_people_stands_penalties_fines_and_auxiliaries() {
+    let f = fixture();
+    let mut s = loaded(&f);
+    let v7 = sample_registry();
+    let base = assert_store_is(&s, &v7, t(REFRESHED));
+
+    // A person: Ana (holder of 0002) — licence expired, renamed.
+    let mut v8 = v7.clone();
+    v8.version = 8;
+    let ana = v8.people.iter_mut().find(|p| p.id == "P04").unwrap();
+    ana.licence.expiry = d(2026, 11, 1);
+    ana.name = "Ana Pereira Lima".into();
+    let after = step(
+        &mut s,
+        &v7,
+        &v8,
+        |c| matches!(c, RegistryChange::UpsertPerson { person } if person.id == "P04"),
+    );
+    assert!(changed_rule(&base, &after, "cpf:86840102130", "R10"));
+    let view = s
+        .lookup_permit("0002", t("2026-11-30T15:00:00Z"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(view.holder.name, "Ana Pereira Lima");
+
+    // A stand: S02 (own stand of 0002 and 0004) renamed and open until 24:00 — at 22:00 an
+    // idle taxi elsewhere is now inside its mandatory hours (R24, was R25).
+    let mut v9 = v8.clone();
+    v9.version = 9;
+    let s02 = v9.stands.iter_mut().find(|x| x.id == "S02").unwrap();
+    s02.name = "Praça Basílio Rangel (Centro)".into();
+    s02.schedule = sync_core::domain::StandSchedule::Extended;
+    let before = after;
+    let after = step(
+        &mut s,
+        &v8,
+        &v9,
+        |c| matches!(c, RegistryChange::UpsertStand { stand } if stand.id == "S02"),
+    );
+    assert!(changed_rule(&before, &after, "Permit(\"0004\")", "R24"));
+    assert!(
+        after
+            .values()
+            .any(|v| v.findings.iter().any(|f| f.message.contains("(Centro)")))
+    );
+
+    // A penalty: revocation of 0002 from 25 Nov, and PEN-1 moved from 0003 to 0005.
+    let mut v10 = v9.clone();
+    v10.version = 10;
+    v10.penalties.push(sync_core::domain::Penalty {
+        id: "PEN-2".into(),
+        permit_number: "0002".into(),
+        person_id: Some("P04".into()),
+        kind: sync_core::domain::PenaltyKind::Revocation,
+        decided_on: d(2026, 11, 24),
+        starts_on: d(2026, 11, 25),
+        record_id: None,
+    });
+    v10.penalties[0].permit_number = "0005".into();
+    let before = after;
+    let after = step(
+        &mut s,
+        &v9,
+        &v10,
+        |c| matches!(c, RegistryChange::UpsertPenalty { penalty } if penalty.id == "PEN-1"),
+    );
+    assert!(changed_rule(&before, &after, "Permit(\"0002\")", "R32"));
+    assert!(changed_rule(&before, &after, "Permit(\"0005\")", "R32"));
+    let at = t("2026-11-30T15:00:00Z");
+    assert!(
+        s.lookup_permit("0003", at)
+            .unwrap()
+            .unwrap()
+            .penalties_in_force
+            .is_empty(),
+        "the moved penalty stayed in 0003's bundle"
+    );
+
+    // A fine: FINE-1 paid, a new unpaid one on 0001; then a penalty deleted.
+    let mut v11 = v10.clone();
+    v11.version = 11;
+    v11.fines[0].paid_on = Some(d(2026, 11, 29));
+    v11.fines.push(sync_core::domain::Fine {
+        id: "FINE-2".into(),
+        permit_number: "0001".into(),
+        amount: rust_decimal::Decimal::new(12_345, 2),
+        issued_on: d(2026, 11, 2),
+        paid_on: None,
+    });
+    step(
+        &mut s,
+        &v10,
+        &v11,
+        |c| matches!(c, RegistryChange::UpsertFine { fine } if fine.id == "FINE-1"),
+    );
+    assert!(
+        s.lookup_permit("0004", at)
+            .unwrap()
+            .unwrap()
+            .unpaid_fines
+            .is_empty()
+    );
+    assert_eq!(
+        s.lookup_permit("0001", at).unwrap().unwrap().unpaid_fines[0].id,
+        "FINE-2"
+    );
+    let mut v12 = v11.clone();
+    v12.version = 12;
+    v12.penalties.retain(|p| p.id != "PEN-2");
+    let before = assert_store_is(&s, &v11, t("2026-11-30T10:00:11Z"));
+    let after = step(
+        &mut s,
+        &v11,
+        &v12,
+        |c| matches!(c, RegistryChange::DeletePenalty { id } if id == "PEN-2"),
+    );
+    assert!(changed_rule(&after, &before, "Permit(\"0002\")", "R32"));
+
+    // An auxiliary removed: Carlos (P03) leaves 0001 and is on no permit any more (R12 when
+    // he drives it); then deleted from the registry with a permit deleted in the same batch.
+    let mut v13 = v12.clone();
+    v13.version = 13;
+    v13.permits[0].auxiliaries.retain(|a| a.person_id != "P03");
+    let before = after;
+    let after = step(
+        &mut s,
+        &v12,
+        &v13,
+        |c| matches!(c, RegistryChange::UpsertPermit { permit } if permit.number == "0001"),
+    );
+    assert!(changed_rule(&before, &after, "cpf:51131154444", "R12"));
+    let mut v14 = v13.clone();
+    v14.version = 14;
+    v14.people.retain(|p| p.id != "P03");
+    v14.permits.retain(|p| p.number != "0005");
+    v14.vehicles.retain(|v| v.id != "V05");
+    v14.penalties.retain(|p| p.permit_number != "0005");
+    step(
+        &mut s,
+        &v13,
+        &v14,
+        |c| matches!(c, RegistryChange::DeletePermit { number } if number == "0005"),
+    );
+    assert!(s.lookup_permit("0005", at).unwrap().is_none());
+    assert!(
+        s.lookup_plate(&Plate::parse("JKL1M23").unwrap(), at)
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn bundles_follow_a_snapshot_that_replaces_everything() {
+    let f = fixture();
+    let mut s = loaded(&f);
+    s.apply_changes(
+        &feed::diff(&sample_registry(), &version_8()),
+        t("2026-11-30T10:00:00Z"),
+    )
+    .unwrap();
+    assert_store_is(&s, &version_8(), t("2026-11-30T10:00:00Z"));
+
+    // Version 20, sent whole: another holder on 0001, 0002's vehicle with a new plate, stand
+    // S03 gone (0003 moves to S04), a new revocation on 0004.
+    let mut v20 = version_8();
+    v20.version = 20;
+    v20.permits[0].holder_id = "P10".into();
+    v20.vehicles[1].plate = Plate::parse("ABC1C99").unwrap();
+    v20.permits[2].stand_id = "S04".into();
+    v20.stands.retain(|x| x.id != "S03");
+    v20.penalties.push(sync_core::domain::Penalty {
+        id: "PEN-9".into(),
+        permit_number: "0004".into(),
+        person_id: None,
+        kind: sync_core::domain::PenaltyKind::Revocation,
+        decided_on: d(2026, 11, 1),
+        starts_on: d(2026, 11, 2),
+        record_id: None,
+    });
+    v20.validate().unwrap();
+    let refreshed = t("2026-11-30T11:00:00Z");
+    s.apply_snapshot(&v20, refreshed).unwrap();
+    let verdicts = assert_store_is(&s, &v20, refreshed);
+    let at = t("2026-11-30T15:00:00Z");
+    assert!(
+        s.lookup_plate(&Plate::parse("ABC-1234").unwrap(), at)
+            .unwrap()
+            .is_none(),
+        "the old plate still finds a bundle"
+    );
+    assert!(
+        verdicts
+            .iter()
+            .any(|(k, v)| k.contains("Permit(\"0004\")") && v.rule_ids().contains(&"R32"))
+    );
+    // And back to a smaller snapshot: nothing of version 20 lingers.
+    let mut v21 = sample_registry();
+    v21.version = 21;
+    s.apply_snapshot(&v21, refreshed).unwrap();
+    assert_store_is(&s, &v21, refreshed);
+}
+
+/// A bundle or driver row this build cannot decode (another build's encoding, a damaged row) is
+/// never answered from: the check reads the entity rows instead and gives the same verdict.
+#[test]
+fn an_unreadable_bundle_falls_back_to_the_rows() {
+    let f = fixture();
+    let s = loaded(&f);
+    {
+        let c = Connection::open(&f.path).unwrap();
+        let n = c
+            .execute(
+                "UPDATE reg_check_bundles SET body = x'ff00ff' WHERE permit_number IN ('0001', '0002')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(n, 2);
+        // And the driver rows of the people of 0004 (checked as drivers of other taxis).
+        let n = c
+            .execute(
+                "UPDATE reg_check_drivers SET body = x'01ff' WHERE person_id IN ('P07', 'P08')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(n, 2);
+    }
+    assert_store_is(&s, &sample_registry(), t(REFRESHED));
+}
+
+/// Reopening with the same build rebuilds nothing; a file whose bundles were written by
+/// another encoding (here: a forged fingerprint and emptied bundles) gets them rebuilt on open.
+#[test]
+fn bundles_are_rebuilt_when_the_encoding_changes() {
+    let f = fixture();
+    drop(loaded(&f));
+    {
+        let c = Connection::open(&f.path).unwrap();
+        c.execute_batch(
+            "DELETE FROM reg_check_bundles;
+             UPDATE reg_bundle_format SET fingerprint = 'another build';",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&f.path).unwrap();
+    let c = Connection::open(&f.path).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM reg_check_bundles", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 5);
+    assert_store_is(&s, &sample_registry(), t(REFRESHED));
 }
 
 #[test]

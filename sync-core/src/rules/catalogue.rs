@@ -5,6 +5,8 @@
 //! where it is checked, and whether it is on by default. Evaluation code looks rules up here by
 //! id, so a finding can never cite an article that the catalogue does not list.
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
 
 use super::{Consequence, Severity};
@@ -54,7 +56,21 @@ pub struct RuleSpec {
 
 impl RuleSpec {
     /// Citation string as printed in verdicts, e.g. `Lei 4.019/2004, art. 8, § 4`.
+    ///
+    /// Rows of `CATALOGUE` (what `spec` returns, i.e. every finding) have theirs formatted once
+    /// per process; other specs are formatted on each call.
     pub fn citation(&self) -> String {
+        static CITATIONS: OnceLock<Vec<String>> = OnceLock::new();
+        let Some(i) = CATALOGUE.iter().position(|r| std::ptr::eq(r, self)) else {
+            return self.format_citation();
+        };
+        let all = CITATIONS.get_or_init(|| CATALOGUE.iter().map(Self::format_citation).collect());
+        all.get(i)
+            .cloned()
+            .unwrap_or_else(|| self.format_citation())
+    }
+
+    fn format_citation(&self) -> String {
         let parts: Vec<String> = self.provisions.iter().map(Provision::to_string).collect();
         let mut cited = Vec::new();
         if !parts.is_empty() {
@@ -656,7 +672,28 @@ pub static CATALOGUE: &[RuleSpec] = &[
 ];
 
 /// Looks a rule up by id.
+///
+/// A field check asks this some thirty times (every `RulesConfig::is_enabled`), so the usual
+/// ids go straight to their row: the catalogue lists R01–R44 then D01–D04 in order, and the
+/// guess is confirmed by comparing the id. Anything else (or a reordered catalogue) falls back
+/// to the scan, so the answer is always the first row with that id.
 pub fn spec(id: &str) -> Option<&'static RuleSpec> {
+    let guess = match id.as_bytes() {
+        [kind @ (b'R' | b'D'), t @ b'0'..=b'9', u @ b'0'..=b'9'] => {
+            let n = usize::from((t - b'0') * 10 + (u - b'0'));
+            match (kind, n) {
+                (b'R', 1..=44) => Some(n - 1),
+                (b'D', 1..=4) => Some(44 + n - 1),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if let Some(r) = guess.and_then(|i| CATALOGUE.get(i))
+        && r.id == id
+    {
+        return Some(r);
+    }
     CATALOGUE.iter().find(|r| r.id == id)
 }
 
@@ -696,6 +733,26 @@ mod tests {
             spec("R25").map(RuleSpec::citation).as_deref(),
             Some("Lei 4.019/2004, art. 16, parágrafo único")
         );
+    }
+
+    /// The direct guess in `spec` and the cached citations answer exactly like a scan and a
+    /// fresh format.
+    #[test]
+    fn fast_lookups_agree_with_the_scan() {
+        for r in CATALOGUE {
+            let by_scan = CATALOGUE.iter().find(|x| x.id == r.id);
+            assert!(spec(r.id).is_some_and(|s| std::ptr::eq(s, r)), "{}", r.id);
+            assert!(by_scan.is_some_and(|s| std::ptr::eq(s, r)), "{}", r.id);
+            assert_eq!(r.citation(), r.format_citation(), "{}", r.id);
+            // A copy is not a catalogue row: formatted on the spot, same text.
+            let copy = *r;
+            assert_eq!(copy.citation(), r.citation(), "{}", r.id);
+        }
+        for id in [
+            "R00", "R45", "D00", "D05", "X01", "R1", "R001", "", "r01", "Rab",
+        ] {
+            assert!(spec(id).is_none(), "{id}");
+        }
     }
 
     #[test]

@@ -32,6 +32,17 @@ use crate::time;
 
 /// Evaluates every enabled field rule.
 pub fn check(index: &RegistryIndex<'_>, input: &CheckInput, config: &RulesConfig) -> Verdict {
+    check_refreshed(index, input, input.registry_refreshed_at, config)
+}
+
+/// `check` with `registry_refreshed_at` given apart from the input (the device store stamps its
+/// replica's refresh time this way, without copying the input).
+pub fn check_refreshed(
+    index: &RegistryIndex<'_>,
+    input: &CheckInput,
+    registry_refreshed_at: Option<chrono::DateTime<chrono::Utc>>,
+    config: &RulesConfig,
+) -> Verdict {
     let date = super::local_date(input.at);
     let mut out = Findings {
         config,
@@ -70,6 +81,7 @@ pub fn check(index: &RegistryIndex<'_>, input: &CheckInput, config: &RulesConfig
         return verdict(
             index,
             input,
+            registry_refreshed_at,
             out.list,
             Subject {
                 permit_number: None,
@@ -80,10 +92,10 @@ pub fn check(index: &RegistryIndex<'_>, input: &CheckInput, config: &RulesConfig
         );
     };
 
-    let plate_txt = plate
-        .clone()
-        .unwrap_or_else(|| String::from("desconhecida"));
-    let taxi = format!("táxi do alvará nº {} (placa {plate_txt})", permit.number);
+    let taxi = Taxi {
+        number: &permit.number,
+        plate: plate.as_deref().unwrap_or("desconhecida"),
+    };
 
     let role = match driver {
         Some(person) => index.role_on(permit, person, date),
@@ -103,6 +115,7 @@ pub fn check(index: &RegistryIndex<'_>, input: &CheckInput, config: &RulesConfig
     verdict(
         index,
         input,
+        registry_refreshed_at,
         out.list,
         Subject {
             permit_number: Some(permit.number.clone()),
@@ -111,6 +124,23 @@ pub fn check(index: &RegistryIndex<'_>, input: &CheckInput, config: &RulesConfig
             driver_role: Some(role),
         },
     )
+}
+
+/// "táxi do alvará nº N (placa P)", as messages name the taxi; formatted only into a message
+/// that fires.
+struct Taxi<'a> {
+    number: &'a str,
+    plate: &'a str,
+}
+
+impl std::fmt::Display for Taxi<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "táxi do alvará nº {} (placa {})",
+            self.number, self.plate
+        )
+    }
 }
 
 /// Findings collected so far, filtered by the configuration.
@@ -143,10 +173,11 @@ struct Subject {
 fn verdict(
     index: &RegistryIndex<'_>,
     input: &CheckInput,
+    registry_refreshed_at: Option<chrono::DateTime<chrono::Utc>>,
     findings: Vec<Finding>,
     subject: Subject,
 ) -> Verdict {
-    let refreshed_at = input.registry_refreshed_at.or(index.registry.generated_at);
+    let refreshed_at = registry_refreshed_at.or(index.registry.generated_at);
     Verdict {
         overall: Verdict::overall_of(&findings),
         checked_at: input.at,
@@ -177,7 +208,7 @@ fn check_role(
     driver: Option<&Person>,
     role: DriverRole,
     date: NaiveDate,
-    taxi: &str,
+    taxi: &Taxi<'_>,
 ) {
     let Some(person) = driver else {
         if out.on("R12") {
@@ -297,13 +328,20 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
     }
 
     if out.on("R07") {
-        let category = lic.category.trim().to_uppercase();
+        // Compared upper-cased char by char: no string built unless the finding fires.
+        let same = |a: &str, b: &str| {
+            a.trim()
+                .chars()
+                .flat_map(char::to_uppercase)
+                .eq(b.trim().chars().flat_map(char::to_uppercase))
+        };
         let covered = out
             .config
             .categories_covering_b
             .iter()
-            .any(|c| c.trim().to_uppercase() == category);
+            .any(|c| same(c, &lic.category));
         if !covered {
+            let category = lic.category.trim().to_uppercase();
             out.push(Finding::new(
                 "R07",
                 format!(
@@ -522,12 +560,11 @@ fn check_renewal(out: &mut Findings<'_>, permit: &Permit, date: NaiveDate) {
 }
 
 /// Upper case, accents removed, inner spaces collapsed: "Americana" = "AMERICANA" = "Américana".
-fn fold(s: &str) -> String {
-    let upper: String = s
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
+/// A char iterator rather than a `String`: the check compares it and never needs the text.
+fn fold(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.split_whitespace()
+        .enumerate()
+        .flat_map(|(i, word)| (i > 0).then_some(' ').into_iter().chain(word.chars()))
         .flat_map(char::to_uppercase)
         .map(|c| match c {
             'Á' | 'À' | 'Â' | 'Ã' | 'Ä' => 'A',
@@ -538,8 +575,6 @@ fn fold(s: &str) -> String {
             'Ç' => 'C',
             other => other,
         })
-        .collect();
-    upper
 }
 
 /// Art. 13, art. 30 III, art. 1 §1 and the vehicle's data checks.
@@ -555,7 +590,8 @@ fn check_vehicle(
     let obs = &input.observation;
 
     if out.on("R16")
-        && (fold(&v.licensing_municipality) != "AMERICANA" || fold(&v.licensing_uf) != "SP")
+        && (!fold(&v.licensing_municipality).eq("AMERICANA".chars())
+            || !fold(&v.licensing_uf).eq("SP".chars()))
     {
         out.push(Finding::new(
             "R16",
@@ -737,7 +773,7 @@ fn check_stand(
     index: &RegistryIndex<'_>,
     permit: &Permit,
     input: &CheckInput,
-    taxi: &str,
+    taxi: &Taxi<'_>,
 ) {
     let Some(found) = input
         .observation
@@ -768,7 +804,8 @@ fn check_stand(
         return;
     };
     let t = time::local_datetime(input.at).time();
-    let hhmm = t.format("%H:%M");
+    // `%H:%M` without parsing a format string on every check.
+    let hhmm = format_args!("{:02}:{:02}", t.hour(), t.minute());
     let window = window_label(own.schedule);
     if in_mandatory_hours(own.schedule, t) {
         if out.on("R24") {
@@ -777,7 +814,7 @@ fn check_stand(
                 format!(
                     "{} parado no ponto \"{}\" e não no seu ponto \"{}\" às {hhmm}, dentro do \
                      horário obrigatório {window} do seu ponto (art. 16, I; art. 31, VI).",
-                    capitalise(taxi),
+                    capitalise(&taxi.to_string()),
                     found.name,
                     own.name
                 ),
@@ -790,7 +827,7 @@ fn check_stand(
                 "{} parado no ponto \"{}\" às {hhmm}, fora do horário obrigatório {window} do seu \
                  ponto \"{}\": horário facultativo, a ausência do ponto não é infração (art. 16, \
                  parágrafo único).",
-                capitalise(taxi),
+                capitalise(&taxi.to_string()),
                 found.name,
                 own.name
             ),

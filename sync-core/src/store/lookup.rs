@@ -1,31 +1,37 @@
 //! Lookups and checks against the replica.
 //!
-//! A lookup (by plate, permit number, or a person's CPF/CNH) reads a permit's *bundle* — the
-//! permit and its vehicle (one join on an indexed key), then its people, stands, penalties and
-//! fines (one `UNION ALL` of four indexed point queries) — and turns it into a [`PermitView`].
+//! A lookup (by plate, permit number, or a person's CPF/CNH) reads a permit's *check bundle*
+//! (module `bundle`: the permit, its vehicle, people, stand, penalties and fines, precomputed as
+//! one binary row) and turns it into a [`PermitView`].
 //!
 //! A check builds a small `Registry` holding only what `rules::check` can touch for this
-//! question: the bundle, the driver, and — only when the driver is neither holder nor auxiliary
-//! of this permit — the permits the driver holds or is auxiliary on (for `role_on`'s art. 8 §3
-//! answer). It indexes that and calls the rules engine, with `registry_refreshed_at` set to the
-//! replica's refresh time so the verdict carries the version and its age. All reads of one
-//! lookup or check run in one read transaction: every row comes from the same version even if
+//! question: the bundle, the driver, the stand where the taxi was found, and — only when the
+//! driver is neither holder nor auxiliary of this permit — the permits the driver holds or is
+//! auxiliary on (for `role_on`'s art. 8 §3 answer). It indexes that and calls the rules engine,
+//! with `registry_refreshed_at` set to the replica's refresh time so the verdict carries the
+//! version and its age. In the usual case (the driver is on the permit, identified by CPF) that
+//! is one statement — meta row, bundle and found stand joined — atomic by itself; otherwise all
+//! reads run in one read transaction. Either way every row comes from the same version even if
 //! another process applies a batch meanwhile.
 //!
 //! The test `store_check_matches_in_memory_check` (tests/store.rs) runs every plate × driver ×
 //! stand combination of the sample registry through both this and `rules::check` on the whole
 //! registry and requires identical verdicts: the small registry must not change any answer.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use chrono::{DateTime, NaiveDate, Utc};
 use rusqlite::Connection;
+use rusqlite::types::ValueRef;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::replica::{ROLE_AUXILIARY, ROLE_HOLDER, ROLE_ILLNESS, ReplicaInfo, decode};
-use super::{Store, StoreError, StoreResult};
+use super::bundle::{self, Bundle, Role};
+use super::replica::{ReplicaInfo, decode};
+use super::{Store, StoreError, StoreResult, parse_ts, to_u64};
 use crate::domain::{
-    DriverId, Fine, Penalty, PenaltyKind, Permit, PermitState, Person, Plate, Registry, Stand,
-    Vehicle,
+    DriverId, Fine, Penalty, PenaltyKind, Permit, Person, Plate, Registry, Stand, Vehicle,
 };
 use crate::rules::{self, CheckInput, RegistryStamp, RulesConfig, VehicleQuery, Verdict};
 
@@ -57,53 +63,46 @@ pub struct PersonPermits {
     pub permits: Vec<PermitView>,
 }
 
-/// What the replica holds about one permit.
-struct Bundle {
-    permit: Permit,
-    vehicle: Vehicle,
-    /// (role, person), in the order SQLite returned them.
-    people: Vec<(Role, Person)>,
-    stands: Vec<Stand>,
-    penalties: Vec<Penalty>,
-    fines: Vec<Fine>,
-}
+// Every lookup starts with one statement: the replica's meta row (no row: no registry) and the
+// permit's check bundle (module `bundle`) by canonical plate or number — plus, for a check, the
+// stand where the taxi was found. Being one statement it is atomic without an explicit read
+// transaction. No ORDER BY: a plate usually names one bundle, and ranking happens in Rust.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Holder,
-    Auxiliary,
-    Illness,
-}
-
-impl Bundle {
-    fn drives_it_by_right(&self, person_id: &str) -> bool {
-        self.people
-            .iter()
-            .any(|(r, p)| p.id == person_id && matches!(r, Role::Holder | Role::Auxiliary))
-    }
-}
-
-// No ORDER BY or DISTINCT in these: they would add a sorter to queries that return one to
-// three rows; ordering and de-duplication happen in Rust. (What once made checks slow was
-// something else: joins re-prepared on every use; see QPSG in `Store::open` and the test
-// `hot_statements_are_not_reprepared` below.)
-
-/// Plate → the permit(s) on that vehicle. Usually one; if an old permit still names the same
-/// vehicle, one not revoked wins, then the lowest number, so a revoked permit never hides the
-/// one in force.
-const PERMITS_BY_PLATE: &str = "SELECT p.number, p.body, v.body FROM reg_vehicles v
-     JOIN reg_permits p ON p.vehicle_id = v.id WHERE v.plate = ?1";
-const PERMIT_BY_NUMBER: &str = "SELECT p.body, v.body FROM reg_permits p
-     JOIN reg_vehicles v ON v.id = p.vehicle_id WHERE p.number = ?1";
-/// Everything else about a permit in one statement: each arm is an indexed point query
-/// (UNION ALL runs them one after the other, without a temporary table). ?2 is the permit's
-/// stand, ?3 the stand where the taxi was found (or NULL).
-const PERMIT_DETAILS: &str = "SELECT 0, pp.role, x.body FROM reg_permit_people pp
-         JOIN reg_people x ON x.id = pp.person_id WHERE pp.permit_number = ?1
-     UNION ALL SELECT 1, NULL, body FROM reg_stands WHERE id = ?2
-     UNION ALL SELECT 1, NULL, body FROM reg_stands WHERE id = ?3 AND ?3 IS NOT ?2
-     UNION ALL SELECT 2, NULL, body FROM reg_penalties WHERE permit_number = ?1
-     UNION ALL SELECT 3, NULL, body FROM reg_fines WHERE permit_number = ?1";
+/// Meta + the bundle(s) of a canonical plate (?1).
+const BUNDLE_BY_PLATE: &str = "SELECT m.version, m.generated_at, m.refreshed_at,
+         b.revoked, b.permit_number, b.body, NULL
+     FROM replica_meta m
+     LEFT JOIN reg_check_bundles b ON b.plate = ?1
+     WHERE m.id = 1";
+/// Same, with the stand where the taxi was found (?2).
+const BUNDLE_BY_PLATE_AT: &str = "SELECT m.version, m.generated_at, m.refreshed_at,
+         b.revoked, b.permit_number, b.body, s.body
+     FROM replica_meta m
+     LEFT JOIN reg_check_bundles b ON b.plate = ?1
+     LEFT JOIN reg_stands s ON s.id = ?2
+     WHERE m.id = 1";
+/// Meta + the bundle of a permit number (?1).
+const BUNDLE_BY_NUMBER: &str = "SELECT m.version, m.generated_at, m.refreshed_at,
+         b.revoked, b.permit_number, b.body, NULL
+     FROM replica_meta m
+     LEFT JOIN reg_check_bundles b ON b.permit_number = ?1
+     WHERE m.id = 1";
+/// Same, with the stand where the taxi was found (?2).
+const BUNDLE_BY_NUMBER_AT: &str = "SELECT m.version, m.generated_at, m.refreshed_at,
+         b.revoked, b.permit_number, b.body, s.body
+     FROM replica_meta m
+     LEFT JOIN reg_check_bundles b ON b.permit_number = ?1
+     LEFT JOIN reg_stands s ON s.id = ?2
+     WHERE m.id = 1";
+const ONE_BUNDLE: &str = "SELECT body FROM reg_check_bundles WHERE permit_number = ?1";
+const STAND_BY_ID: &str = "SELECT body FROM reg_stands WHERE id = ?1";
+/// The driver row of the person with this CPF (?1), with the replica's version (one row with
+/// NULLs when nobody matches).
+const DRIVER_BY_CPF: &str = "SELECT m.version, d.person_id, d.body
+     FROM replica_meta m LEFT JOIN reg_check_drivers d ON d.cpf = ?1 WHERE m.id = 1";
+/// Same by CNH (not unique: every match comes back; the lowest id wins).
+const DRIVER_BY_CNH: &str = "SELECT m.version, d.person_id, d.body
+     FROM replica_meta m LEFT JOIN reg_check_drivers d ON d.cnh = ?1 WHERE m.id = 1";
 const PERSON_BY_CPF: &str = "SELECT id, body FROM reg_people WHERE cpf = ?1";
 /// CNH numbers are not unique in the registry: the lowest person id wins, deterministically.
 const PERSON_BY_CNH: &str = "SELECT id, body FROM reg_people WHERE cnh = ?1";
@@ -112,6 +111,235 @@ const PERMITS_DRIVEN_BY: &str = "SELECT p.number, p.body FROM reg_permit_people 
      JOIN reg_permits p ON p.number = pp.permit_number
      WHERE pp.person_id = ?1 AND pp.role <> 'illness_substitute'";
 const PERMIT_NUMBERS_OF: &str = "SELECT permit_number FROM reg_permit_people WHERE person_id = ?1";
+
+/// How the taxi was named.
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    /// Canonical plate.
+    Plate(&'a str),
+    Number(&'a str),
+}
+
+impl<'a> Key<'a> {
+    fn of(q: &'a VehicleQuery) -> Self {
+        match q {
+            VehicleQuery::Plate(p) => Self::Plate(p.canonical()),
+            VehicleQuery::Permit(n) => Self::Number(n.trim()),
+        }
+    }
+}
+
+/// What the first statement of a lookup found.
+struct Found {
+    meta: ReplicaInfo,
+    bundle: Option<Bundle>,
+    /// The stand where the taxi was found, when it is not the permit's own (loaded only with a
+    /// bundle, as the rules look at it only for a permit).
+    found_stand: Option<Stand>,
+}
+
+/// Which people of the permit a lookup decodes.
+#[derive(Clone, Copy)]
+enum People<'a> {
+    /// All of them (a `PermitView` shows them).
+    All,
+    /// The holder and whoever has this CPF (a check reads no one else).
+    ForCheck(Option<&'a str>),
+}
+
+/// The first statement, over the bundles. `Ok(None)`: a bundle is there but does not decode
+/// (written by a build with another encoding that is still running): read the rows instead.
+fn from_bundles(
+    conn: &Connection,
+    key: Key<'_>,
+    at_stand: Option<&str>,
+    people: People<'_>,
+) -> StoreResult<Option<Found>> {
+    let (sql, k) = match (key, at_stand) {
+        (Key::Plate(p), None) => (BUNDLE_BY_PLATE, p),
+        (Key::Plate(p), Some(_)) => (BUNDLE_BY_PLATE_AT, p),
+        (Key::Number(n), None) => (BUNDLE_BY_NUMBER, n),
+        (Key::Number(n), Some(_)) => (BUNDLE_BY_NUMBER_AT, n),
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = match at_stand {
+        Some(st) => stmt.query(rusqlite::params![k, st])?,
+        None => stmt.query([k])?,
+    };
+    let mut meta: Option<ReplicaInfo> = None;
+    // (revoked, number) of the bundle kept: one not revoked wins, then the lowest number, so a
+    // revoked permit never hides the one in force on the same vehicle.
+    let mut best: Option<(bool, Bundle)> = None;
+    let mut stand: Option<Stand> = None;
+    while let Some(row) = rows.next()? {
+        if meta.is_none() {
+            meta = Some(meta_of(row)?);
+        }
+        let body = row.get_ref(5)?;
+        if body == ValueRef::Null {
+            continue;
+        }
+        let revoked: bool = row.get(3)?;
+        let number = row.get_ref(4)?.as_str().map_err(rusqlite::Error::from)?;
+        if best
+            .as_ref()
+            .is_none_or(|(r, b)| (revoked, number) < (*r, b.permit.number.as_str()))
+        {
+            let body = body.as_blob().map_err(rusqlite::Error::from)?;
+            let decoded = match people {
+                People::All => bundle::decode(body),
+                People::ForCheck(cpf) => bundle::decode_for_check(body, cpf),
+            };
+            let Ok(b) = decoded else {
+                return Ok(None);
+            };
+            best = Some((revoked, b));
+        }
+        if stand.is_none()
+            && let Some(id) = at_stand
+            && best.as_ref().is_some_and(|(_, b)| b.permit.stand_id != id)
+            && let ValueRef::Text(json) | ValueRef::Blob(json) = row.get_ref(6)?
+        {
+            stand = Some(stand_from_json(id, json)?);
+        }
+    }
+    let meta = meta.ok_or(StoreError::NoRegistry)?;
+    let bundle = best.map(|(_, b)| b);
+    // Only a stand other than the permit's own (a later row may have changed the permit kept).
+    let found_stand =
+        stand.filter(|st| bundle.as_ref().is_some_and(|b| b.permit.stand_id != st.id));
+    Ok(Some(Found {
+        meta,
+        bundle,
+        found_stand,
+    }))
+}
+
+/// The same answer as `from_bundles`, from the `reg_*` rows (several statements: call inside a
+/// read transaction).
+fn from_rows(conn: &Connection, key: Key<'_>, at_stand: Option<&str>) -> StoreResult<Found> {
+    let meta = read_meta(conn)?;
+    let bundle = match key {
+        Key::Plate(p) => bundle::from_rows_by_plate(conn, p)?,
+        Key::Number(n) => bundle::from_rows_by_number(conn, n)?,
+    };
+    let found_stand = match (&bundle, at_stand) {
+        (Some(b), Some(id)) if id != b.permit.stand_id => {
+            let mut stmt = conn.prepare_cached(STAND_BY_ID)?;
+            let mut rows = stmt.query([id])?;
+            match rows.next()? {
+                Some(row) => Some(decode("reg_stands", row, 0)?),
+                None => None,
+            }
+        }
+        _ => None,
+    };
+    Ok(Found {
+        meta,
+        bundle,
+        found_stand,
+    })
+}
+
+/// `from_bundles`, or `from_rows` when a bundle does not decode. Inside a read transaction.
+fn found(
+    conn: &Connection,
+    key: Key<'_>,
+    at_stand: Option<&str>,
+    people: People<'_>,
+) -> StoreResult<Found> {
+    match from_bundles(conn, key, at_stand, people)? {
+        Some(f) => Ok(f),
+        None => from_rows(conn, key, at_stand),
+    }
+}
+
+// Memos of parsing, per thread, keyed by the exact text or bytes parsed: a hit returns what
+// parsing those bytes gave before, so they can never be stale. Every check reads the meta row's
+// two timestamps (unchanged between refreshes) and, at a stand, that stand's JSON (a city has
+// about a hundred stands).
+/// A timestamp's text and what it parsed to.
+type ParsedTs = Option<(String, DateTime<Utc>)>;
+
+thread_local! {
+    static TIMESTAMPS: RefCell<[ParsedTs; 2]> = const { RefCell::new([None, None]) };
+    static STANDS: RefCell<HashMap<String, (Vec<u8>, Stand)>> = RefCell::new(HashMap::new());
+}
+
+/// Stands kept by the memo at most (then it starts over).
+const STAND_MEMO: usize = 1024;
+
+fn stand_from_json(id: &str, json: &[u8]) -> StoreResult<Stand> {
+    STANDS.with_borrow_mut(|memo| {
+        if let Some((bytes, stand)) = memo.get(id)
+            && bytes.as_slice() == json
+        {
+            return Ok(stand.clone());
+        }
+        let stand: Stand = serde_json::from_slice(json).map_err(|e| StoreError::Decode {
+            table: "reg_stands",
+            key: id.to_owned(),
+            detail: e.to_string(),
+        })?;
+        if memo.len() >= STAND_MEMO {
+            memo.clear();
+        }
+        memo.insert(id.to_owned(), (json.to_vec(), stand.clone()));
+        Ok(stand)
+    })
+}
+
+/// `parse_ts` of a `replica_meta` column, through the memo (`slot` 0: generated_at, 1:
+/// refreshed_at).
+fn meta_ts(slot: usize, column: &'static str, text: &str) -> StoreResult<DateTime<Utc>> {
+    TIMESTAMPS.with_borrow_mut(|memo| {
+        if let Some(Some((t, parsed))) = memo.get(slot)
+            && t == text
+        {
+            return Ok(*parsed);
+        }
+        let parsed = parse_ts("replica_meta", column, text)?;
+        if let Some(m) = memo.get_mut(slot) {
+            *m = Some((text.to_owned(), parsed));
+        }
+        Ok(parsed)
+    })
+}
+
+fn meta_of(row: &rusqlite::Row<'_>) -> StoreResult<ReplicaInfo> {
+    let text = |i| -> StoreResult<Option<&str>> {
+        Ok(row
+            .get_ref(i)?
+            .as_str_or_null()
+            .map_err(rusqlite::Error::from)?)
+    };
+    let refreshed = text(2)?.unwrap_or_default();
+    Ok(ReplicaInfo {
+        version: to_u64(row.get(0)?, "replica_meta")?,
+        generated_at: text(1)?
+            .map(|g| meta_ts(0, "generated_at", g))
+            .transpose()?,
+        refreshed_at: meta_ts(1, "refreshed_at", refreshed)?,
+    })
+}
+
+fn read_meta(conn: &Connection) -> StoreResult<ReplicaInfo> {
+    super::replica::read_meta(conn)?.ok_or(StoreError::NoRegistry)
+}
+
+/// The bundle of permit `number` (inside a read transaction).
+fn bundle_by_number(conn: &Connection, number: &str) -> StoreResult<Option<Bundle>> {
+    let mut stmt = conn.prepare_cached(ONE_BUNDLE)?;
+    let mut rows = stmt.query([number])?;
+    let decoded = match rows.next()? {
+        Some(row) => bundle::decode(row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?),
+        None => return Ok(None),
+    };
+    match decoded {
+        Ok(b) => Ok(Some(b)),
+        Err(_) => bundle::from_rows_by_number(conn, number),
+    }
+}
 
 /// A read transaction over prepared BEGIN/COMMIT statements (cheaper than parsing them on
 /// every lookup); ends on drop, also on the error path.
@@ -139,6 +367,14 @@ impl Drop for ReadTx<'_> {
     }
 }
 
+/// Where the check's driver was found.
+enum Driver {
+    /// `bundle.people[i]`: the CPF matched someone on the permit.
+    OnPermit(usize),
+    Elsewhere(Person),
+    Unknown,
+}
+
 impl Store {
     /// The permit of the vehicle with this plate (any accepted spelling: the canonical form is
     /// the key), as seen at `at`.
@@ -147,12 +383,7 @@ impl Store {
         plate: &Plate,
         at: DateTime<Utc>,
     ) -> StoreResult<Option<PermitView>> {
-        let _tx = ReadTx::begin(&self.conn)?;
-        let meta = self.meta()?;
-        let Some(b) = bundle_by_plate(&self.conn, plate.canonical(), None)? else {
-            return Ok(None);
-        };
-        view(b, &meta, at).map(Some)
+        self.lookup(Key::Plate(plate.canonical()), at)
     }
 
     /// The permit with this number (prontuário), as seen at `at`.
@@ -161,12 +392,16 @@ impl Store {
         number: &str,
         at: DateTime<Utc>,
     ) -> StoreResult<Option<PermitView>> {
+        self.lookup(Key::Number(number.trim()), at)
+    }
+
+    fn lookup(&self, key: Key<'_>, at: DateTime<Utc>) -> StoreResult<Option<PermitView>> {
         let _tx = ReadTx::begin(&self.conn)?;
-        let meta = self.meta()?;
-        let Some(b) = bundle_by_number(&self.conn, number.trim(), None)? else {
-            return Ok(None);
-        };
-        view(b, &meta, at).map(Some)
+        let f = found(&self.conn, key, None, People::All)?;
+        match f.bundle {
+            Some(b) => view(b, &f.meta, at).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The person with this CPF or CNH number (an ambiguous number is tried as CPF first, as in
@@ -177,7 +412,7 @@ impl Store {
         at: DateTime<Utc>,
     ) -> StoreResult<Option<PersonPermits>> {
         let _tx = ReadTx::begin(&self.conn)?;
-        let meta = self.meta()?;
+        let meta = read_meta(&self.conn)?;
         let Some(person) = resolve_driver(&self.conn, who)? else {
             return Ok(None);
         };
@@ -190,7 +425,7 @@ impl Store {
         numbers.dedup();
         let mut permits = Vec::with_capacity(numbers.len());
         for n in numbers {
-            if let Some(b) = bundle_by_number(&self.conn, &n, None)? {
+            if let Some(b) = bundle_by_number(&self.conn, &n)? {
                 permits.push(view(b, &meta, at)?);
             }
         }
@@ -206,87 +441,226 @@ impl Store {
     /// (`input.registry_refreshed_at` is replaced by it).
     pub fn check(&self, input: &CheckInput, config: &RulesConfig) -> StoreResult<Verdict> {
         let (registry, refreshed_at) = self.check_facts(input)?;
-        let input = CheckInput {
-            registry_refreshed_at: Some(refreshed_at),
-            ..input.clone()
-        };
-        Ok(rules::check(&registry.index(), &input, config))
+        Ok(rules::field::check_refreshed(
+            &registry.index(),
+            input,
+            Some(refreshed_at),
+            config,
+        ))
     }
 
     /// The registry facts a check of `input` evaluates — a small `Registry` at the replica's
     /// version with only the rows the rules can reach — and the replica's refresh time. `check`
     /// is `rules::check` on these; a record may keep them as what the officer's device knew.
+    ///
+    /// People: the driver and the permit's holder (no one else is read by the rules).
+    ///
+    /// Usually one statement: the permit's bundle holds the driver (holder or auxiliary, by
+    /// CPF). Otherwise — an unknown plate, a CNH, someone not on the permit — a second statement
+    /// reads the driver's row (with the permits they hold or are auxiliary on) and is accepted
+    /// only if the replica's version did not move in between; if it did, or a row does not
+    /// decode, everything is read again inside one read transaction from the entity rows. Every
+    /// fact of one check comes from one version either way.
     pub fn check_facts(&self, input: &CheckInput) -> StoreResult<(Registry, DateTime<Utc>)> {
-        let _tx = ReadTx::begin(&self.conn)?;
-        let meta = self.meta()?;
+        let key = Key::of(&input.vehicle);
         let at_stand = input.observation.at_stand.as_deref();
-        let bundle = match &input.vehicle {
-            VehicleQuery::Plate(p) => bundle_by_plate(&self.conn, p.canonical(), at_stand)?,
-            VehicleQuery::Permit(n) => bundle_by_number(&self.conn, n.trim(), at_stand)?,
-        };
-        // Usually the driver is on the permit and already loaded; a CPF is unique, so a match
-        // among those rows is the answer `resolve_driver` would give (CPF first). A CNH is not
-        // unique (lowest id wins), so it is always looked up.
-        let on_permit = match &input.driver {
-            DriverId::Cpf(cpf) | DriverId::Either { cpf, .. } => bundle.as_ref().and_then(|b| {
-                b.people
-                    .iter()
-                    .find(|(_, p)| p.cpf == *cpf)
-                    .map(|(_, p)| p.clone())
-            }),
+        let people = People::ForCheck(match &input.driver {
+            DriverId::Cpf(cpf) | DriverId::Either { cpf, .. } => Some(cpf.as_str()),
             DriverId::Cnh(_) => None,
-        };
-        let driver = match on_permit {
-            Some(p) => Some(p),
-            None => resolve_driver(&self.conn, &input.driver)?,
-        };
-
-        let mut reg = Registry {
-            version: meta.version,
-            generated_at: meta.generated_at,
-            ..Registry::default()
-        };
-        if let Some(d) = &driver {
-            // `role_on` answers Holder/Auxiliary from the permit itself; only otherwise does it
-            // ask which permits the driver holds or is auxiliary on.
-            if !bundle.as_ref().is_some_and(|b| b.drives_it_by_right(&d.id)) {
-                let mut stmt = self.conn.prepare_cached(PERMITS_DRIVEN_BY)?;
-                let mut rows = stmt.query([&d.id])?;
-                let mut others: Vec<(String, Permit)> = Vec::new();
-                while let Some(row) = rows.next()? {
-                    let number: String = row.get(0)?;
-                    let other = bundle.as_ref().is_none_or(|b| b.permit.number != number);
-                    if other && !others.iter().any(|(n, _)| *n == number) {
-                        others.push((number, decode("reg_permits", row, 1)?));
-                    }
-                }
-                // Permit-number order, so that findings listing them are deterministic.
-                others.sort_by(|a, b| a.0.cmp(&b.0));
-                reg.permits.extend(others.into_iter().map(|(_, p)| p));
+        });
+        if let Some(f) = from_bundles(&self.conn, key, at_stand, people)? {
+            let on_permit = driver_on_permit(f.bundle.as_ref(), &input.driver);
+            if let (Some(i), Some(b)) = (on_permit, &f.bundle)
+                && b.drives_it_by_right(&b.people[i].1.id)
+            {
+                return Ok(assemble(f, Driver::OnPermit(i), Vec::new()));
             }
-            reg.people.push(d.clone());
+            if let Some((driver, others)) =
+                driver_elsewhere(&self.conn, &f, on_permit, &input.driver)?
+            {
+                return Ok(assemble(f, driver, others));
+            }
         }
 
-        if let Some(b) = bundle {
-            for (_, p) in b.people {
-                if !reg.people.iter().any(|x| x.id == p.id) {
-                    reg.people.push(p);
+        // Rare: a bundle that does not decode, or a batch applied between the two statements.
+        // Everything again, inside one read transaction.
+        let _tx = ReadTx::begin(&self.conn)?;
+        let f = found(&self.conn, key, at_stand, people)?;
+        let driver = match driver_on_permit(f.bundle.as_ref(), &input.driver) {
+            Some(i) => Driver::OnPermit(i),
+            None => match resolve_driver(&self.conn, &input.driver)? {
+                Some(p) => Driver::Elsewhere(p),
+                None => Driver::Unknown,
+            },
+        };
+        let driver_id = match (&driver, &f.bundle) {
+            (Driver::OnPermit(i), Some(b)) => Some(b.people[*i].1.id.as_str()),
+            (Driver::Elsewhere(p), _) => Some(p.id.as_str()),
+            _ => None,
+        };
+        let mut others: Vec<(String, Permit)> = Vec::new();
+        // `role_on` answers Holder/Auxiliary from the permit itself; only otherwise does it
+        // ask which permits the driver holds or is auxiliary on.
+        if let Some(id) = driver_id
+            && !f.bundle.as_ref().is_some_and(|b| b.drives_it_by_right(id))
+        {
+            let mut stmt = self.conn.prepare_cached(PERMITS_DRIVEN_BY)?;
+            let mut rows = stmt.query([id])?;
+            while let Some(row) = rows.next()? {
+                let number: String = row.get(0)?;
+                let other = f.bundle.as_ref().is_none_or(|b| b.permit.number != number);
+                if other && !others.iter().any(|(n, _)| *n == number) {
+                    others.push((number, decode("reg_permits", row, 1)?));
                 }
             }
-            reg.vehicles.push(b.vehicle);
-            reg.stands = b.stands;
-            reg.penalties = b.penalties;
-            reg.fines = b.fines;
-            // Last, so that the plate index (last one wins) names this permit even if one of
-            // the driver's other permits named the same vehicle.
-            reg.permits.push(b.permit);
+            // Permit-number order, so that findings listing them are deterministic.
+            others.sort_by(|a, b| a.0.cmp(&b.0));
         }
-        Ok((reg, meta.refreshed_at))
+        Ok(assemble(
+            f,
+            driver,
+            others.into_iter().map(|(_, p)| p).collect(),
+        ))
     }
+}
 
-    fn meta(&self) -> StoreResult<ReplicaInfo> {
-        self.replica_info()?.ok_or(StoreError::NoRegistry)
+/// The driver and the permits they hold or are auxiliary on, for a driver who is not holder or
+/// auxiliary of the permit found (or when no permit was found): one statement per identifier
+/// over the driver rows (`reg_check_drivers`, module `bundle`), with the meta row. `None` when
+/// the replica's version moved since `f` was read or a row does not decode: the caller then
+/// reads everything in one transaction. Same answer as `resolve_driver` + `PERMITS_DRIVEN_BY`.
+fn driver_elsewhere(
+    conn: &Connection,
+    f: &Found,
+    on_permit: Option<usize>,
+    who: &DriverId,
+) -> StoreResult<Option<(Driver, Vec<Permit>)>> {
+    let tries: [Option<(&str, &str)>; 2] = match who {
+        DriverId::Cpf(c) => [Some((DRIVER_BY_CPF, c.as_str())), None],
+        DriverId::Cnh(n) => [Some((DRIVER_BY_CNH, n.as_str())), None],
+        DriverId::Either { cpf, cnh } => [
+            Some((DRIVER_BY_CPF, cpf.as_str())),
+            Some((DRIVER_BY_CNH, cnh.as_str())),
+        ],
+    };
+    for (sql, key) in tries.into_iter().flatten() {
+        let mut stmt = conn.prepare_cached(sql)?;
+        let mut rows = stmt.query([key])?;
+        // The lowest person id among the matches (one for a CPF).
+        let mut best: Option<(String, Option<Person>, Vec<Permit>)> = None;
+        let mut seen_meta = false;
+        while let Some(row) = rows.next()? {
+            if !seen_meta {
+                seen_meta = true;
+                if to_u64(row.get(0)?, "replica_meta")? != f.meta.version {
+                    return Ok(None);
+                }
+            }
+            let Some(id) = row
+                .get_ref(1)?
+                .as_str_or_null()
+                .map_err(rusqlite::Error::from)?
+            else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|(b, _, _)| id < b.as_str()) {
+                let body = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+                // A CPF match on the permit is that same person, already decoded.
+                let Ok((person, permits)) = bundle::decode_driver(body, on_permit.is_none()) else {
+                    return Ok(None);
+                };
+                best = Some((id.to_owned(), person, permits));
+            }
+        }
+        if !seen_meta {
+            return Err(StoreError::NoRegistry);
+        }
+        let Some((id, person, permits)) = best else {
+            continue;
+        };
+        // `role_on` answers Holder/Auxiliary from the permit itself; only otherwise does it
+        // ask which permits the driver holds or is auxiliary on (number order: findings that
+        // list them are deterministic).
+        let others = if f.bundle.as_ref().is_some_and(|b| b.drives_it_by_right(&id)) {
+            Vec::new()
+        } else {
+            permits
+                .into_iter()
+                .filter(|p| {
+                    f.bundle
+                        .as_ref()
+                        .is_none_or(|b| b.permit.number != p.number)
+                })
+                .collect()
+        };
+        let driver = match (on_permit, person) {
+            (Some(i), _) => Driver::OnPermit(i),
+            (None, Some(p)) => Driver::Elsewhere(p),
+            (None, None) => return Ok(None),
+        };
+        return Ok(Some((driver, others)));
     }
+    if on_permit.is_some() {
+        // On the permit yet not found by the same CPF: the rows moved; read them again.
+        return Ok(None);
+    }
+    Ok(Some((Driver::Unknown, Vec::new())))
+}
+
+/// Usually the driver is on the permit and already loaded; a CPF is unique, so a match among
+/// those rows is the answer `resolve_driver` would give (CPF first). A CNH is not unique
+/// (lowest id wins), so it is always looked up.
+fn driver_on_permit(bundle: Option<&Bundle>, who: &DriverId) -> Option<usize> {
+    match who {
+        DriverId::Cpf(cpf) | DriverId::Either { cpf, .. } => {
+            bundle.and_then(|b| b.people.iter().position(|(_, p)| p.cpf == *cpf))
+        }
+        DriverId::Cnh(_) => None,
+    }
+}
+
+/// The small registry of a check: the driver first, then the permit's holder (the only other
+/// person the rules read: art. 30 III, R40); the driver's other permits in number order and
+/// then this permit last (so that the plate index, where the last one wins, names it even if
+/// another permit named the same vehicle).
+fn assemble(f: Found, driver: Driver, others: Vec<Permit>) -> (Registry, DateTime<Utc>) {
+    let Found {
+        meta,
+        bundle,
+        found_stand,
+    } = f;
+    let mut reg = Registry {
+        version: meta.version,
+        generated_at: meta.generated_at,
+        permits: others,
+        ..Registry::default()
+    };
+    let Some(b) = bundle else {
+        if let Driver::Elsewhere(p) = driver {
+            reg.people.push(p);
+        }
+        return (reg, meta.refreshed_at);
+    };
+    let mut on_permit = b.people;
+    reg.people.reserve(on_permit.len() + 1);
+    match driver {
+        Driver::Elsewhere(p) => reg.people.push(p),
+        // First place for the driver, then the others in key order.
+        Driver::OnPermit(i) if i < on_permit.len() => reg.people.push(on_permit.remove(i).1),
+        Driver::OnPermit(_) | Driver::Unknown => {}
+    }
+    for (role, p) in on_permit {
+        if role == Role::Holder && !reg.people.iter().any(|x| x.id == p.id) {
+            reg.people.push(p);
+        }
+    }
+    reg.vehicles.push(b.vehicle);
+    reg.stands.extend(b.stand);
+    reg.stands.extend(found_stand);
+    reg.penalties = b.penalties;
+    reg.fines = b.fines;
+    reg.permits.push(b.permit);
+    (reg, meta.refreshed_at)
 }
 
 fn stamp(meta: &ReplicaInfo, at: DateTime<Utc>) -> RegistryStamp {
@@ -297,96 +671,6 @@ fn stamp(meta: &ReplicaInfo, at: DateTime<Utc>) -> RegistryStamp {
     }
 }
 
-fn bundle_by_plate(
-    conn: &Connection,
-    canonical: &str,
-    at_stand: Option<&str>,
-) -> StoreResult<Option<Bundle>> {
-    let mut stmt = conn.prepare_cached(PERMITS_BY_PLATE)?;
-    let mut rows = stmt.query([canonical])?;
-    let mut chosen: Option<(Permit, Vehicle)> = None;
-    while let Some(row) = rows.next()? {
-        let permit: Permit = decode("reg_permits", row, 1)?;
-        let rank = |p: &Permit| {
-            (
-                matches!(p.state, PermitState::Revoked { .. }),
-                p.number.clone(),
-            )
-        };
-        if chosen.as_ref().is_none_or(|(c, _)| rank(&permit) < rank(c)) {
-            chosen = Some((permit, decode("reg_vehicles", row, 2)?));
-        }
-    }
-    drop(rows);
-    match chosen {
-        Some((permit, vehicle)) => details(conn, permit, vehicle, at_stand).map(Some),
-        None => Ok(None),
-    }
-}
-
-fn bundle_by_number(
-    conn: &Connection,
-    number: &str,
-    at_stand: Option<&str>,
-) -> StoreResult<Option<Bundle>> {
-    let mut stmt = conn.prepare_cached(PERMIT_BY_NUMBER)?;
-    let mut rows = stmt.query([number])?;
-    let Some(row) = rows.next()? else {
-        return Ok(None);
-    };
-    let permit: Permit = decode("reg_permits", row, 0)?;
-    let vehicle: Vehicle = decode("reg_vehicles", row, 1)?;
-    drop(rows);
-    details(conn, permit, vehicle, at_stand).map(Some)
-}
-
-fn details(
-    conn: &Connection,
-    permit: Permit,
-    vehicle: Vehicle,
-    at_stand: Option<&str>,
-) -> StoreResult<Bundle> {
-    let mut b = Bundle {
-        permit,
-        vehicle,
-        people: Vec::new(),
-        stands: Vec::new(),
-        penalties: Vec::new(),
-        fines: Vec::new(),
-    };
-    let mut stmt = conn.prepare_cached(PERMIT_DETAILS)?;
-    let mut rows = stmt.query(rusqlite::params![
-        b.permit.number,
-        b.permit.stand_id,
-        at_stand
-    ])?;
-    while let Some(row) = rows.next()? {
-        let arm: i64 = row.get(0)?;
-        match arm {
-            0 => {
-                let role = match row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)? {
-                    ROLE_HOLDER => Role::Holder,
-                    ROLE_AUXILIARY => Role::Auxiliary,
-                    ROLE_ILLNESS => Role::Illness,
-                    other => {
-                        return Err(StoreError::Decode {
-                            table: "reg_permit_people",
-                            key: b.permit.number.clone(),
-                            detail: format!("papel desconhecido {other:?}"),
-                        });
-                    }
-                };
-                b.people.push((role, decode("reg_people", row, 2)?));
-            }
-            1 => b.stands.push(decode("reg_stands", row, 2)?),
-            2 => b.penalties.push(decode("reg_penalties", row, 2)?),
-            _ => b.fines.push(decode("reg_fines", row, 2)?),
-        }
-    }
-    Ok(b)
-}
-
-/// The person with the lowest id among the rows (one row for a CPF, which is unique).
 fn person_by(conn: &Connection, sql: &str, key: &str) -> StoreResult<Option<Person>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query([key])?;
@@ -452,10 +736,8 @@ fn view(b: Bundle, meta: &ReplicaInfo, at: DateTime<Utc>) -> StoreResult<PermitV
         .as_ref()
         .and_then(|i| person(Role::Illness, &i.person_id));
     let stand = b
-        .stands
-        .iter()
-        .find(|s| s.id == b.permit.stand_id)
-        .cloned()
+        .stand
+        .clone()
         .ok_or_else(|| missing("ponto", &b.permit.stand_id))?;
     Ok(PermitView {
         registry: stamp(meta, at),
@@ -516,7 +798,7 @@ mod tests {
                 store.check(&input, &config).unwrap();
             }
         }
-        for sql in [PERMITS_BY_PLATE, PERMIT_DETAILS, PERMITS_DRIVEN_BY] {
+        for sql in [BUNDLE_BY_PLATE_AT, DRIVER_BY_CPF] {
             let stmt = store.conn.prepare_cached(sql).unwrap();
             assert!(stmt.get_status(StatementStatus::Run) >= 3, "{sql}");
             assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0, "{sql}");

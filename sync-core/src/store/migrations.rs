@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_sync.sql"),
     include_str!("migrations/0004_device.sql"),
     include_str!("migrations/0005_client.sql"),
+    include_str!("migrations/0006_check_bundles.sql"),
 ];
 
 /// The schema version this code writes.

@@ -10,8 +10,10 @@
 //!    transaction together with the `user_version` bump (module `migrations`).
 //! 2. The registry arrives as a snapshot or a batch of changes (`crate::feed`), each applied in
 //!    one transaction (module `replica`), stamped with its version and the device's refresh time.
-//! 3. Lookups and checks (module `lookup`) read a handful of rows by indexed key and hand them to
-//!    `crate::rules::check`; the verdict is stamped with the replica's version and age.
+//! 3. Lookups and checks (module `lookup`) read the permit's precomputed check bundle (module
+//!    `bundle`, written with the replica in step 2) by canonical plate or number — one indexed
+//!    row — and hand it to `crate::rules::check`; the verdict is stamped with the replica's
+//!    version and age.
 //! 4. The field-records layer (`crate::field`) writes each record change as an incremental
 //!    Automerge chunk, in the same transaction as the auto number it may take, the photos and
 //!    observed people it names (module `records`, `Store::edit_record_with`); photos are stored
@@ -24,6 +26,8 @@
 //! for each other instead of failing. Writers open `BEGIN IMMEDIATE` transactions so that two
 //! connections never deadlock upgrading a read lock.
 
+// Precomputed check bundles and driver rows, kept with the replica (issue 3).
+mod bundle;
 // Sync client's session, photo upload marks and sync status (issue 5).
 mod client_state;
 mod error;
@@ -172,6 +176,10 @@ impl Store {
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
 
         migrations::migrate(&mut conn, found, target)?;
+        if target == LATEST_VERSION {
+            // Check bundles in this build's encoding (rebuilt once after migration 6).
+            bundle::ensure(&mut conn)?;
+        }
 
         conn.pragma_update(None, "foreign_keys", true)?;
         let fk: i64 = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;

@@ -5,11 +5,16 @@
 //! refreshed_at), so the version on the device always names exactly the rows it holds. A batch
 //! is accepted only when it starts at the replica's version; references are checked by SQLite's
 //! deferred foreign keys at COMMIT, and any failure rolls the whole batch back.
+//!
+//! Each also rewrites, in the same transaction, the check bundles (module `bundle`) of every
+//! permit it touched: a snapshot all of them, a batch those of the permits it changed and of
+//! the permits embedding a person, vehicle, stand, penalty or fine it changed.
 
 use chrono::{DateTime, SubsecRound, Utc};
 use rusqlite::{Connection, ErrorCode, TransactionBehavior, params};
 use serde::Serialize;
 
+use super::bundle::{self, Dirty};
 use super::{Store, StoreError, StoreResult, optional, parse_opt_ts, parse_ts, to_i64, to_u64, ts};
 use crate::domain::{Fine, Penalty, Permit, Person, Registry, Stand, Transfer, Vehicle};
 use crate::feed::{FeedError, RegistryChange, RegistryChanges, RegistrySnapshot, TransferKey};
@@ -72,6 +77,7 @@ impl Store {
         }
         let old_version = before.as_ref().map_or(0, |m| m.version);
         let inconsistent = |e| integrity(e, old_version);
+        let bundles = bundle::maintained(&tx)?;
         tx.execute_batch(
             "DELETE FROM reg_permit_people; DELETE FROM reg_penalties; DELETE FROM reg_fines;
              DELETE FROM reg_transfers; DELETE FROM reg_permits; DELETE FROM reg_stands;
@@ -97,6 +103,10 @@ impl Store {
         }
         for t in &snapshot.transfers {
             put_transfer(&tx, t).map_err(inconsistent)?;
+        }
+        if bundles {
+            // From the snapshot in memory (validated: every reference resolves), not re-read.
+            bundle::put_all(&tx, snapshot).map_err(inconsistent)?;
         }
         write_meta(&tx, snapshot.version, snapshot.generated_at, refreshed_at)?;
         tx.commit().map_err(|e| inconsistent(StoreError::from(e)))?;
@@ -138,8 +148,12 @@ impl Store {
             .into());
         }
         let inconsistent = |e| integrity(e, meta.version);
+        let mut dirty = Dirty::default();
         for c in &changes.changes {
-            apply_one(&tx, c).map_err(inconsistent)?;
+            apply_one(&tx, c, &mut dirty).map_err(inconsistent)?;
+        }
+        if bundle::maintained(&tx)? {
+            dirty.refresh(&tx).map_err(inconsistent)?;
         }
         write_meta(
             &tx,
@@ -160,53 +174,62 @@ impl Store {
 
     /// The whole replica as a `Registry`, every list sorted by key (`feed::sorted` order).
     pub fn export_registry(&self) -> StoreResult<Registry> {
-        let meta = read_meta(&self.conn)?.ok_or(StoreError::NoRegistry)?;
-        fn all<T: serde::de::DeserializeOwned>(
-            conn: &Connection,
-            table: &'static str,
-            sql: &str,
-        ) -> StoreResult<Vec<T>> {
-            let mut stmt = conn.prepare(sql)?;
-            let mut rows = stmt.query([])?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                out.push(decode(table, row, 0)?);
-            }
-            Ok(out)
-        }
-        let c = &self.conn;
-        Ok(Registry {
-            version: meta.version,
-            generated_at: meta.generated_at,
-            people: all(c, "reg_people", "SELECT body FROM reg_people ORDER BY id")?,
-            vehicles: all(
-                c,
-                "reg_vehicles",
-                "SELECT body FROM reg_vehicles ORDER BY id",
-            )?,
-            stands: all(c, "reg_stands", "SELECT body FROM reg_stands ORDER BY id")?,
-            permits: all(
-                c,
-                "reg_permits",
-                "SELECT body FROM reg_permits ORDER BY number",
-            )?,
-            penalties: all(
-                c,
-                "reg_penalties",
-                "SELECT body FROM reg_penalties ORDER BY id",
-            )?,
-            fines: all(c, "reg_fines", "SELECT body FROM reg_fines ORDER BY id")?,
-            transfers: all(
-                c,
-                "reg_transfers",
-                "SELECT body FROM reg_transfers
-                 ORDER BY permit_number, on_date, from_person_id, to_person_id",
-            )?,
-        })
+        export(&self.conn)
     }
 }
 
-fn read_meta(conn: &Connection) -> StoreResult<Option<ReplicaInfo>> {
+/// Whether a snapshot was ever applied.
+pub(super) fn has_registry(conn: &Connection) -> StoreResult<bool> {
+    Ok(read_meta(conn)?.is_some())
+}
+
+/// The whole replica as a `Registry` (see `Store::export_registry`).
+pub(super) fn export(c: &Connection) -> StoreResult<Registry> {
+    let meta = read_meta(c)?.ok_or(StoreError::NoRegistry)?;
+    fn all<T: serde::de::DeserializeOwned>(
+        conn: &Connection,
+        table: &'static str,
+        sql: &str,
+    ) -> StoreResult<Vec<T>> {
+        let mut stmt = conn.prepare(sql)?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(decode(table, row, 0)?);
+        }
+        Ok(out)
+    }
+    Ok(Registry {
+        version: meta.version,
+        generated_at: meta.generated_at,
+        people: all(c, "reg_people", "SELECT body FROM reg_people ORDER BY id")?,
+        vehicles: all(
+            c,
+            "reg_vehicles",
+            "SELECT body FROM reg_vehicles ORDER BY id",
+        )?,
+        stands: all(c, "reg_stands", "SELECT body FROM reg_stands ORDER BY id")?,
+        permits: all(
+            c,
+            "reg_permits",
+            "SELECT body FROM reg_permits ORDER BY number",
+        )?,
+        penalties: all(
+            c,
+            "reg_penalties",
+            "SELECT body FROM reg_penalties ORDER BY id",
+        )?,
+        fines: all(c, "reg_fines", "SELECT body FROM reg_fines ORDER BY id")?,
+        transfers: all(
+            c,
+            "reg_transfers",
+            "SELECT body FROM reg_transfers
+             ORDER BY permit_number, on_date, from_person_id, to_person_id",
+        )?,
+    })
+}
+
+pub(super) fn read_meta(conn: &Connection) -> StoreResult<Option<ReplicaInfo>> {
     let row = optional(
         conn.prepare_cached(
             "SELECT version, generated_at, refreshed_at FROM replica_meta WHERE id = 1",
@@ -407,31 +430,63 @@ fn delete(c: &Connection, sql: &str, key: &str) -> StoreResult<()> {
     Ok(())
 }
 
-fn apply_one(c: &Connection, change: &RegistryChange) -> StoreResult<()> {
+/// Applies one change and notes in `dirty` what it touched (transfers are not in any bundle:
+/// the field check does not read them).
+fn apply_one(c: &Connection, change: &RegistryChange, dirty: &mut Dirty) -> StoreResult<()> {
     // Deleting something absent is not an error: the batch's end state is what matters, and
     // the version check already guarantees the batch was computed against this replica.
     match change {
-        RegistryChange::UpsertPerson { person } => put_person(c, person),
+        RegistryChange::UpsertPerson { person } => {
+            dirty.person(&person.id);
+            put_person(c, person)
+        }
         RegistryChange::DeletePerson { id } => {
+            dirty.person(id);
             delete(c, "DELETE FROM reg_people WHERE id = ?1", id)
         }
-        RegistryChange::UpsertVehicle { vehicle } => put_vehicle(c, vehicle),
+        RegistryChange::UpsertVehicle { vehicle } => {
+            dirty.vehicle(&vehicle.id);
+            put_vehicle(c, vehicle)
+        }
         RegistryChange::DeleteVehicle { id } => {
+            dirty.vehicle(id);
             delete(c, "DELETE FROM reg_vehicles WHERE id = ?1", id)
         }
-        RegistryChange::UpsertStand { stand } => put_stand(c, stand),
-        RegistryChange::DeleteStand { id } => delete(c, "DELETE FROM reg_stands WHERE id = ?1", id),
-        RegistryChange::UpsertPermit { permit } => put_permit(c, permit),
+        RegistryChange::UpsertStand { stand } => {
+            dirty.stand(&stand.id);
+            put_stand(c, stand)
+        }
+        RegistryChange::DeleteStand { id } => {
+            dirty.stand(id);
+            delete(c, "DELETE FROM reg_stands WHERE id = ?1", id)
+        }
+        RegistryChange::UpsertPermit { permit } => {
+            dirty.permit(c, &permit.number)?;
+            put_permit(c, permit)
+        }
         RegistryChange::DeletePermit { number } => {
+            dirty.permit(c, number)?;
             // Its reg_permit_people rows go with it (ON DELETE CASCADE).
             delete(c, "DELETE FROM reg_permits WHERE number = ?1", number)
         }
-        RegistryChange::UpsertPenalty { penalty } => put_penalty(c, penalty),
+        RegistryChange::UpsertPenalty { penalty } => {
+            dirty.penalty(c, &penalty.id)?;
+            dirty.bundle(&penalty.permit_number);
+            put_penalty(c, penalty)
+        }
         RegistryChange::DeletePenalty { id } => {
+            dirty.penalty(c, id)?;
             delete(c, "DELETE FROM reg_penalties WHERE id = ?1", id)
         }
-        RegistryChange::UpsertFine { fine } => put_fine(c, fine),
-        RegistryChange::DeleteFine { id } => delete(c, "DELETE FROM reg_fines WHERE id = ?1", id),
+        RegistryChange::UpsertFine { fine } => {
+            dirty.fine(c, &fine.id)?;
+            dirty.bundle(&fine.permit_number);
+            put_fine(c, fine)
+        }
+        RegistryChange::DeleteFine { id } => {
+            dirty.fine(c, id)?;
+            delete(c, "DELETE FROM reg_fines WHERE id = ?1", id)
+        }
         RegistryChange::UpsertTransfer { transfer } => put_transfer(c, transfer),
         RegistryChange::DeleteTransfer { key } => delete_transfer(c, key),
     }
