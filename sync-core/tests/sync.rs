@@ -400,6 +400,17 @@ impl Net {
     }
 }
 
+/// Rewrites the record's facts behind the records API's back (no sealing check on the device):
+/// what a tampered or buggy app would send.
+fn rewrite_sealed_facts(dev: &mut Device, id: &str) {
+    dev.edit(id, |d, ag| {
+        let am = d.automerge_mut();
+        am.set_actor(ag.actor_id());
+        am.put(ROOT, "facts", "Outra versão dos fatos").unwrap();
+        am.commit();
+    });
+}
+
 fn sorted_heads(doc: &mut RecordDoc) -> Vec<String> {
     hex_heads(doc)
 }
@@ -562,12 +573,7 @@ fn sealed_field_edit_is_rejected_and_reset_while_other_records_sync() {
         d.add_witness(ag, t0() + Duration::minutes(20), &witness("W1"))
             .unwrap();
     });
-    phone.edit(&a_id, |d, ag| {
-        let am = d.automerge_mut();
-        am.set_actor(ag.actor_id());
-        am.put(ROOT, "facts", "Outra versão dos fatos").unwrap();
-        am.commit();
-    });
+    rewrite_sealed_facts(&mut phone, &a_id);
     // Record B: a legitimate witness.
     phone.edit(&b_id, |d, ag| {
         d.add_witness(ag, t0() + Duration::minutes(21), &witness("W2"))
@@ -1136,12 +1142,7 @@ fn a_new_record_whose_last_change_breaks_the_seal_is_kept_up_to_the_step_before(
         d.add_witness(ag, t0() + Duration::minutes(20), &witness("W1"))
             .unwrap();
     });
-    phone.edit(&a_id, |d, ag| {
-        let am = d.automerge_mut();
-        am.set_actor(ag.actor_id());
-        am.put(ROOT, "facts", "Outra versão dos fatos").unwrap();
-        am.commit();
-    });
+    rewrite_sealed_facts(&mut phone, &a_id);
 
     let (_, resp, _) = net.exchange(&mut phone);
     assert_eq!(resp.rejections.len(), 1, "{:?}", resp.rejections);
