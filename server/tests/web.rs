@@ -294,6 +294,23 @@ async fn phone(app: &App) -> Phone {
     phone_on(app, "fiscal", "fiscal-demo", "tablet-fiscal-01").await
 }
 
+/// The demo officer's tablet and a second device of the same officer (registered by the
+/// admin): two copies of the same records, for conflicts and duplicates.
+async fn two_phones(app: &App) -> (Phone, Phone) {
+    let admin = api_login(app, "admin", "admin-demo", "desktop-admin").await;
+    let p = phone(app).await;
+    api(
+        app,
+        Method::POST,
+        "/v1/devices",
+        admin["access_token"].as_str(),
+        json!({"id": "celular-fiscal-02", "user_id": p.agent.user_id, "label": "Celular 2"}),
+    )
+    .await;
+    let p2 = phone_on(app, "fiscal", "fiscal-demo", "celular-fiscal-02").await;
+    (p, p2)
+}
+
 impl Phone {
     fn persist(&mut self, doc: &mut RecordDoc) -> String {
         let id = doc.id().to_string();
@@ -825,17 +842,7 @@ async fn record_page_shows_evidence_verdict_and_photos() {
 #[tokio::test]
 async fn a_conflict_is_resolved_by_picking_a_value() {
     let app = app().await;
-    let admin = api_login(&app, "admin", "admin-demo", "desktop-admin").await;
-    let mut p = phone(&app).await;
-    api(
-        &app,
-        Method::POST,
-        "/v1/devices",
-        admin["access_token"].as_str(),
-        json!({"id": "celular-fiscal-02", "user_id": p.agent.user_id, "label": "Celular 2"}),
-    )
-    .await;
-    let mut p2 = phone_on(&app, "fiscal", "fiscal-demo", "celular-fiscal-02").await;
+    let (mut p, mut p2) = two_phones(&app).await;
     let (permit, plate, holder) = a_permit(&app, 0).await;
     let agent = p.agent.clone();
     let mut r =
@@ -1097,17 +1104,7 @@ async fn a_late_appeal_is_refused_citing_art_35() {
 #[tokio::test]
 async fn duplicates_are_grouped_and_merged_through_the_page() {
     let app = app().await;
-    let admin = api_login(&app, "admin", "admin-demo", "desktop-admin").await;
-    let mut p = phone(&app).await;
-    api(
-        &app,
-        Method::POST,
-        "/v1/devices",
-        admin["access_token"].as_str(),
-        json!({"id": "celular-fiscal-02", "user_id": p.agent.user_id, "label": "Celular 2"}),
-    )
-    .await;
-    let mut p2 = phone_on(&app, "fiscal", "fiscal-demo", "celular-fiscal-02").await;
+    let (mut p, mut p2) = two_phones(&app).await;
     // The same scene written on two devices; a third record of another taxi.
     let (first, plate) = issued_record(&app, &mut p, 0, "Parado fora do ponto (tablet).").await;
     let (second, _) = issued_record(&app, &mut p2, 0, "Parado fora do ponto (celular).").await;

@@ -400,6 +400,17 @@ impl Net {
     }
 }
 
+/// The officer's phone with two issued autos, both synced to the server.
+fn phone_with_two_synced_records(net: &mut Net) -> (Device, String, String) {
+    let mut phone = Device::new(officer_phone());
+    let mut a = issued(&phone.agent.clone(), 1);
+    let mut b = issued(&phone.agent.clone(), 2);
+    let a_id = phone.persist(&mut a);
+    let b_id = phone.persist(&mut b);
+    net.sync(&mut phone);
+    (phone, a_id, b_id)
+}
+
 /// Rewrites the record's facts behind the records API's back (no sealing check on the device):
 /// what a tampered or buggy app would send.
 fn rewrite_sealed_facts(dev: &mut Device, id: &str) {
@@ -560,12 +571,7 @@ fn concurrent_offline_edits_meet_on_every_side_with_identical_heads() {
 #[test]
 fn sealed_field_edit_is_rejected_and_reset_while_other_records_sync() {
     let mut net = Net::new();
-    let mut phone = Device::new(officer_phone());
-    let mut a = issued(&phone.agent.clone(), 1);
-    let mut b = issued(&phone.agent.clone(), 2);
-    let a_id = phone.persist(&mut a);
-    let b_id = phone.persist(&mut b);
-    net.sync(&mut phone);
+    let (mut phone, a_id, b_id) = phone_with_two_synced_records(&mut net);
     let audit_before = net.server.audit.len();
 
     // Record A: a legitimate witness, then a rewrite of the sealed facts behind the API's back.
@@ -1173,12 +1179,7 @@ fn a_new_record_whose_last_change_breaks_the_seal_is_kept_up_to_the_step_before(
 #[test]
 fn a_fresh_store_of_the_same_device_receives_everything_again() {
     let mut net = Net::new();
-    let mut phone = Device::new(officer_phone());
-    let mut a = issued(&phone.agent.clone(), 1);
-    let mut b = issued(&phone.agent.clone(), 2);
-    let a_id = phone.persist(&mut a);
-    let b_id = phone.persist(&mut b);
-    net.sync(&mut phone);
+    let (mut phone, a_id, b_id) = phone_with_two_synced_records(&mut net);
     net.sync(&mut phone);
 
     let mut reinstalled = Device::new(officer_phone());
