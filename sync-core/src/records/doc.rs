@@ -15,10 +15,9 @@ use super::model::{
     WitnessInput, charged_people, device_of_actor, normalise_sha256,
 };
 use super::read::{
-    collect_conflicts, opt_obj, opt_str, parse_uuid, person_ref, read_agent, read_events,
-    read_str_list, read_witnesses, req_f64, req_obj, req_str, req_time, req_u64, scalar,
-    scalar_json,
+    opt_str, parse_uuid, person_ref, read_str_list, req_obj, req_str, scalar, scalar_json,
 };
+use super::tree::{self, read_tree};
 use crate::domain::{DriverRole, Plate, RegistryIndex};
 use crate::rules::Verdict;
 
@@ -487,80 +486,81 @@ impl RecordDoc {
     /// Every field, the derived status, the events (valid and flagged) and the conflicts.
     pub fn view(&self) -> Result<RecordView, RecordError> {
         let d = &self.doc;
-        let schema_version = match scalar(d, &ROOT, key::SCHEMA_VERSION)? {
-            Some(ScalarValue::Uint(v)) => v,
-            Some(ScalarValue::Int(v)) if v >= 0 => v.unsigned_abs(),
-            _ => return Err(malformed("schema_version")),
-        };
-        let author = read_agent(d, &req_obj(d, &ROOT, key::AUTHOR, ObjType::Map)?)?;
-        let position = match opt_obj(d, &ROOT, key::POSITION, ObjType::Map)? {
+        // One walk over the document, then field reads from the tree (see `tree.rs`).
+        let root = read_tree(d)?;
+        let schema_version = root
+            .opt_u64(key::SCHEMA_VERSION)?
+            .ok_or_else(|| malformed("schema_version"))?;
+        let author = tree::read_agent(root.req_map(key::AUTHOR)?)?;
+        let position = match root.opt_map(key::POSITION)? {
             None => None,
             Some(p) => Some(Position {
-                lat: req_f64(d, &p, key::LAT)?,
-                lon: req_f64(d, &p, key::LON)?,
-                accuracy_m: req_f64(d, &p, key::ACCURACY_M)?,
+                lat: p.req_f64(key::LAT)?,
+                lon: p.req_f64(key::LON)?,
+                accuracy_m: p.req_f64(key::ACCURACY_M)?,
             }),
         };
-        let vehicle = match opt_obj(d, &ROOT, key::VEHICLE, ObjType::Map)? {
+        let vehicle = match root.opt_map(key::VEHICLE)? {
             None => None,
             Some(v) => Some(VehicleRef {
-                plate_raw: req_str(d, &v, key::PLATE_RAW)?,
-                plate: req_str(d, &v, key::PLATE)?,
+                plate_raw: v.req_str(key::PLATE_RAW)?.to_owned(),
+                plate: v.req_str(key::PLATE)?.to_owned(),
             }),
         };
-        let drv = req_obj(d, &ROOT, key::DRIVER, ObjType::Map)?;
+        let drv = root.req_map(key::DRIVER)?;
         let driver = DriverRef {
-            person: person_ref(&req_str(d, &drv, key::PERSON)?)?,
-            role: parse_driver_role(&req_str(d, &drv, key::ROLE)?)?,
+            person: person_ref(drv.req_str(key::PERSON)?)?,
+            role: parse_driver_role(drv.req_str(key::ROLE)?)?,
         };
-        let charged = read_str_list(d, &ROOT, key::CHARGED)?
+        let charged = root
+            .str_list(key::CHARGED)?
             .iter()
             .map(|s| person_ref(s))
             .collect::<Result<Vec<_>, _>>()?;
-        let gravity = match opt_str(d, &ROOT, key::GRAVITY)? {
+        let gravity = match root.opt_str(key::GRAVITY)? {
             None => None,
             Some(g) => {
-                Some(Gravity::parse(&g).ok_or_else(|| malformed(format!("gravidade {g:?}")))?)
+                Some(Gravity::parse(g).ok_or_else(|| malformed(format!("gravidade {g:?}")))?)
             }
         };
-        let legal_basis: Vec<LegalBasis> = match opt_str(d, &ROOT, key::LEGAL_BASIS)? {
+        let legal_basis: Vec<LegalBasis> = match root.opt_str(key::LEGAL_BASIS)? {
             None => Vec::new(),
             Some(s) => {
-                serde_json::from_str(&s).map_err(|e| malformed(format!("fundamento legal: {e}")))?
+                serde_json::from_str(s).map_err(|e| malformed(format!("fundamento legal: {e}")))?
             }
         };
-        let signature: Option<Signature> = opt_str(d, &ROOT, key::SIGNATURE)?
-            .map(|s| serde_json::from_str(&s).map_err(|e| malformed(format!("assinatura: {e}"))))
+        let signature: Option<Signature> = root
+            .opt_str(key::SIGNATURE)?
+            .map(|s| serde_json::from_str(s).map_err(|e| malformed(format!("assinatura: {e}"))))
             .transpose()?;
-        let witnesses = read_witnesses(d)?;
-        let photos = read_str_list(d, &ROOT, key::PHOTOS)?;
-        let raw_events = read_events(d)?;
+        let witnesses = tree::read_witnesses(&root)?;
+        let photos = root.str_list(key::PHOTOS)?;
+        let raw_events = tree::read_events(&root)?;
         let sealed = raw_events
             .iter()
             .any(|e| matches!(e, RawEvent::Ok(ev) if matches!(ev.event, EventKind::Issued)));
         let replayed = replay(self.kind, gravity, raw_events);
-        let mut conflicts = Vec::new();
-        collect_conflicts(d, &ROOT, "", &mut conflicts)?;
+        let conflicts = tree::conflicts(d, &root)?;
         Ok(RecordView {
             schema_version,
             id: self.id,
             kind: self.kind,
-            number: opt_str(d, &ROOT, key::NUMBER)?,
-            issuing_body: req_str(d, &ROOT, key::ISSUING_BODY)?,
+            number: root.opt_string(key::NUMBER)?,
+            issuing_body: root.req_str(key::ISSUING_BODY)?.to_owned(),
             author,
-            occurred_at: req_time(d, &ROOT, key::OCCURRED_AT)?,
-            monotonic: req_u64(d, &ROOT, key::MONOTONIC)?,
+            occurred_at: root.req_time(key::OCCURRED_AT)?,
+            monotonic: root.req_u64(key::MONOTONIC)?,
             position,
-            stand_id: opt_str(d, &ROOT, key::STAND_ID)?,
+            stand_id: root.opt_string(key::STAND_ID)?,
             vehicle,
             driver,
-            permit_number: opt_str(d, &ROOT, key::PERMIT_NUMBER)?,
-            holder_id: opt_str(d, &ROOT, key::HOLDER_ID)?,
+            permit_number: root.opt_string(key::PERMIT_NUMBER)?,
+            holder_id: root.opt_string(key::HOLDER_ID)?,
             charged,
             gravity,
-            facts: opt_str(d, &ROOT, key::FACTS)?.unwrap_or_default(),
+            facts: root.opt_string(key::FACTS)?.unwrap_or_default(),
             legal_basis,
-            verdict: opt_str(d, &ROOT, key::VERDICT)?,
+            verdict: root.opt_string(key::VERDICT)?,
             signature,
             witnesses,
             photos,
@@ -579,14 +579,12 @@ impl RecordDoc {
 
     /// Fields holding more than one value after concurrent edits (see `FieldConflict`).
     pub fn conflicts(&self) -> Result<Vec<FieldConflict>, RecordError> {
-        let mut out = Vec::new();
-        collect_conflicts(&self.doc, &ROOT, "", &mut out)?;
-        Ok(out)
+        tree::conflicts(&self.doc, &read_tree(&self.doc)?)
     }
 
     /// True once the record has been issued (an `issued` event exists on this copy).
     pub fn is_sealed(&self) -> Result<bool, RecordError> {
-        Ok(read_events(&self.doc)?
+        Ok(tree::read_events(&read_tree(&self.doc)?)?
             .iter()
             .any(|e| matches!(e, RawEvent::Ok(ev) if matches!(ev.event, EventKind::Issued))))
     }
@@ -615,10 +613,7 @@ impl RecordDoc {
     }
 
     fn author(&self) -> Result<Agent, RecordError> {
-        read_agent(
-            &self.doc,
-            &req_obj(&self.doc, &ROOT, key::AUTHOR, ObjType::Map)?,
-        )
+        tree::read_agent(read_tree(&self.doc)?.req_map(key::AUTHOR)?)
     }
 
     /// Draft fields are the author's: the same user, in the same role.

@@ -73,6 +73,7 @@ mod doc;
 mod events;
 mod model;
 mod read;
+mod tree;
 mod vet;
 
 #[cfg(test)]
