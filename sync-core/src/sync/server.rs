@@ -26,7 +26,7 @@
 //! device stores a response's cursor in the same transaction as its contents), so a lost
 //! response is simply sent again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use automerge::sync::{Have, Message, State, SyncDoc};
 use automerge::{AutoCommit, ChangeHash, ReadDoc};
@@ -252,6 +252,10 @@ pub struct ServerSync {
     pub push_limit: usize,
     /// Approximate bytes of pushed documents and messages per response (then `more`).
     pub push_bytes: usize,
+    /// Threads that decode and vet the records of one request (1: all on the caller's thread).
+    /// The outcome is the same for any value: only the pure work is spread, and its results
+    /// are committed in request order.
+    pub workers: usize,
 }
 
 impl Default for ServerSync {
@@ -259,8 +263,48 @@ impl Default for ServerSync {
         Self {
             push_limit: 200,
             push_bytes: 2 * 1024 * 1024,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
         }
     }
+}
+
+/// Records decoded and vetted together before their results are committed: bounds how many
+/// decoded documents are held at once (a 10,000-record request must not hold 10,000).
+const WINDOW: usize = 128;
+
+/// Runs `f` over `items` on up to `workers` scoped threads, results in the order of `items`.
+/// Contiguous chunks, one per thread: records of one request cost about the same.
+fn par_map<T: Send, R: Send>(items: Vec<T>, workers: usize, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let workers = workers.clamp(1, items.len().max(1));
+    if workers == 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(workers);
+    let mut chunks: Vec<Vec<T>> = Vec::with_capacity(workers);
+    let mut it = items.into_iter();
+    loop {
+        let chunk: Vec<T> = it.by_ref().take(per).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        chunks.push(chunk);
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || chunk.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(v) => v,
+                // A panic in the pure work is a bug; surface it on the caller's thread as it
+                // would have been without threads.
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
 }
 
 /// One record of the request, decoded.
@@ -277,6 +321,72 @@ struct Received {
     will_have: Option<Vec<String>>,
     /// Heads it showed it has.
     has: Option<Vec<String>>,
+}
+
+/// One incoming record after `decode_step`.
+enum Step<'a> {
+    /// Nothing to vet: refused unseen, malformed, or nothing new.
+    Done(Box<Examined>),
+    Ready(Box<Ready<'a>>),
+}
+
+/// A decoded record with changes to vet.
+struct Ready<'a> {
+    incoming: Incoming<'a>,
+    /// The server's copy (`None`: new to the server) and its heads.
+    server: Option<RecordDoc>,
+    server_heads: Vec<ChangeHash>,
+    /// The server's copy plus everything that arrived.
+    scratch: AutoCommit,
+    /// Heads the device has, and the changes it asked for.
+    device_heads: Vec<ChangeHash>,
+    need: Vec<ChangeHash>,
+    /// The changes the server lacks, in causal order.
+    new_changes: Vec<automerge::Change>,
+}
+
+/// Everything receiving one record decided, committed later in request order.
+#[derive(Default)]
+struct Examined {
+    /// Actors to bind to the sender's device.
+    bindings: Vec<String>,
+    /// Accepted changes to store (its `seq` is given at commit).
+    stored: Option<Box<StoredChange>>,
+    refusal: Option<RefusalOut>,
+    /// Heads to acknowledge (hex, sorted), and a reply with what the device lacks.
+    ack: Option<Vec<String>>,
+    message: Option<Vec<u8>>,
+    received: Received,
+}
+
+/// A refusal as `ServerSync::reject` takes it.
+struct RefusalOut {
+    change_hashes: Vec<String>,
+    bytes: Vec<u8>,
+    refusal: Refusal,
+    server_doc: Option<Vec<u8>>,
+    at: DateTime<Utc>,
+}
+
+impl Examined {
+    /// Refused unseen: no change hashes, the raw bytes kept as evidence.
+    fn refused(
+        bytes: Vec<u8>,
+        refusal: Refusal,
+        server_doc: Option<Vec<u8>>,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            refusal: Some(RefusalOut {
+                change_hashes: Vec::new(),
+                bytes,
+                refusal,
+                server_doc,
+                at,
+            }),
+            ..Self::default()
+        }
+    }
 }
 
 /// Per-record bookkeeping while handling one request.
@@ -353,20 +463,61 @@ impl ServerSync {
         let mut touched: BTreeMap<Uuid, Touched> = BTreeMap::new();
         let mut bound: BTreeSet<String> = BTreeSet::new();
 
-        // 2. What the device sent.
-        for (record_id, incoming) in items {
-            let loaded = store.peer_state(device, record_id).map_err(boxed)?;
-            let t = self.receive(
-                store, sender, registry, record_id, incoming, &mut seq, &mut bound, &mut out, now,
-            )?;
-            touched.insert(
-                record_id,
-                Touched {
-                    will_have: t.will_have,
-                    has: t.has,
-                    loaded,
+        // 2. What the device sent, a window at a time: read what the store holds of each
+        //    record, decode them (in parallel), look up the actors they use, vet them (in
+        //    parallel), then commit each result in request order.
+        let mut actors: HashMap<String, Option<Uuid>> = HashMap::new();
+        let mut items = items.into_iter().peekable();
+        while items.peek().is_some() {
+            let window: Vec<(Uuid, Incoming<'_>)> = items.by_ref().take(WINDOW).collect();
+            let mut reads = Vec::with_capacity(window.len());
+            for (record_id, incoming) in window {
+                let stored = store.record(record_id).map_err(boxed)?;
+                let loaded = store.peer_state(device, record_id).map_err(boxed)?;
+                reads.push((record_id, incoming, stored, loaded));
+            }
+            let decoded = par_map(
+                reads,
+                self.workers,
+                |(record_id, incoming, stored, loaded)| {
+                    let step = self.decode_step(sender, record_id, incoming, stored, now);
+                    (record_id, loaded, step)
                 },
             );
+            let mut ready = Vec::with_capacity(decoded.len());
+            for (record_id, loaded, step) in decoded {
+                let step = step?;
+                if let Step::Ready(r) = &step {
+                    for c in &r.new_changes {
+                        let actor = c.actor_id().to_hex_string();
+                        if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(actor)
+                        {
+                            let device = store.actor_device(slot.key()).map_err(boxed)?;
+                            slot.insert(device);
+                        }
+                    }
+                }
+                ready.push((record_id, loaded, step));
+            }
+            let actors = &actors;
+            let examined = par_map(ready, self.workers, |(record_id, loaded, step)| {
+                let ex = match step {
+                    Step::Done(ex) => Ok(*ex),
+                    Step::Ready(r) => self.vet_step(sender, registry, record_id, *r, actors, now),
+                };
+                (record_id, loaded, ex)
+            });
+            for (record_id, loaded, ex) in examined {
+                let t = self.commit(ex?, sender, record_id, &mut seq, &mut bound, &mut out);
+                touched.insert(
+                    record_id,
+                    Touched {
+                        will_have: t.will_have,
+                        has: t.has,
+                        loaded,
+                    },
+                );
+            }
         }
 
         // 3. What changed on the server since the device's cursor.
@@ -485,24 +636,21 @@ impl ServerSync {
         Ok(out)
     }
 
-    /// One record sent by the device.
-    #[allow(clippy::too_many_arguments)]
-    fn receive<S: ServerSyncStore>(
+    /// First half of receiving one record, without the store: the server's copy (as read
+    /// before), visibility, and the incoming bytes decoded into a scratch copy with the changes
+    /// the server lacks. Pure, so the records of a request run it in parallel.
+    fn decode_step<'a>(
         &self,
-        store: &mut S,
         sender: &Sender,
-        registry: Option<&RegistryIndex<'_>>,
         record_id: Uuid,
-        incoming: Incoming<'_>,
-        seq: &mut u64,
-        bound: &mut BTreeSet<String>,
-        out: &mut ServerOutcome,
+        incoming: Incoming<'a>,
+        stored: Option<ServerRecord>,
         now: DateTime<Utc>,
-    ) -> Result<Received, SyncError> {
+    ) -> Result<Step<'a>, SyncError> {
         let raw = match incoming {
             Incoming::Whole(b) | Incoming::Message(b) => b,
         };
-        let mut server = match store.record(record_id).map_err(boxed)? {
+        let mut server = match stored {
             Some(r) => Some(load_stored(record_id, &r.doc)?),
             None => None,
         };
@@ -511,11 +659,7 @@ impl ServerSync {
                 .view()
                 .map_err(|source| SyncError::Stored { record_id, source })?;
             if !may_see(sender, &view) {
-                self.reject(
-                    out,
-                    sender,
-                    record_id,
-                    Vec::new(),
+                return Ok(Step::Done(Box::new(Examined::refused(
                     raw.to_vec(),
                     Refusal {
                         code: RejectionCode::NotVisible,
@@ -525,8 +669,7 @@ impl ServerSync {
                     },
                     None,
                     now,
-                );
-                return Ok(Received::default());
+                ))));
             }
         }
         let server_heads = match &mut server {
@@ -543,33 +686,59 @@ impl ServerSync {
             Ok(x) => x,
             Err(reason) => {
                 let server_doc = server.as_mut().map(RecordDoc::save);
-                self.reject(
-                    out,
-                    sender,
-                    record_id,
-                    Vec::new(),
+                return Ok(Step::Done(Box::new(Examined::refused(
                     raw.to_vec(),
                     malformed(reason),
                     server_doc,
                     now,
-                );
-                return Ok(Received::default());
+                ))));
             }
         };
         // Changes whose dependencies never arrived: the device's idea of what the server has
         // is wrong. Neither accept nor refuse; the device sends the record whole next time.
         if !scratch.get_missing_deps(&[]).is_empty() || !has_all_am(&mut scratch, &device_heads) {
-            return Ok(Received::default());
+            return Ok(Step::Done(Box::default()));
         }
         let new_changes = scratch.get_changes(&server_heads);
         if new_changes.is_empty() && server.is_none() {
-            return Ok(Received::default());
+            return Ok(Step::Done(Box::default()));
         }
+        Ok(Step::Ready(Box::new(Ready {
+            incoming,
+            server,
+            server_heads,
+            scratch,
+            device_heads,
+            need,
+            new_changes,
+        })))
+    }
 
+    /// Second half, also without the store: vets the new changes (actor bindings from
+    /// `actors`, read beforehand for every actor they use) and works out what to store, what
+    /// to refuse and what to answer.
+    fn vet_step(
+        &self,
+        sender: &Sender,
+        registry: Option<&RegistryIndex<'_>>,
+        record_id: Uuid,
+        r: Ready<'_>,
+        actors: &HashMap<String, Option<Uuid>>,
+        now: DateTime<Utc>,
+    ) -> Result<Examined, SyncError> {
+        let Ready {
+            incoming,
+            server,
+            server_heads,
+            scratch,
+            device_heads,
+            need,
+            new_changes,
+        } = r;
         let mut lookup = |actor: &str| -> Result<Option<Uuid>, BindingError> {
-            store
-                .actor_device(actor)
-                .map_err(|e| BindingError(Box::new(e)))
+            actors.get(actor).copied().ok_or_else(|| {
+                BindingError(format!("ator {actor} não foi lido antes da conferência").into())
+            })
         };
         let vetted = match vet_changes(
             server.as_ref(),
@@ -584,19 +753,14 @@ impl ServerSync {
             Err(VetFailure::NoRegistry) => return Err(SyncError::RegistryUnavailable),
             Err(VetFailure::Stored(source)) => return Err(SyncError::Stored { record_id, source }),
         };
-        for actor in vetted.new_bindings {
-            if bound.insert(actor.clone()) {
-                out.effects.push(ServerEffect::BindActor {
-                    actor,
-                    device_id: sender.agent.device_id,
-                });
-            }
-        }
+        let mut ex = Examined {
+            bindings: vetted.new_bindings,
+            ..Examined::default()
+        };
         let mut doc = vetted.doc;
         if !vetted.accepted.is_empty()
             && let Some(d) = doc.as_mut()
         {
-            *seq += 1;
             // A new record accepted whole: the bytes the device sent are a save of exactly this
             // document (they loaded into it), so they are stored as they came instead of being
             // encoded and compressed again (issue 5, sync bench).
@@ -606,20 +770,19 @@ impl ServerSync {
                 }
                 _ => None,
             };
-            let stored = stored_change(
+            // The sequence number is given at commit, in request order.
+            ex.stored = Some(Box::new(stored_change(
                 d,
                 vetted.view,
                 as_sent,
                 record_id,
-                *seq,
+                0,
                 server.is_none(),
                 &server_heads,
                 &vetted.accepted,
                 &sender.agent,
                 now,
-            )?;
-            out.effects
-                .push(ServerEffect::StoreRecord(Box::new(stored)));
+            )?));
         }
         let device_has = Some(heads_to_hex(&sorted(device_heads.clone())));
         if let Some((refused, refusal)) = vetted.refused {
@@ -629,34 +792,76 @@ impl ServerSync {
                 .flat_map(|c| c.raw_bytes().to_vec())
                 .collect();
             let server_doc = doc.as_mut().map(RecordDoc::save);
-            let will_have = doc.as_mut().map(|d| heads_to_hex(&sorted(d.heads())));
-            self.reject(
-                out, sender, record_id, hashes, bytes, refusal, server_doc, now,
-            );
             // The device resets to the server's document (or drops a refused creation).
-            return Ok(Received {
-                will_have,
-                has: None,
+            ex.received.will_have = doc.as_mut().map(|d| heads_to_hex(&sorted(d.heads())));
+            ex.refusal = Some(RefusalOut {
+                change_hashes: hashes,
+                bytes,
+                refusal,
+                server_doc,
+                at: now,
             });
+            return Ok(ex);
         }
         let Some(mut doc) = doc else {
-            return Ok(Received::default());
+            return Ok(ex);
         };
-        let heads = sorted(doc.heads());
-        out.response.accepted.push(Ack {
-            record_id,
-            heads: heads_to_hex(&heads),
-        });
-        if let Some(bytes) = reply_message(&mut doc, &device_heads, &need) {
+        let heads = heads_to_hex(&sorted(doc.heads()));
+        ex.message = reply_message(&mut doc, &device_heads, &need);
+        ex.received = Received {
+            will_have: Some(heads.clone()),
+            has: device_has,
+        };
+        ex.ack = Some(heads);
+        Ok(ex)
+    }
+
+    /// Commits one examined record, in request order: actor bindings (once per request),
+    /// the stored change with the next sequence number, then the refusal or the answer.
+    fn commit(
+        &self,
+        ex: Examined,
+        sender: &Sender,
+        record_id: Uuid,
+        seq: &mut u64,
+        bound: &mut BTreeSet<String>,
+        out: &mut ServerOutcome,
+    ) -> Received {
+        for actor in ex.bindings {
+            if bound.insert(actor.clone()) {
+                out.effects.push(ServerEffect::BindActor {
+                    actor,
+                    device_id: sender.agent.device_id,
+                });
+            }
+        }
+        if let Some(mut stored) = ex.stored {
+            *seq += 1;
+            stored.seq = *seq;
+            out.effects.push(ServerEffect::StoreRecord(stored));
+        }
+        if let Some(r) = ex.refusal {
+            self.reject(
+                out,
+                sender,
+                record_id,
+                r.change_hashes,
+                r.bytes,
+                r.refusal,
+                r.server_doc,
+                r.at,
+            );
+        }
+        if let Some(heads) = ex.ack {
+            out.response.accepted.push(Ack { record_id, heads });
+        }
+        if let Some(bytes) = ex.message {
             out.response.messages.push(DocMessage {
                 record_id,
                 message: Bytes(bytes),
             });
         }
-        Ok(Received {
-            will_have: Some(heads_to_hex(&heads)),
-            has: device_has,
-        })
+        ex.received
     }
 
     #[allow(clippy::too_many_arguments)]
