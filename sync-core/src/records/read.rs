@@ -3,7 +3,7 @@
 //! need one or two values; and scalars or objects rendered as JSON for conflicts. A whole view
 //! reads the document in one pass instead (`tree.rs`).
 
-use automerge::{AutoCommit, ObjId, ObjType, ReadDoc, ScalarValue, Value};
+use automerge::{AutoCommit, ChangeHash, ObjId, ObjType, ReadDoc, ScalarValue, Value};
 use chrono::DateTime;
 use uuid::Uuid;
 
@@ -114,31 +114,52 @@ pub(super) fn scalar_json(field: &str, s: &ScalarValue) -> serde_json::Value {
     }
 }
 
-/// An object value as JSON (winning values only), for conflicts between whole objects.
-pub(super) fn object_json(d: &AutoCommit, obj: &ObjId) -> Result<serde_json::Value, RecordError> {
+/// An object value as JSON (winning values only), for conflicts between whole objects; at
+/// `heads` when given (a view of an earlier state of the record), else as the document reads.
+pub(super) fn object_json(
+    d: &AutoCommit,
+    obj: &ObjId,
+    heads: Option<&[ChangeHash]>,
+) -> Result<serde_json::Value, RecordError> {
     use serde_json::Value as J;
-    let child =
-        |d: &AutoCommit, leaf: &str, v: Option<(Value<'_>, ObjId)>| -> Result<J, RecordError> {
-            Ok(match v {
-                None => J::Null,
-                Some((Value::Scalar(s), _)) => scalar_json(leaf, &s),
-                Some((Value::Object(_), id)) => object_json(d, &id)?,
-            })
-        };
+    let get = |o: &ObjId, p: automerge::Prop| match heads {
+        Some(h) => d.get_at(o, p, h),
+        None => d.get(o, p),
+    };
+    let child = |leaf: &str, v: Option<(Value<'_>, ObjId)>| -> Result<J, RecordError> {
+        Ok(match v {
+            None => J::Null,
+            Some((Value::Scalar(s), _)) => scalar_json(leaf, &s),
+            Some((Value::Object(_), id)) => object_json(d, &id, heads)?,
+        })
+    };
     Ok(match d.object_type(obj)? {
         ObjType::Map | ObjType::Table => {
+            let keys: Vec<String> = match heads {
+                Some(h) => d.keys_at(obj, h).collect(),
+                None => d.keys(obj).collect(),
+            };
             let mut m = serde_json::Map::new();
-            for k in d.keys(obj).collect::<Vec<_>>() {
-                let v = child(d, &k, d.get(obj, k.as_str())?)?;
+            for k in keys {
+                let v = child(&k, get(obj, automerge::Prop::Map(k.clone()))?)?;
                 m.insert(k, v);
             }
             J::Object(m)
         }
-        ObjType::List => J::Array(
-            (0..d.length(obj))
-                .map(|i| child(d, "", d.get(obj, i)?))
-                .collect::<Result<_, _>>()?,
-        ),
-        ObjType::Text => J::String(d.text(obj)?),
+        ObjType::List => {
+            let len = match heads {
+                Some(h) => d.length_at(obj, h),
+                None => d.length(obj),
+            };
+            J::Array(
+                (0..len)
+                    .map(|i| child("", get(obj, automerge::Prop::Seq(i))?))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        ObjType::Text => J::String(match heads {
+            Some(h) => d.text_at(obj, h)?,
+            None => d.text(obj)?,
+        }),
     })
 }

@@ -1604,3 +1604,50 @@ fn field_json_matches_the_serialised_view() {
         }
     }
 }
+
+#[test]
+fn a_view_at_earlier_heads_is_the_view_of_that_state() {
+    // Two copies edited apart, merged: a conflict on the facts, a witness, the issue event.
+    let mut a = infraction();
+    let created = sorted_heads(&mut a);
+    let mut b = copy(&mut a);
+    a.add_witness(&officer(), at(2), &witness("W1")).unwrap();
+    let with_witness = sorted_heads(&mut a);
+    a.automerge_mut()
+        .put(ROOT, "facts", "Versão A dos fatos")
+        .unwrap();
+    a.automerge_mut().commit();
+    b.automerge_mut().set_actor(officer_tablet().actor_id());
+    b.automerge_mut()
+        .put(ROOT, "facts", "Outra redação dos fatos")
+        .unwrap();
+    b.automerge_mut().commit();
+    let mut m = merged(&a, &b);
+    m.issue(
+        &officer(),
+        at(5),
+        Signature::Missing {
+            reason: "recusou-se a assinar".into(),
+        },
+    )
+    .unwrap();
+    let mut conflicted = sorted_heads(&mut a);
+    conflicted.extend(sorted_heads(&mut b));
+    conflicted.sort();
+
+    for heads in [&created, &with_witness, &conflicted] {
+        let forked = RecordDoc::from_automerge(m.automerge_mut().fork_at(heads).unwrap()).unwrap();
+        assert_eq!(m.view_at(heads).unwrap(), forked.view().unwrap());
+    }
+    let at_conflict = m.view_at(&conflicted).unwrap();
+    assert_eq!(
+        at_conflict.conflicts.len(),
+        1,
+        "the facts, before any resolution"
+    );
+    assert!(!at_conflict.sealed && m.view().unwrap().sealed);
+    // Reading at earlier heads leaves the document as it was.
+    assert_eq!(m.view().unwrap().witnesses.len(), 1);
+    // Before the record existed there is no record to read.
+    assert!(m.view_at(&[]).is_err());
+}

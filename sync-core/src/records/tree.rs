@@ -13,7 +13,9 @@
 
 use std::borrow::Cow;
 
-use automerge::{AutoCommit, ObjId, ObjType, ROOT, ReadDoc, ScalarValue, ScalarValueRef, ValueRef};
+use automerge::{
+    AutoCommit, ChangeHash, ObjId, ObjType, ROOT, ReadDoc, ScalarValue, ScalarValueRef, ValueRef,
+};
 use chrono::{DateTime, Utc};
 
 use super::RecordError;
@@ -48,16 +50,28 @@ pub(super) struct List<'a> {
     pub(super) items: Vec<Slot<'a>>,
 }
 
-/// Reads the whole document (at its current heads, or the heads it is isolated at).
-pub(super) fn read_tree(d: &AutoCommit) -> Result<Map<'_>, RecordError> {
-    read_map(d, ROOT)
+/// Reads the whole document as it is now, or at `heads` (an earlier state of it: the server
+/// reads each incoming change's step this way, without isolating the document).
+pub(super) fn read_tree<'a>(
+    d: &'a AutoCommit,
+    heads: Option<&[ChangeHash]>,
+) -> Result<Map<'a>, RecordError> {
+    read_map(d, ROOT, heads)
 }
 
-fn read_map(d: &AutoCommit, id: ObjId) -> Result<Map<'_>, RecordError> {
+fn read_map<'a>(
+    d: &'a AutoCommit,
+    id: ObjId,
+    heads: Option<&[ChangeHash]>,
+) -> Result<Map<'a>, RecordError> {
     let mut entries = Vec::new();
-    for item in d.map_range(&id, ..) {
+    let range = match heads {
+        Some(h) => d.map_range_at(&id, .., h),
+        None => d.map_range(&id, ..),
+    };
+    for item in range {
         let child = matches!(item.value, ValueRef::Object(_)).then(|| item.id());
-        let node = node(d, item.value, child)?;
+        let node = node(d, item.value, child, heads)?;
         entries.push((
             item.key,
             Slot {
@@ -69,11 +83,19 @@ fn read_map(d: &AutoCommit, id: ObjId) -> Result<Map<'_>, RecordError> {
     Ok(Map { id, entries })
 }
 
-fn read_list(d: &AutoCommit, id: ObjId) -> Result<List<'_>, RecordError> {
+fn read_list<'a>(
+    d: &'a AutoCommit,
+    id: ObjId,
+    heads: Option<&[ChangeHash]>,
+) -> Result<List<'a>, RecordError> {
     let mut items = Vec::new();
-    for item in d.list_range(&id, ..) {
+    let range = match heads {
+        Some(h) => d.list_range_at(&id, .., h),
+        None => d.list_range(&id, ..),
+    };
+    for item in range {
         let child = matches!(item.value, ValueRef::Object(_)).then(|| item.id());
-        let node = node(d, item.value, child)?;
+        let node = node(d, item.value, child, heads)?;
         items.push(Slot {
             node,
             conflict: item.conflict,
@@ -86,11 +108,14 @@ fn node<'a>(
     d: &'a AutoCommit,
     value: ValueRef<'a>,
     child: Option<ObjId>,
+    heads: Option<&[ChangeHash]>,
 ) -> Result<Node<'a>, RecordError> {
     Ok(match (value, child) {
         (ValueRef::Scalar(s), _) => Node::Scalar(s),
-        (ValueRef::Object(ObjType::Map | ObjType::Table), Some(id)) => Node::Map(read_map(d, id)?),
-        (ValueRef::Object(ObjType::List), Some(id)) => Node::List(read_list(d, id)?),
+        (ValueRef::Object(ObjType::Map | ObjType::Table), Some(id)) => {
+            Node::Map(read_map(d, id, heads)?)
+        }
+        (ValueRef::Object(ObjType::List), Some(id)) => Node::List(read_list(d, id, heads)?),
         (ValueRef::Object(_), _) => Node::Text,
     })
 }
@@ -295,14 +320,24 @@ pub(super) fn read_events(root: &Map<'_>) -> Result<Vec<RawEvent>, RecordError> 
 
 /// Every map key or list slot with several values, from the conflict flags the walk kept;
 /// `get_all` is asked only where one is set.
-pub(super) fn conflicts(d: &AutoCommit, root: &Map<'_>) -> Result<Vec<FieldConflict>, RecordError> {
+pub(super) fn conflicts(
+    d: &AutoCommit,
+    heads: Option<&[ChangeHash]>,
+    root: &Map<'_>,
+) -> Result<Vec<FieldConflict>, RecordError> {
     let mut out = Vec::new();
-    map_conflicts(d, root, "", &mut out)?;
+    map_conflicts(&At { d, heads }, root, "", &mut out)?;
     Ok(out)
 }
 
+/// The document and the heads a tree was read at, for the `get_all` of a conflicted slot.
+struct At<'d, 'h> {
+    d: &'d AutoCommit,
+    heads: Option<&'h [ChangeHash]>,
+}
+
 fn map_conflicts(
-    d: &AutoCommit,
+    d: &At<'_, '_>,
     m: &Map<'_>,
     path: &str,
     out: &mut Vec<FieldConflict>,
@@ -322,7 +357,7 @@ fn map_conflicts(
 }
 
 fn node_conflicts(
-    d: &AutoCommit,
+    d: &At<'_, '_>,
     node: &Node<'_>,
     path: &str,
     out: &mut Vec<FieldConflict>,
@@ -344,7 +379,7 @@ fn node_conflicts(
 }
 
 fn slot_conflict(
-    d: &AutoCommit,
+    at: &At<'_, '_>,
     obj: &ObjId,
     prop: automerge::Prop,
     leaf: &str,
@@ -352,7 +387,10 @@ fn slot_conflict(
     out: &mut Vec<FieldConflict>,
 ) -> Result<(), RecordError> {
     use automerge::Value;
-    let all = d.get_all(obj, prop)?;
+    let all = match at.heads {
+        Some(h) => at.d.get_all_at(obj, prop, h)?,
+        None => at.d.get_all(obj, prop)?,
+    };
     if all.len() < 2 {
         return Ok(());
     }
@@ -360,7 +398,7 @@ fn slot_conflict(
     for (v, id) in &all {
         let value = match v {
             Value::Scalar(s) => scalar_json(leaf, s),
-            Value::Object(_) => object_json(d, id)?,
+            Value::Object(_) => object_json(at.d, id, at.heads)?,
         };
         let (actor, device_id) = match id {
             ObjId::Id(_, actor, _) => (actor.to_hex_string(), device_of_actor(actor)),

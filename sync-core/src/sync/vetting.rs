@@ -3,9 +3,10 @@
 //!
 //! The incoming changes that the server lacks are taken in causal order, one at a time; after
 //! each one the record before and after is viewed and judged. The record after a change is read
-//! from the decoded copy that already holds every incoming change, isolated at the heads that
-//! change produces (a document is a function of its heads), so nothing is re-applied; only a
-//! caller without that copy (the server's own edits) applies each change to a copy. The first change that fails stops the walk: the changes before it are accepted
+//! from the decoded copy that already holds every incoming change, at the heads that change
+//! produces (`RecordDoc::view_at`; a document is a function of its heads), so nothing is
+//! re-applied; only a caller without that copy (the server's own edits) applies each change to
+//! a copy. The first change that fails stops the walk: the changes before it are accepted
 //! (they were each legal on their own), it and every later one are refused. A device's changes
 //! form one chain (one actor per device), so everything after a refused change depends on it
 //! and could not be applied anyway.
@@ -82,7 +83,7 @@ pub(crate) enum VetFailure {
 ///
 /// `merged`, when the caller has it, is `base` with every change of `changes` already applied
 /// (the sync decode's scratch copy). Each step is then *read* from it at that step's heads
-/// (`AutoCommit::isolate`) instead of applying the change to a fresh copy of the previous step
+/// (`RecordDoc::view_at`) instead of applying the change to a fresh copy of the previous step
 /// (issue 5, sync bench: the copy and the re-application were a third of the server's work for
 /// a new record). The judgement is the same: the state after change *i* is a function of the
 /// heads after change *i*, however it is reached (see `vet_changes_merged`).
@@ -170,10 +171,12 @@ pub(crate) fn vet_changes(
         }
 
         // 3. Role policy, scope, events.
+        let next_heads = sorted(next.heads());
         if let Some(refusal) = judge(
             cur_view.as_ref(),
             &cur_heads,
             &next_view,
+            &next_heads,
             &mut next,
             change,
             sender,
@@ -182,7 +185,7 @@ pub(crate) fn vet_changes(
             return Ok(refuse(refusal, cur, accepted, new_bindings));
         }
         accepted.push(change.hash());
-        cur_heads = sorted(next.heads());
+        cur_heads = next_heads;
         cur = Some(next);
         cur_view = Some(next_view);
     }
@@ -309,46 +312,23 @@ fn vet_changes_merged(
         heads.insert(change.hash());
         let step_heads: Vec<ChangeHash> = heads.iter().copied().collect();
         let next_view = if step_heads == full_heads {
-            full.automerge_mut().integrate();
             match full_view.take() {
-                Some(v) => v,
-                None => match full.view() {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return Ok(refuse(
-                            record_refusal(&e),
-                            &mut full,
-                            &cur_heads,
-                            accepted,
-                            new_bindings,
-                        ));
-                    }
-                },
+                Some(v) => Ok(v),
+                None => full.view(),
             }
         } else {
-            full.automerge_mut().isolate(&step_heads);
-            if !same_identity(full.automerge(), &full) {
-                full.automerge_mut().integrate();
+            full.view_at(&step_heads)
+        };
+        let next_view = match next_view {
+            Ok(v) => v,
+            Err(e) => {
                 return Ok(refuse(
-                    malformed("a alteração troca a identidade do registro"),
+                    record_refusal(&e),
                     &mut full,
                     &cur_heads,
                     accepted,
                     new_bindings,
                 ));
-            }
-            match full.view() {
-                Ok(v) => v,
-                Err(e) => {
-                    full.automerge_mut().integrate();
-                    return Ok(refuse(
-                        record_refusal(&e),
-                        &mut full,
-                        &cur_heads,
-                        accepted,
-                        new_bindings,
-                    ));
-                }
             }
         };
 
@@ -357,13 +337,13 @@ fn vet_changes_merged(
             cur_view.as_ref(),
             &cur_heads,
             &next_view,
+            &step_heads,
             &mut full,
             change,
             sender,
             registry,
         )?;
         if let Some(refusal) = verdict {
-            full.automerge_mut().integrate();
             return Ok(refuse(
                 refusal,
                 &mut full,
@@ -376,7 +356,6 @@ fn vet_changes_merged(
         cur_heads = step_heads;
         cur_view = Some(next_view);
     }
-    full.automerge_mut().integrate();
     Ok(Vetted {
         doc: Some(full),
         view: cur_view,
@@ -386,27 +365,14 @@ fn vet_changes_merged(
     })
 }
 
-/// Whether the record as `am` reads now (isolated at a step's heads) still has the identity
-/// (`id`, `kind`) of `rec`, which was read at the full heads.
-fn same_identity(am: &AutoCommit, rec: &RecordDoc) -> bool {
-    use automerge::{ROOT, ReadDoc, ScalarValue, Value};
-    let text = |k: &str| match am.get(ROOT, k) {
-        Ok(Some((Value::Scalar(s), _))) => match s.as_ref() {
-            ScalarValue::Str(v) => Some(v.to_string()),
-            _ => None,
-        },
-        _ => None,
-    };
-    text("id").and_then(|id| Uuid::parse_str(&id).ok()) == Some(rec.id())
-        && text("kind").as_deref() == Some(rec.kind().as_str())
-}
-
 /// Policy checks of one step `before → after` (after = the record with `change`).
 #[allow(clippy::too_many_arguments)]
 fn judge(
     before: Option<&RecordView>,
     before_heads: &[ChangeHash],
     after: &RecordView,
+    // Sorted; `after_doc` may hold more (later changes of the same request).
+    after_heads: &[ChangeHash],
     after_doc: &mut RecordDoc,
     change: &Change,
     sender: &Sender,
@@ -470,7 +436,7 @@ fn judge(
     let forked_own: Option<RecordView>;
     let own: Option<&RecordView> = if new_events.is_empty() {
         None
-    } else if sorted(after_doc.heads()) == [change.hash()] {
+    } else if after_heads == [change.hash()] {
         Some(after)
     } else {
         forked_own = view_at(after_doc, &[change.hash()]);
@@ -554,8 +520,7 @@ fn refusal_of_violations(violations: &[Violation]) -> Option<Refusal> {
 /// The record as it was at `heads` (`None` if that state is not a whole record, e.g. before
 /// the creating change).
 fn view_at(doc: &mut RecordDoc, heads: &[ChangeHash]) -> Option<RecordView> {
-    let am = doc.automerge_mut().fork_at(heads).ok()?;
-    RecordDoc::from_automerge(am).ok()?.view().ok()
+    doc.view_at(heads).ok()
 }
 
 fn record_refusal(e: &RecordError) -> Refusal {
