@@ -12,30 +12,28 @@ use crate::store::StoreError;
 
 /// Appends the row recording `entry`; call it in the transaction of the change itself.
 pub fn append(tx: &Transaction<'_>, entry: &AuditEntry) -> Result<AuditRow, StoreError> {
+    // Cached statements: a sync appends one row per accepted record, thousands per request.
     let head: Option<(i64, String)> = tx
-        .query_row(
-            "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let head = head.map(|(seq, hash)| (seq.max(0) as u64, hash));
     let row = audit::next_row(head.as_ref().map(|(s, h)| (*s, h.as_str())), entry);
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO audit_log (seq, at, user_id, device_id, action, subject, payload_hash, \
          prev_hash, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        rusqlite::params![
-            row.seq as i64,
-            row.at,
-            row.user_id,
-            row.device_id,
-            row.action,
-            row.subject,
-            row.payload_hash,
-            row.prev_hash,
-            row.hash
-        ],
-    )?;
+    )?
+    .execute(rusqlite::params![
+        row.seq as i64,
+        row.at,
+        row.user_id,
+        row.device_id,
+        row.action,
+        row.subject,
+        row.payload_hash,
+        row.prev_hash,
+        row.hash
+    ])?;
     Ok(row)
 }
 
