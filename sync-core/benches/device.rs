@@ -18,6 +18,11 @@
 //! long the snapshot took, the split of a check between reading its facts from SQLite
 //! (`Store::check_facts`) and evaluating the rules, and the disk's own flush rate, which bounds
 //! `record_create`.
+//!
+//! `DEVICE_BENCH_SAMPLES=N` (for runs under `valgrind --tool=callgrind`, whose instruction
+//! counts do not depend on the machine's load): N timed checks and bare queries after N/10 of
+//! warm-up, and no `record_create`. Without it the figures are the ones above. The timed loops
+//! are the functions `time_checks` and `time_bare_queries`, for callgrind's `--toggle-collect`.
 
 use std::error::Error;
 use std::time::{Duration, Instant};
@@ -41,6 +46,8 @@ const PERMITS: usize = 40_000;
 const STANDS: usize = 120;
 const WARMUP: usize = 2_000;
 const SAMPLES: usize = 20_000;
+/// Overrides `SAMPLES` (and scales `WARMUP`), skipping `record_create`: see the module doc.
+const SAMPLES_ENV: &str = "DEVICE_BENCH_SAMPLES";
 const RECORDS: usize = 2_000;
 
 /// xorshift64*: deterministic, no dependency.
@@ -303,6 +310,11 @@ fn percentile_us(sorted: &[Duration], p: f64) -> f64 {
 }
 
 fn main() -> Res<()> {
+    let quick: Option<usize> = match std::env::var(SAMPLES_ENV) {
+        Ok(n) => Some(n.parse::<usize>()?.max(1)),
+        Err(_) => None,
+    };
+    let (warmup, samples) = quick.map_or((WARMUP, SAMPLES), |n| (n / 10, n));
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("device.db");
     let reg = registry()?;
@@ -336,23 +348,13 @@ fn main() -> Res<()> {
 
     // lookup_check
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let inputs: Vec<CheckInput> = (0..WARMUP + SAMPLES)
+    let inputs: Vec<CheckInput> = (0..warmup + samples)
         .map(|_| random_input(&mut rng, &reg, at))
         .collect::<Res<_>>()?;
-    let mut times = Vec::with_capacity(SAMPLES);
-    let mut irregular = 0usize;
-    for (n, input) in inputs.iter().enumerate() {
-        let t = Instant::now();
-        let v = store.check(input, &config)?;
-        let dt = t.elapsed();
-        if n >= WARMUP {
-            times.push(dt);
-            irregular += usize::from(v.overall == rules::Overall::Irregular);
-        }
-    }
+    let (mut times, mut irregular) = time_checks(&store, &inputs, warmup, &config)?;
     times.sort_unstable();
     let (check_p50, check_p99) = (percentile_us(&times, 0.50), percentile_us(&times, 0.99));
-    eprintln!("{irregular} of {SAMPLES} verdicts irregular");
+    eprintln!("{irregular} of {samples} verdicts irregular");
 
     // Breakdown (stderr): reading the facts from SQLite vs evaluating the rules on them.
     let (mut facts_t, mut engine_t) = (Vec::new(), Vec::new());
@@ -366,7 +368,7 @@ fn main() -> Res<()> {
         };
         let v = rules::check(&facts.index(), &input, &config);
         let t2 = Instant::now();
-        if n >= WARMUP {
+        if n >= warmup {
             facts_t.push(t1 - t);
             engine_t.push(t2 - t1);
             irregular -= usize::from(v.overall == rules::Overall::Irregular);
@@ -392,21 +394,11 @@ fn main() -> Res<()> {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.pragma_update(None, "mmap_size", 256i64 * 1024 * 1024)?;
-    let numbers: Vec<String> = (0..WARMUP + SAMPLES)
+    let numbers: Vec<String> = (0..warmup + samples)
         .map(|_| format!("{:05}", rng.below(PERMITS) + 1))
         .collect();
     let mut stmt = conn.prepare_cached("SELECT body FROM reg_permits WHERE number = ?1")?;
-    let mut times = Vec::with_capacity(SAMPLES);
-    let mut bytes = 0usize;
-    for (n, number) in numbers.iter().enumerate() {
-        let t = Instant::now();
-        let len = stmt.query_row([number], |r| Ok(r.get_ref(0)?.as_bytes()?.len()))?;
-        let dt = t.elapsed();
-        bytes += len;
-        if n >= WARMUP {
-            times.push(dt);
-        }
-    }
+    let (mut times, bytes) = time_bare_queries(&mut stmt, &numbers, warmup)?;
     drop(stmt);
     times.sort_unstable();
     let (bare_p50, bare_p99) = (percentile_us(&times, 0.50), percentile_us(&times, 0.99));
@@ -422,6 +414,9 @@ fn main() -> Res<()> {
         serde_json::json!({"bench": "sqlite_point_query", "permits": PERMITS,
             "p50_us": round2(bare_p50), "p99_us": round2(bare_p99)})
     );
+    if quick.is_some() {
+        return Ok(());
+    }
 
     // record_create: real autos de infração through the field-records layer — the check,
     // the verdict sealed into a new Automerge document, issued when irregular, an auto number
@@ -497,6 +492,54 @@ fn main() -> Res<()> {
             "per_sec": (RECORDS as f64 / secs).round(), "avg_bytes": avg_bytes.round()})
     );
     Ok(())
+}
+
+// The two timed loops are functions of their own, never inlined, so that callgrind can count
+// exactly their instructions: `--collect-atstart=no --toggle-collect=device::time_checks`.
+
+/// `Store::check` of every input: the time of each after the first `warmup`, and how many of
+/// those verdicts are irregular.
+#[inline(never)]
+fn time_checks(
+    store: &Store,
+    inputs: &[CheckInput],
+    warmup: usize,
+    config: &RulesConfig,
+) -> Res<(Vec<Duration>, usize)> {
+    let mut times = Vec::with_capacity(inputs.len().saturating_sub(warmup));
+    let mut irregular = 0usize;
+    for (n, input) in inputs.iter().enumerate() {
+        let t = Instant::now();
+        let v = store.check(input, config)?;
+        let dt = t.elapsed();
+        if n >= warmup {
+            times.push(dt);
+            irregular += usize::from(v.overall == rules::Overall::Irregular);
+        }
+    }
+    Ok((times, irregular))
+}
+
+/// The bare query for every number: the time of each after the first `warmup`, and the bytes
+/// of permit bodies read.
+#[inline(never)]
+fn time_bare_queries(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    numbers: &[String],
+    warmup: usize,
+) -> Res<(Vec<Duration>, usize)> {
+    let mut times = Vec::with_capacity(numbers.len().saturating_sub(warmup));
+    let mut bytes = 0usize;
+    for (n, number) in numbers.iter().enumerate() {
+        let t = Instant::now();
+        let len = stmt.query_row([number], |r| Ok(r.get_ref(0)?.as_bytes()?.len()))?;
+        let dt = t.elapsed();
+        bytes += len;
+        if n >= warmup {
+            times.push(dt);
+        }
+    }
+    Ok((times, bytes))
 }
 
 /// How many append + `fdatasync` cycles per second the disk under the store sustains: the upper

@@ -32,6 +32,24 @@ fn to_string(d: &[u8]) -> String {
     d.iter().map(|x| char::from(b'0' + x)).collect()
 }
 
+/// Already the canonical form (11 ASCII digits, no mask), as every number read back from the
+/// registry is: `parse` then copies it as it is instead of filtering it digit by digit into a
+/// growing vector (issue 3, device bench: a field check parses ~7 document numbers out of its
+/// bundle). The outcome is the same as the general path's.
+fn is_canonical(input: &str) -> bool {
+    input.len() == 11 && input.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The 11 digits of a canonical number (what the newtypes hold: `parse` builds them), without
+/// allocating: the rules test the check digits of every document a check reads.
+fn digits11(canonical: &str) -> [u8; 11] {
+    let mut d = [0; 11];
+    for (slot, b) in d.iter_mut().zip(canonical.bytes()) {
+        *slot = b.wrapping_sub(b'0');
+    }
+    d
+}
+
 /// CPF check digits of nine base digits (NOTES §2.2).
 fn cpf_check_digits(base: [u8; 9]) -> [u8; 2] {
     let dv = |digits: &[u8]| {
@@ -45,8 +63,10 @@ fn cpf_check_digits(base: [u8; 9]) -> [u8; 2] {
         if r < 2 { 0 } else { (11 - r) as u8 }
     };
     let dv1 = dv(&base);
-    let dv2 = dv(&[&base[..], &[dv1][..]].concat());
-    [dv1, dv2]
+    let mut ten = [0; 10];
+    ten[..9].copy_from_slice(&base);
+    ten[9] = dv1;
+    [dv1, dv(&ten)]
 }
 
 /// CNH registro check digits, Respect/Validation variant (NOTES §2.3).
@@ -89,8 +109,8 @@ macro_rules! doc_newtype {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
-            fn digits(&self) -> Vec<u8> {
-                digits_of(&self.0)
+            fn digits(&self) -> [u8; 11] {
+                digits11(&self.0)
             }
         }
         impl std::fmt::Display for $name {
@@ -100,7 +120,12 @@ macro_rules! doc_newtype {
         }
         impl TryFrom<String> for $name {
             type Error = DomainError;
+            /// `parse`, keeping `value` itself when it is already canonical (serde, and the
+            /// device's check bundles, hand over a string of their own).
             fn try_from(value: String) -> Result<Self, Self::Error> {
+                if is_canonical(&value) && !all_same(value.as_bytes()) {
+                    return Ok(Self(value));
+                }
                 $name::parse(&value)
             }
         }
@@ -124,6 +149,9 @@ doc_newtype!(Cpf, "CPF");
 impl Cpf {
     /// Parses the shape: 11 digits after removing `.`, `-` and spaces, not all identical.
     pub fn parse(input: &str) -> Result<Self, DomainError> {
+        if is_canonical(input) && !all_same(input.as_bytes()) {
+            return Ok(Self(input.to_owned()));
+        }
         let d = digits_of(input);
         if !only_mask_chars(input) || d.len() != 11 || all_same(&d) {
             return Err(DomainError::Cpf {
@@ -179,6 +207,9 @@ doc_newtype!(CnhNumber, "CNH");
 impl CnhNumber {
     /// Parses the shape: 11 digits, not all identical (which also rules out all zeros).
     pub fn parse(input: &str) -> Result<Self, DomainError> {
+        if is_canonical(input) && !all_same(input.as_bytes()) {
+            return Ok(Self(input.to_owned()));
+        }
         let d = digits_of(input);
         if !only_mask_chars(input) || d.len() != 11 || all_same(&d) {
             return Err(DomainError::Cnh {
@@ -214,6 +245,9 @@ doc_newtype!(Renavam, "RENAVAM");
 impl Renavam {
     /// Parses 9 or 11 digits (9 are left-padded), refusing all-identical digits.
     pub fn parse(input: &str) -> Result<Self, DomainError> {
+        if is_canonical(input) && !all_same(input.as_bytes()) {
+            return Ok(Self(input.to_owned()));
+        }
         let mut d = digits_of(input);
         if !only_mask_chars(input) || !(d.len() == 9 || d.len() == 11) {
             return Err(DomainError::Renavam {
@@ -301,6 +335,35 @@ mod tests {
         let edge = CnhNumber::from_base([7, 6, 8, 4, 2, 6, 8, 4, 6]).unwrap();
         assert_eq!(edge.as_str(), "76842684603");
         assert!(CnhNumber::parse("7777777777").is_err());
+    }
+
+    /// From a `String` (serde, the device's bundles) as from a `&str`, canonical or not.
+    #[test]
+    fn from_string_is_parse() {
+        for s in [
+            "11144477735",
+            "111.444.777-35",
+            "11111111111",
+            "00000000000",
+            "1114447773",
+            "111444777350",
+            "1114447773a",
+            "123456789",
+            "١١١٤٤٤٧٧٧٣٥",
+            "",
+        ] {
+            assert_eq!(Cpf::try_from(s.to_owned()), Cpf::parse(s), "{s}");
+            assert_eq!(
+                CnhNumber::try_from(s.to_owned()),
+                CnhNumber::parse(s),
+                "{s}"
+            );
+            assert_eq!(Renavam::try_from(s.to_owned()), Renavam::parse(s), "{s}");
+        }
+        assert_eq!(
+            Cpf::try_from("111.444.777-35".to_owned()).unwrap().as_str(),
+            "11144477735"
+        );
     }
 
     #[test]

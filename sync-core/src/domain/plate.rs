@@ -32,30 +32,55 @@ pub enum PlateFormat {
 impl Plate {
     /// Parses any accepted spelling (`abc-1234`, `ABC·1234`, `ABC 1C34`, `abc1c34`).
     pub fn parse(input: &str) -> Result<Self, DomainError> {
-        let cleaned: Vec<char> = input
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .map(|c| c.to_ascii_uppercase())
-            .collect();
-        let ok_shape = cleaned.len() == 7
-            && cleaned[..3].iter().all(char::is_ascii_uppercase)
+        Self::parse_into(input, String::new(), String::new())
+    }
+
+    /// `parse`, writing the raw and canonical forms into these two strings (whatever they held
+    /// is cleared): the device store hands over spare buffers when it decodes a check bundle
+    /// (issue 3, device bench).
+    pub(crate) fn parse_into(
+        input: &str,
+        mut raw: String,
+        mut canonical: String,
+    ) -> Result<Self, DomainError> {
+        // Bytes rather than chars, into a fixed buffer (issue 3, device bench: every check
+        // parses the plate in its bundle): a non-ASCII char is all bytes ≥ 0x80, none of them
+        // ASCII alphanumeric, so it drops out exactly as the char would.
+        let mut kept = input
+            .bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| b.to_ascii_uppercase());
+        let mut cleaned = [0u8; 7];
+        let mut len = 0;
+        for (slot, b) in cleaned.iter_mut().zip(&mut kept) {
+            *slot = b;
+            len += 1;
+        }
+        let ok_shape = len == 7
+            && kept.next().is_none()
+            && cleaned[..3].iter().all(u8::is_ascii_uppercase)
             && cleaned[3].is_ascii_digit()
             && cleaned[4].is_ascii_alphanumeric()
-            && cleaned[5..].iter().all(char::is_ascii_digit);
+            && cleaned[5..].iter().all(u8::is_ascii_digit);
         if !ok_shape {
             return Err(DomainError::Plate {
                 input: input.to_owned(),
             });
         }
-        let mut canonical = cleaned;
-        if let Some(d) = canonical[4].to_digit(10) {
+        if cleaned[4].is_ascii_digit() {
             // Old → Mercosul: the second digit becomes a letter, 0→A … 9→J.
-            canonical[4] = char::from(b'A' + d as u8);
+            cleaned[4] = b'A' + (cleaned[4] - b'0');
         }
-        Ok(Self {
-            raw: input.trim().to_owned(),
-            canonical: canonical.into_iter().collect(),
-        })
+        raw.clear();
+        raw.push_str(input.trim());
+        canonical.clear();
+        canonical.extend(cleaned.iter().map(|&b| char::from(b)));
+        Ok(Self { raw, canonical })
+    }
+
+    /// The two strings, raw and canonical, for reuse.
+    pub(crate) fn into_buffers(self) -> (String, String) {
+        (self.raw, self.canonical)
     }
 
     /// The input as the person typed it (trimmed).
@@ -169,6 +194,60 @@ mod tests {
             "", "AB1234", "ABCD123", "1BC1234", "ABC12345", "ABCA234", "ABC1C3D", "ÁBC1234",
         ] {
             assert!(Plate::parse(s).is_err(), "{s}");
+        }
+    }
+
+    /// `parse` as it was, char by char into a vector: the byte-wise one must agree with it.
+    fn parse_by_chars(input: &str) -> Option<(String, String)> {
+        let mut c: Vec<char> = input
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_uppercase())
+            .collect();
+        let ok = c.len() == 7
+            && c[..3].iter().all(char::is_ascii_uppercase)
+            && c[3].is_ascii_digit()
+            && c[5..].iter().all(char::is_ascii_digit);
+        if !ok {
+            return None;
+        }
+        if let Some(d) = c[4].to_digit(10) {
+            c[4] = char::from(b'A' + d as u8);
+        }
+        Some((input.trim().to_owned(), c.into_iter().collect()))
+    }
+
+    #[test]
+    fn bytewise_parse_agrees_with_charwise_and_reuses_buffers() {
+        for s in [
+            "ABC-1234",
+            "abc1c34",
+            "ABC·1234",
+            " abc 1234 ",
+            "ÁBC1234",
+            "AÁBC1234",
+            "ABC1234Ç",
+            "ABC12345",
+            "ABC123",
+            "",
+            "ABC-1K34\n",
+            "a.b.c-1-2-3-4",
+            "ABC1C3D",
+            "ABC 1 ç 234",
+        ] {
+            let got = Plate::parse(s).ok();
+            let want = parse_by_chars(s);
+            assert_eq!(
+                got.as_ref()
+                    .map(|p| (p.raw().to_owned(), p.canonical().to_owned())),
+                want,
+                "{s:?}"
+            );
+            let into = Plate::parse_into(s, "lixo antigo".into(), "XXXXXXXXXXXX".into()).ok();
+            assert_eq!(into, got, "{s:?}");
+            if let Some(p) = into {
+                assert_eq!(p.into_buffers(), (s.trim().to_owned(), want.unwrap().1));
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 //! (schema in `schemas/registry.schema.json`). `Registry::validate` enforces referential
 //! integrity so that the rules engine can assume every id resolves.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
@@ -116,17 +116,41 @@ impl DriverLicence {
     /// True when an observation says EAR ("Exerce Atividade Remunerada", code 15).
     pub fn has_ear(&self) -> bool {
         self.observations.iter().any(|o| {
-            let o = o.trim().to_uppercase();
-            o == "EAR" || o == "15" || o.contains("EXERCE ATIVIDADE REMUNERADA")
+            let o = o.trim();
+            if o.is_ascii() {
+                o.eq_ignore_ascii_case("EAR")
+                    || o == "15"
+                    || contains_ignore_ascii_case(o, "EXERCE ATIVIDADE REMUNERADA")
+            } else {
+                let o = o.to_uppercase();
+                o == "EAR" || o == "15" || o.contains("EXERCE ATIVIDADE REMUNERADA")
+            }
         })
     }
 
     /// True when the document carries the old literal "VEDADA ATIVIDADE REMUNERADA".
     pub fn forbids_paid_activity(&self) -> bool {
-        self.observations
-            .iter()
-            .any(|o| o.to_uppercase().contains("VEDADA ATIVIDADE REMUNERADA"))
+        const VEDADA: &str = "VEDADA ATIVIDADE REMUNERADA";
+        self.observations.iter().any(|o| {
+            if o.is_ascii() {
+                contains_ignore_ascii_case(o, VEDADA)
+            } else {
+                o.to_uppercase().contains(VEDADA)
+            }
+        })
     }
+}
+
+/// `text.to_uppercase().contains(upper)` for an ASCII `text` and an upper-case ASCII `upper`,
+/// without building the upper-cased copy (issue 3, device bench: every field check reads the
+/// observations of the driver's licence). Not for other text: `to_uppercase` maps some
+/// non-ASCII letters to ASCII ones (`ı` → `I`), which this would not see.
+fn contains_ignore_ascii_case(text: &str, upper: &str) -> bool {
+    upper.is_empty()
+        || text
+            .as_bytes()
+            .windows(upper.len())
+            .any(|w| w.eq_ignore_ascii_case(upper.as_bytes()))
 }
 
 /// Vehicle as on its CRLV plus what an inspector observes (doors, taximeter).
@@ -432,78 +456,131 @@ impl Registry {
 }
 
 /// Borrowed indexes over a `Registry` for point lookups.
+///
+/// Where an id or number occurs twice (a registry that did not pass `validate`), the last row
+/// wins, as it would in a map filled in registry order.
+///
+/// Issue 3, device bench: a field check on the device indexes a registry of a handful of rows
+/// (module `store::lookup`), where building seven `BTreeMap`s cost about a tenth of the check.
+/// So a small table is not indexed at all but scanned, and a large one (the server's whole
+/// city) is a vector sorted by key, searched by bisection: one allocation per key instead of
+/// one per tree node, and as fast to search.
 #[derive(Debug)]
 pub struct RegistryIndex<'r> {
     pub registry: &'r Registry,
-    people: BTreeMap<&'r str, &'r Person>,
-    by_cpf: BTreeMap<&'r str, &'r Person>,
-    by_cnh: BTreeMap<&'r str, &'r Person>,
-    vehicles: BTreeMap<&'r str, &'r Vehicle>,
-    stands: BTreeMap<&'r str, &'r Stand>,
-    permits: BTreeMap<&'r str, &'r Permit>,
-    permit_by_plate: BTreeMap<&'r str, &'r Permit>,
+    people: Keyed<'r, Person>,
+    by_cpf: Keyed<'r, Person>,
+    by_cnh: Keyed<'r, Person>,
+    vehicles: Keyed<'r, Vehicle>,
+    stands: Keyed<'r, Stand>,
+    permits: Keyed<'r, Permit>,
+    permit_by_plate: Keyed<'r, Permit>,
+}
+
+/// Tables of at most this many rows are scanned rather than indexed: below it a scan compares
+/// fewer keys than building an index would, and allocates nothing.
+const SCAN_MAX: usize = 16;
+
+/// One key of a `RegistryIndex`: the rows themselves when few, else (key, row) sorted by key.
+#[derive(Debug)]
+enum Keyed<'r, T> {
+    /// Scanned from the end, so that the last row with a key wins.
+    Scan(&'r [T]),
+    /// Stably sorted by key: of equal keys, the last in registry order is the last here.
+    Sorted(Vec<(&'r str, &'r T)>),
+}
+
+impl<'r, T> Keyed<'r, T> {
+    /// Indexes `rows` by `key` (a row without a key is left out).
+    fn new(rows: &'r [T], key: impl Fn(&'r T) -> Option<&'r str>) -> Self {
+        if rows.len() <= SCAN_MAX {
+            return Self::Scan(rows);
+        }
+        let mut sorted: Vec<(&'r str, &'r T)> = rows
+            .iter()
+            .filter_map(|row| Some((key(row)?, row)))
+            .collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        Self::Sorted(sorted)
+    }
+
+    /// The last row whose key is `k`; `key` must be the function the index was built with.
+    fn get(&self, k: &str, key: impl Fn(&'r T) -> Option<&'r str>) -> Option<&'r T> {
+        match self {
+            Self::Scan(rows) => rows.iter().rev().find(|row| key(row) == Some(k)),
+            Self::Sorted(sorted) => {
+                let end = sorted.partition_point(|(key, _)| *key <= k);
+                match end.checked_sub(1).and_then(|i| sorted.get(i)) {
+                    Some((key, row)) if *key == k => Some(*row),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+// The keys, each the one function that builds and searches its index.
+fn person_id(p: &Person) -> Option<&str> {
+    Some(&p.id)
+}
+fn person_cpf(p: &Person) -> Option<&str> {
+    Some(p.cpf.as_str())
+}
+fn person_cnh(p: &Person) -> Option<&str> {
+    Some(p.licence.number.as_str())
+}
+fn vehicle_id(v: &Vehicle) -> Option<&str> {
+    Some(&v.id)
+}
+fn stand_id(s: &Stand) -> Option<&str> {
+    Some(&s.id)
+}
+fn permit_number(p: &Permit) -> Option<&str> {
+    Some(&p.number)
 }
 
 impl<'r> RegistryIndex<'r> {
     fn new(registry: &'r Registry) -> Self {
-        let vehicles: BTreeMap<_, _> = registry
-            .vehicles
-            .iter()
-            .map(|v| (v.id.as_str(), v))
-            .collect();
-        let permit_by_plate = registry
-            .permits
-            .iter()
-            .filter_map(|p| {
-                vehicles
-                    .get(p.vehicle_id.as_str())
-                    .map(|v| (v.plate.canonical(), p))
-            })
-            .collect();
+        let vehicles = Keyed::new(&registry.vehicles, vehicle_id);
+        let permit_by_plate = Keyed::new(&registry.permits, |p: &'r Permit| {
+            vehicles
+                .get(&p.vehicle_id, vehicle_id)
+                .map(|v| v.plate.canonical())
+        });
         Self {
             registry,
-            people: registry.people.iter().map(|p| (p.id.as_str(), p)).collect(),
-            by_cpf: registry
-                .people
-                .iter()
-                .map(|p| (p.cpf.as_str(), p))
-                .collect(),
-            by_cnh: registry
-                .people
-                .iter()
-                .map(|p| (p.licence.number.as_str(), p))
-                .collect(),
+            people: Keyed::new(&registry.people, person_id),
+            by_cpf: Keyed::new(&registry.people, person_cpf),
+            by_cnh: Keyed::new(&registry.people, person_cnh),
             vehicles,
-            stands: registry.stands.iter().map(|s| (s.id.as_str(), s)).collect(),
-            permits: registry
-                .permits
-                .iter()
-                .map(|p| (p.number.as_str(), p))
-                .collect(),
+            stands: Keyed::new(&registry.stands, stand_id),
+            permits: Keyed::new(&registry.permits, permit_number),
             permit_by_plate,
         }
     }
 
     pub fn person(&self, id: &str) -> Option<&'r Person> {
-        self.people.get(id).copied()
+        self.people.get(id, person_id)
     }
     pub fn person_by_cpf(&self, cpf: &Cpf) -> Option<&'r Person> {
-        self.by_cpf.get(cpf.as_str()).copied()
+        self.by_cpf.get(cpf.as_str(), person_cpf)
     }
     pub fn person_by_cnh(&self, cnh: &CnhNumber) -> Option<&'r Person> {
-        self.by_cnh.get(cnh.as_str()).copied()
+        self.by_cnh.get(cnh.as_str(), person_cnh)
     }
     pub fn vehicle(&self, id: &str) -> Option<&'r Vehicle> {
-        self.vehicles.get(id).copied()
+        self.vehicles.get(id, vehicle_id)
     }
     pub fn stand(&self, id: &str) -> Option<&'r Stand> {
-        self.stands.get(id).copied()
+        self.stands.get(id, stand_id)
     }
     pub fn permit(&self, number: &str) -> Option<&'r Permit> {
-        self.permits.get(number).copied()
+        self.permits.get(number, permit_number)
     }
     pub fn permit_by_plate(&self, plate: &Plate) -> Option<&'r Permit> {
-        self.permit_by_plate.get(plate.canonical()).copied()
+        self.permit_by_plate.get(plate.canonical(), |p| {
+            self.vehicle(&p.vehicle_id).map(|v| v.plate.canonical())
+        })
     }
     /// Permits where the person is holder (art. 9 says at most one).
     pub fn permits_held_by(&self, person_id: &str) -> Vec<&'r Permit> {
@@ -559,5 +636,247 @@ impl<'r> RegistryIndex<'r> {
             return DriverRole::HolderOfAnotherPermit;
         }
         DriverRole::Unauthorised
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::testkit::sample_registry;
+
+    /// Every key of every index answers what a map filled in registry order (the last row of
+    /// a key wins) answers — what `RegistryIndex` was before it scanned or bisected — and an
+    /// absent key answers nothing.
+    fn assert_index_as_maps(reg: &Registry) {
+        fn same<T>(got: Option<&T>, want: Option<&&T>, what: &str, key: &str) {
+            match (got, want) {
+                (Some(g), Some(w)) => assert!(std::ptr::eq(g, *w), "{what} {key}"),
+                (None, None) => {}
+                _ => panic!("{what} {key}: {} vs {}", got.is_some(), want.is_some()),
+            }
+        }
+        let index = reg.index();
+        let people: BTreeMap<&str, &Person> =
+            reg.people.iter().map(|p| (p.id.as_str(), p)).collect();
+        let by_cpf: BTreeMap<&str, &Person> =
+            reg.people.iter().map(|p| (p.cpf.as_str(), p)).collect();
+        let by_cnh: BTreeMap<&str, &Person> = reg
+            .people
+            .iter()
+            .map(|p| (p.licence.number.as_str(), p))
+            .collect();
+        let vehicles: BTreeMap<&str, &Vehicle> =
+            reg.vehicles.iter().map(|v| (v.id.as_str(), v)).collect();
+        let stands: BTreeMap<&str, &Stand> =
+            reg.stands.iter().map(|s| (s.id.as_str(), s)).collect();
+        let permits: BTreeMap<&str, &Permit> =
+            reg.permits.iter().map(|p| (p.number.as_str(), p)).collect();
+        let by_plate: BTreeMap<&str, &Permit> = reg
+            .permits
+            .iter()
+            .filter_map(|p| Some((vehicles.get(p.vehicle_id.as_str())?.plate.canonical(), p)))
+            .collect();
+        for p in &reg.people {
+            same(index.person(&p.id), people.get(p.id.as_str()), "id", &p.id);
+            let cpf = p.cpf.as_str();
+            same(index.person_by_cpf(&p.cpf), by_cpf.get(cpf), "CPF", cpf);
+            let cnh = p.licence.number.as_str();
+            same(
+                index.person_by_cnh(&p.licence.number),
+                by_cnh.get(cnh),
+                "CNH",
+                cnh,
+            );
+        }
+        for v in &reg.vehicles {
+            same(
+                index.vehicle(&v.id),
+                vehicles.get(v.id.as_str()),
+                "vehicle",
+                &v.id,
+            );
+            let plate = v.plate.canonical();
+            same(
+                index.permit_by_plate(&v.plate),
+                by_plate.get(plate),
+                "plate",
+                plate,
+            );
+        }
+        for s in &reg.stands {
+            same(
+                index.stand(&s.id),
+                stands.get(s.id.as_str()),
+                "stand",
+                &s.id,
+            );
+        }
+        for p in &reg.permits {
+            same(
+                index.permit(&p.number),
+                permits.get(p.number.as_str()),
+                "permit",
+                &p.number,
+            );
+        }
+        assert!(index.person("nobody").is_none());
+        assert!(index.person("").is_none());
+        assert!(
+            index
+                .person_by_cpf(&Cpf::parse("52998224725").unwrap())
+                .is_none()
+        );
+        assert!(
+            index
+                .person_by_cnh(&CnhNumber::parse("98765432100").unwrap())
+                .is_none()
+        );
+        assert!(index.vehicle("V-none").is_none());
+        assert!(index.stand("S-none").is_none());
+        assert!(index.permit("99999-none").is_none());
+        assert!(
+            index
+                .permit_by_plate(&Plate::parse("ZZZ9Z99").unwrap())
+                .is_none()
+        );
+    }
+
+    /// `n` permits, each with its holder and vehicle, spread over `n / 10 + 1` stands.
+    fn registry_of(n: usize) -> Registry {
+        let sample = sample_registry();
+        let mut reg = Registry {
+            stands: Vec::new(),
+            ..Registry::default()
+        };
+        for s in 0..=n / 10 {
+            let mut stand = sample.stands[0].clone();
+            stand.id = format!("S{s:04}");
+            reg.stands.push(stand);
+        }
+        for i in 0..n {
+            let mut person = sample.people[0].clone();
+            person.id = format!("P{i:05}");
+            person.cpf = Cpf::parse(&format!("{:011}", 10_000_000_000u64 + i as u64 * 7)).unwrap();
+            person.licence.number =
+                CnhNumber::parse(&format!("{:011}", 20_000_000_000u64 + i as u64 * 3)).unwrap();
+            let mut vehicle = sample.vehicles[0].clone();
+            vehicle.id = format!("V{i:05}");
+            let letter = |k: usize| char::from(b'A' + (k % 26) as u8);
+            vehicle.plate = Plate::parse(&format!(
+                "{}{}{}{}{}{:02}",
+                letter(i / 2600),
+                letter(i / 100),
+                letter(i),
+                i % 10,
+                letter(i / 10),
+                i % 100
+            ))
+            .unwrap();
+            let mut permit = sample.permits[0].clone();
+            permit.number = format!("{:05}", n - i);
+            permit.holder_id = person.id.clone();
+            permit.vehicle_id = vehicle.id.clone();
+            permit.stand_id = format!("S{:04}", i / 10);
+            permit.auxiliaries.clear();
+            reg.people.push(person);
+            reg.vehicles.push(vehicle);
+            reg.permits.push(permit);
+        }
+        reg
+    }
+
+    /// Rows repeating keys already there (a registry `validate` would refuse): a person's id, a
+    /// CPF, a CNH, a vehicle id, a stand id, a permit number and, through another vehicle with
+    /// the same plate, a plate.
+    fn with_repeats(mut reg: Registry) -> Registry {
+        let mut p = reg.people[0].clone();
+        p.name = "outra".into();
+        reg.people.insert(1, p.clone());
+        reg.people.push(p);
+        let mut v = reg.vehicles[0].clone();
+        v.colour = "Outra".into();
+        reg.vehicles.push(v.clone());
+        v.id = "V-same-plate".into();
+        reg.vehicles.push(v);
+        let mut s = reg.stands[0].clone();
+        s.name = "outro".into();
+        reg.stands.push(s);
+        let mut permit = reg.permits[0].clone();
+        permit.renewal_year += 1;
+        reg.permits.push(permit.clone());
+        permit.number = "same-plate".into();
+        permit.vehicle_id = "V-same-plate".into();
+        reg.permits.insert(0, permit.clone());
+        reg.permits.push(permit);
+        reg
+    }
+
+    fn scanned(index: &RegistryIndex<'_>) -> bool {
+        matches!(index.people, Keyed::Scan(_))
+    }
+
+    #[test]
+    fn a_small_registry_is_scanned_and_answers_as_maps() {
+        let reg = sample_registry();
+        assert!(scanned(&reg.index()));
+        assert_index_as_maps(&reg);
+        assert_index_as_maps(&with_repeats(sample_registry()));
+        assert_index_as_maps(&Registry::default());
+        for n in [1, 2, 15, 16] {
+            let reg = registry_of(n);
+            assert!(scanned(&reg.index()), "{n}");
+            assert_index_as_maps(&reg);
+        }
+    }
+
+    #[test]
+    fn a_large_registry_is_sorted_and_answers_as_maps() {
+        for n in [17, 1_000] {
+            let reg = registry_of(n);
+            assert!(!scanned(&reg.index()), "{n}");
+            assert!(matches!(reg.index().permit_by_plate, Keyed::Sorted(_)));
+            assert_index_as_maps(&reg);
+            assert_index_as_maps(&with_repeats(reg));
+        }
+    }
+
+    #[test]
+    fn observations_read_alike_in_ascii_and_in_unicode() {
+        let licence = |o: &[&str]| DriverLicence {
+            observations: o.iter().map(|s| (*s).to_owned()).collect(),
+            ..sample_registry().people[0].licence.clone()
+        };
+        for (obs, ear, vedada) in [
+            (&["EAR"][..], true, false),
+            (&[" ear "], true, false),
+            (&["15"], true, false),
+            (&["a", "exerce atividade remunerada"], true, false),
+            (&["Exerce Atividade Remunerada (EAR)"], true, false),
+            (&["EARS"], false, false),
+            (&["vedada atividade remunerada"], false, true),
+            (&["VEDADA ATIVIDADE REMUNERADA; A"], false, true),
+            (&["VEDADA  ATIVIDADE REMUNERADA"], false, false),
+            (&["ÉAR"], false, false),
+            (&["exerce atıvıdade remunerada"], true, false),
+            (&["vedada atıvıdade remunerada"], false, true),
+            (&[""], false, false),
+            (&[], false, false),
+        ] {
+            let l = licence(obs);
+            assert_eq!(l.has_ear(), ear, "{obs:?}");
+            assert_eq!(l.forbids_paid_activity(), vedada, "{obs:?}");
+            // The general definitions, by upper-casing.
+            let up: Vec<String> = obs.iter().map(|o| o.to_uppercase()).collect();
+            let ear_ref = up.iter().any(|o| {
+                let o = o.trim();
+                o == "EAR" || o == "15" || o.contains("EXERCE ATIVIDADE REMUNERADA")
+            });
+            assert_eq!(l.has_ear(), ear_ref, "{obs:?}");
+            let vedada_ref = up.iter().any(|o| o.contains("VEDADA ATIVIDADE REMUNERADA"));
+            assert_eq!(l.forbids_paid_activity(), vedada_ref, "{obs:?}");
+        }
     }
 }

@@ -328,12 +328,17 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
     }
 
     if out.on("R07") {
-        // Compared upper-cased char by char: no string built unless the finding fires.
+        // Compared upper-cased char by char: no string built unless the finding fires. ASCII
+        // (every category there is) byte by byte, the same answer without the per-char
+        // iterators (issue 3, device bench).
         let same = |a: &str, b: &str| {
-            a.trim()
-                .chars()
+            let (a, b) = (a.trim(), b.trim());
+            if a.is_ascii() && b.is_ascii() {
+                return a.eq_ignore_ascii_case(b);
+            }
+            a.chars()
                 .flat_map(char::to_uppercase)
-                .eq(b.trim().chars().flat_map(char::to_uppercase))
+                .eq(b.chars().flat_map(char::to_uppercase))
         };
         let covered = out
             .config
@@ -577,6 +582,27 @@ fn fold(s: &str) -> impl Iterator<Item = char> + '_ {
         })
 }
 
+/// `fold(s)` equals `target`, an upper-case ASCII text with single spaces. ASCII `s` (what the
+/// registry holds) is compared word by word, without the per-char iterators of `fold` — the
+/// same answer, as ASCII has no accents and upper-cases char for char (issue 3, device bench:
+/// every check compares the licensing place).
+fn folds_to(s: &str, target: &str) -> bool {
+    if s.eq_ignore_ascii_case(target) {
+        return true;
+    }
+    if !s.is_ascii() {
+        return fold(s).eq(target.chars());
+    }
+    let (mut words, mut want) = (s.split_whitespace(), target.split(' '));
+    loop {
+        match (words.next(), want.next()) {
+            (Some(w), Some(t)) if w.eq_ignore_ascii_case(t) => {}
+            (None, None) => return true,
+            _ => return false,
+        }
+    }
+}
+
 /// Art. 13, art. 30 III, art. 1 §1 and the vehicle's data checks.
 fn check_vehicle(
     out: &mut Findings<'_>,
@@ -590,8 +616,7 @@ fn check_vehicle(
     let obs = &input.observation;
 
     if out.on("R16")
-        && (!fold(&v.licensing_municipality).eq("AMERICANA".chars())
-            || !fold(&v.licensing_uf).eq("SP".chars()))
+        && (!folds_to(&v.licensing_municipality, "AMERICANA") || !folds_to(&v.licensing_uf, "SP"))
     {
         out.push(Finding::new(
             "R16",
@@ -965,6 +990,38 @@ mod tests {
 
     // ---- lookup, identification, verdict envelope ------------------------------------------
 
+    #[test]
+    fn ascii_place_names_fold_as_any_other() {
+        for s in [
+            "AMERICANA",
+            "Americana",
+            "  americana ",
+            "AMÉRICANA",
+            "Américana",
+            "Ame ricana",
+            "AME  RICANA",
+            "americana\u{0B}",
+            "\tamericana\r\n",
+            "AMERICANA-SP",
+            "ıamericana",
+            "amerıcana",
+            "SP",
+            "sp ",
+            "S P",
+            "s\u{00A0}p",
+            "",
+        ] {
+            for target in ["AMERICANA", "SP", "SANTA BARBARA"] {
+                assert_eq!(
+                    folds_to(s, target),
+                    fold(s).eq(target.chars()),
+                    "{s:?} {target}"
+                );
+            }
+        }
+        assert!(folds_to("santa  barbara", "SANTA BARBARA"));
+        assert!(!folds_to("santabarbara", "SANTA BARBARA"));
+    }
     #[test]
     fn holder_and_auxiliary_of_a_clean_permit_are_regular() {
         let reg = sample_registry();

@@ -79,6 +79,7 @@ impl Bundle {
 mod codec;
 
 use codec::Parts;
+pub(super) use codec::recycle;
 
 const TABLE: &str = "reg_check_bundles";
 
@@ -91,7 +92,7 @@ pub(super) fn decode(bytes: &[u8]) -> StoreResult<Bundle> {
 /// holder (art. 30 III compares the vehicle's owner with them) and whoever has the CPF `driver`.
 pub(super) fn decode_for_check(bytes: &[u8], driver: Option<&str>) -> StoreResult<Bundle> {
     codec::decode(bytes, |role, cpf| {
-        role == Role::Holder || driver.is_some_and(|d| d == cpf)
+        role == Role::Holder || driver.is_some_and(|d| d.as_bytes() == cpf)
     })
     .map_err(|e| undecodable(bytes, &e))
 }
@@ -747,6 +748,26 @@ mod tests {
                 + serde_json::to_vec(&b.vehicle).unwrap().len()
                 + serde_json::to_vec(&b.people[0].1).unwrap().len();
             assert!(bytes.len() < json, "{} vs {json}", bytes.len());
+        }
+    }
+
+    /// Decoding into spare strings (those `Store::check` recycles) decodes the same values as
+    /// into new ones, whatever the spare strings held.
+    #[test]
+    fn decoding_into_spare_strings_changes_nothing() {
+        let reg = sample_registry();
+        for permit in &reg.permits {
+            let b = bundle_of(&reg, &permit.number);
+            let bytes = encode(&Parts::of(&b)).unwrap();
+            let fresh = decode(&bytes).unwrap();
+            assert_eq!(fresh, b);
+            let mut junk = sample_registry();
+            for (i, p) in junk.people.iter_mut().enumerate() {
+                p.name = "x".repeat(i * 40);
+            }
+            recycle(junk);
+            assert_eq!(decode(&bytes).unwrap(), fresh, "{}", permit.number);
+            assert_eq!(decode_for_check(&bytes, None).unwrap().permit, b.permit);
         }
     }
 

@@ -441,12 +441,11 @@ impl Store {
     /// (`input.registry_refreshed_at` is replaced by it).
     pub fn check(&self, input: &CheckInput, config: &RulesConfig) -> StoreResult<Verdict> {
         let (registry, refreshed_at) = self.check_facts(input)?;
-        Ok(rules::field::check_refreshed(
-            &registry.index(),
-            input,
-            Some(refreshed_at),
-            config,
-        ))
+        let verdict =
+            rules::field::check_refreshed(&registry.index(), input, Some(refreshed_at), config);
+        // Its strings go to the next check's decode (issue 3, device bench).
+        bundle::recycle(registry);
+        Ok(verdict)
     }
 
     /// The registry facts a check of `input` evaluates — a small `Registry` at the replica's
@@ -654,12 +653,18 @@ fn assemble(f: Found, driver: Driver, others: Vec<Permit>) -> (Registry, DateTim
             reg.people.push(p);
         }
     }
-    reg.vehicles.push(b.vehicle);
+    // Each list allocated once at its size, not grown from empty (issue 3, device bench).
+    reg.vehicles = vec![b.vehicle];
+    reg.stands = Vec::with_capacity(2);
     reg.stands.extend(b.stand);
     reg.stands.extend(found_stand);
     reg.penalties = b.penalties;
     reg.fines = b.fines;
-    reg.permits.push(b.permit);
+    if reg.permits.is_empty() {
+        reg.permits = vec![b.permit];
+    } else {
+        reg.permits.push(b.permit);
+    }
     (reg, meta.refreshed_at)
 }
 

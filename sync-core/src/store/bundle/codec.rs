@@ -6,28 +6,35 @@
 //! decode time, measured). Each mirror destructures its domain type exhaustively and rebuilds it
 //! with a struct literal, so a field added to the domain fails to compile here until it is
 //! carried. Document numbers and plates travel as their text and go back in through their
-//! `parse` (what their own serde does, minus a copy); `Stand` keeps its own serde (no dates, no
-//! tagged enums). `Cow` fields: encoding borrows (a snapshot's 40,000 permits are not copied),
-//! decoding owns.
+//! `parse` (what their own serde does, minus a copy).
+//!
+//! Issue 3, device bench — what a field check pays per string is cut three ways: the text
+//! fields of a struct travel as one string (`Joined`: one UTF-8 check, not one per field);
+//! encoding borrows them (a snapshot's 40,000 permits are not copied) while decoding borrows
+//! from the row and copies each into a spare string (`text`) that `Store::check` recycled from
+//! the previous check rather than allocating it; and canonical document numbers are taken as
+//! they are (`TryFrom<String>`), not re-parsed digit by digit.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
-use serde::de::Error as _;
+use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::ser::SerializeTuple;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Bundle, Role};
 use crate::domain::{
     AuxiliaryDriver, CnhNumber, Cpf, DriverLicence, Fine, IllnessAuthorisation, LicenceKind,
-    Penalty, PenaltyKind, Permit, PermitState, Person, Plate, Renavam, ServiceKind, Stand,
-    Taximeter, Vehicle, VehicleCategory,
+    Penalty, PenaltyKind, Permit, PermitState, Person, Plate, Registry, Renavam, ServiceKind,
+    Stand, StandSchedule, Taximeter, Vehicle, VehicleCategory,
 };
 
 /// Bump when a mirror or the bundle's shape changes (the fingerprint in `super` also covers
 /// the domain types' schemas).
-pub(super) const LAYOUT: &str = "postcard/4: bundle = permit vehicle people(role,cpf,person bytes) \
-     stand penalties fines; driver = permits person; dates as CE days";
+pub(super) const LAYOUT: &str = "postcard/5: bundle = permit vehicle people(role,cpf,person bytes) \
+     stand penalties fines; driver = permits person; dates as CE days; texts joined per struct";
 
 /// The parts of a bundle, borrowed from wherever they live (a decoded `Bundle` or a snapshot).
 pub(super) struct Parts<'a> {
@@ -70,11 +77,11 @@ impl<'a> Parts<'a> {
                 .iter()
                 .map(|(role, cpf, bytes)| Member {
                     role: *role,
-                    cpf,
+                    cpf: Bytes(cpf.as_bytes()),
                     person: Bytes(bytes),
                 })
                 .collect(),
-            stand: self.stand.map(Cow::Borrowed),
+            stand: self.stand.map(StandBin::of),
             penalties: self.penalties.iter().map(|p| PenaltyBin::of(p)).collect(),
             fines: self.fines.iter().map(|f| FineBin::of(f)).collect(),
         })
@@ -83,14 +90,14 @@ impl<'a> Parts<'a> {
 
 /// Decodes a bundle with the people `want(role, cpf)` accepts (each person is its own byte
 /// string: the others are skipped, not parsed); trailing bytes are an error.
-pub(super) fn decode(bytes: &[u8], want: impl Fn(Role, &str) -> bool) -> postcard::Result<Bundle> {
+pub(super) fn decode(bytes: &[u8], want: impl Fn(Role, &[u8]) -> bool) -> postcard::Result<Bundle> {
     let (bin, rest): (BundleBin<'_>, _) = postcard::take_from_bytes(bytes)?;
     if !rest.is_empty() {
         return Err(postcard::Error::DeserializeBadEncoding);
     }
     let mut people = Vec::with_capacity(bin.people.len());
     for m in &bin.people {
-        if want(m.role, m.cpf) {
+        if want(m.role, m.cpf.0) {
             let (p, rest): (PersonBin<'_>, _) = postcard::take_from_bytes(m.person.0)?;
             if !rest.is_empty() {
                 return Err(postcard::Error::DeserializeBadEncoding);
@@ -99,10 +106,10 @@ pub(super) fn decode(bytes: &[u8], want: impl Fn(Role, &str) -> bool) -> postcar
         }
     }
     Ok(Bundle {
-        permit: bin.permit.owned(),
+        permit: bin.permit.owned()?,
         vehicle: bin.vehicle.owned()?,
         people,
-        stand: bin.stand.map(Cow::into_owned),
+        stand: bin.stand.map(StandBin::owned).transpose()?,
         penalties: bin.penalties.into_iter().map(PenaltyBin::owned).collect(),
         fines: bin.fines.into_iter().map(FineBin::owned).collect(),
     })
@@ -131,7 +138,272 @@ pub(super) fn decode_driver(
     } else {
         None
     };
-    Ok((person, permits.into_iter().map(PermitBin::owned).collect()))
+    let permits = permits
+        .into_iter()
+        .map(PermitBin::owned)
+        .collect::<postcard::Result<_>>()?;
+    Ok((person, permits))
+}
+
+// --- Spare strings (issue 3, device bench) ---------------------------------------------------
+//
+// A check decodes some thirty short strings out of its bundle into a small `Registry` and drops
+// them microseconds later; that malloc/free pair per string cost about as much as the rest of
+// the decode. So `Store::check` hands the strings of the registry it is done with to a stack per
+// thread (`recycle`), and decoding copies into those (`text`, `spare`) before it allocates. A
+// string is cleared and written whole before use, so reuse cannot change what is decoded; an
+// empty stack (`check_facts` alone, another thread) only means allocating, as before.
+
+thread_local! {
+    static SPARE: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Strings kept at most (a check uses about thirty), and the largest capacity kept.
+const SPARE_MAX: usize = 64;
+const SPARE_CAPACITY_MAX: usize = 256;
+/// The capacity of a new string at least: once spare, it fits most fields without growing.
+const NEW_CAPACITY: usize = 32;
+
+/// A spare string (its old contents still there: callers clear it), or a new one.
+fn spare() -> String {
+    SPARE
+        .with_borrow_mut(Vec::pop)
+        .unwrap_or_else(|| String::with_capacity(NEW_CAPACITY))
+}
+
+/// `v` as an owned string, in a spare one when there is one.
+fn text(v: &str) -> String {
+    let mut out = spare();
+    out.clear();
+    out.push_str(v);
+    out
+}
+
+/// Keeps the strings of `reg` (one a check is done with) for the next decode; the rest is
+/// dropped. Only what a check decodes is kept: anything left out is simply freed.
+pub(in crate::store) fn recycle(reg: Registry) {
+    SPARE.with_borrow_mut(|spare| {
+        let mut keep = |v: String| {
+            if spare.len() < SPARE_MAX && (1..=SPARE_CAPACITY_MAX).contains(&v.capacity()) {
+                spare.push(v);
+            }
+        };
+        for p in reg.people {
+            let Person {
+                id,
+                name,
+                cpf,
+                licence,
+                ..
+            } = p;
+            let DriverLicence {
+                number,
+                category,
+                observations,
+                ..
+            } = licence;
+            for v in [id, name, cpf.into(), number.into(), category] {
+                keep(v);
+            }
+            observations.into_iter().for_each(&mut keep);
+        }
+        for v in reg.vehicles {
+            let Vehicle {
+                id,
+                plate,
+                renavam,
+                make_model,
+                colour,
+                licensing_municipality,
+                licensing_uf,
+                owner_cpf,
+                taximeter,
+                ..
+            } = v;
+            let (raw, canonical) = plate.into_buffers();
+            for v in [
+                id,
+                raw,
+                canonical,
+                renavam.into(),
+                make_model,
+                colour,
+                licensing_municipality,
+                licensing_uf,
+                owner_cpf.into(),
+            ] {
+                keep(v);
+            }
+            if let Some(c) = taximeter.and_then(|t| t.certificate_number) {
+                keep(c);
+            }
+        }
+        for st in reg.stands {
+            let Stand {
+                id,
+                name,
+                address,
+                coordinator_id,
+                ..
+            } = st;
+            for v in [id, name, address] {
+                keep(v);
+            }
+            if let Some(c) = coordinator_id {
+                keep(c);
+            }
+        }
+        for p in reg.permits {
+            let Permit {
+                number,
+                holder_id,
+                auxiliaries,
+                vehicle_id,
+                stand_id,
+                illness_authorisation,
+                ..
+            } = p;
+            for v in [number, holder_id, vehicle_id, stand_id] {
+                keep(v);
+            }
+            for a in auxiliaries {
+                keep(a.person_id);
+                keep(a.licence_number);
+            }
+            if let Some(i) = illness_authorisation {
+                keep(i.person_id);
+            }
+        }
+    });
+}
+
+/// A list of strings (a licence's observations): borrowed from the domain value when encoding,
+/// decoded into spare strings. Encoded as a sequence of strings, like `Vec<String>`.
+enum Texts<'a> {
+    Encode(&'a [String]),
+    Decoded(Vec<String>),
+}
+
+impl Texts<'_> {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            Self::Encode(v) => v.iter().map(|o| text(o)).collect(),
+            Self::Decoded(v) => v,
+        }
+    }
+}
+
+impl Serialize for Texts<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Encode(v) => v.serialize(s),
+            Self::Decoded(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Texts<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Seq;
+        impl<'de> Visitor<'de> for Seq {
+            type Value = Vec<String>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a sequence of strings")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                // The length comes from the bytes: trusted for a few slots only.
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(8));
+                while let Some(v) = seq.next_element::<&'de str>()? {
+                    out.push(text(v));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(Seq).map(Texts::Decoded)
+    }
+}
+
+/// Several text fields as one string and the length of each, in bytes: decoding checks the
+/// UTF-8 of the one string instead of one per field (issue 3, device bench: some twenty short
+/// fields per check). Encoded as a tuple: the string, then the lengths.
+struct Joined<'a, const N: usize> {
+    text: Cow<'a, str>,
+    lens: [usize; N],
+}
+
+impl<const N: usize> Joined<'_, N> {
+    fn of(parts: [&str; N]) -> Self {
+        let mut lens = [0; N];
+        for (len, part) in lens.iter_mut().zip(parts) {
+            *len = part.len();
+        }
+        Self {
+            text: Cow::Owned(parts.concat()),
+            lens,
+        }
+    }
+
+    /// The fields again; lengths that do not cut the string into exactly `N` texts are a
+    /// decode error.
+    fn split(&self) -> postcard::Result<[&str; N]> {
+        let mut out = [""; N];
+        let mut at = 0usize;
+        for (field, len) in out.iter_mut().zip(self.lens) {
+            let end = at
+                .checked_add(len)
+                .ok_or(postcard::Error::DeserializeBadEncoding)?;
+            *field = self
+                .text
+                .get(at..end)
+                .ok_or(postcard::Error::DeserializeBadEncoding)?;
+            at = end;
+        }
+        if at == self.text.len() {
+            Ok(out)
+        } else {
+            Err(postcard::Error::DeserializeBadEncoding)
+        }
+    }
+}
+
+impl<const N: usize> Serialize for Joined<'_, N> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut t = s.serialize_tuple(N + 1)?;
+        t.serialize_element(self.text.as_ref())?;
+        for len in &self.lens {
+            t.serialize_element(len)?;
+        }
+        t.end()
+    }
+}
+
+impl<'de: 'a, 'a, const N: usize> Deserialize<'de> for Joined<'a, N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<const N: usize>;
+        impl<'de, const N: usize> Visitor<'de> for Fields<N> {
+            type Value = (&'de str, [usize; N]);
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a string and {N} lengths")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let text: &'de str = seq
+                    .next_element()?
+                    .ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let mut lens = [0; N];
+                for (i, len) in lens.iter_mut().enumerate() {
+                    *len = seq
+                        .next_element()?
+                        .ok_or_else(|| A::Error::invalid_length(i + 1, &self))?;
+                }
+                Ok((text, lens))
+            }
+        }
+        let (text, lens) = d.deserialize_tuple(N + 1, Fields::<N>)?;
+        Ok(Self {
+            text: Cow::Borrowed(text),
+            lens,
+        })
+    }
 }
 
 /// A date as its day number from 1 January of year 1 (`num_days_from_ce`): a varint.
@@ -162,8 +434,9 @@ fn day(d: NaiveDate) -> Day {
     Day(d)
 }
 
-fn s(v: &str) -> Cow<'_, str> {
-    Cow::Borrowed(v)
+/// A text field as encoded: borrowed from the domain value.
+fn s(v: &str) -> &str {
+    v
 }
 
 /// Field order matters: `decode_driver` reads the permits without the person.
@@ -180,17 +453,21 @@ struct BundleBin<'a> {
     vehicle: VehicleBin<'a>,
     #[serde(borrow)]
     people: Vec<Member<'a>>,
-    stand: Option<Cow<'a, Stand>>,
+    #[serde(borrow)]
+    stand: Option<StandBin<'a>>,
     penalties: Vec<PenaltyBin<'a>>,
     fines: Vec<FineBin<'a>>,
 }
 
 /// A person on the permit: role and CPF readable without decoding the person, who is kept as
-/// an encoded `PersonBin` (a check decodes only the holder and the driver).
+/// an encoded `PersonBin` (a check decodes only the holder and the driver). The CPF is compared,
+/// never used as text: read as bytes, it is not checked for UTF-8 (postcard writes a `str` and
+/// a byte string alike).
 #[derive(Serialize, Deserialize)]
 struct Member<'a> {
     role: Role,
-    cpf: &'a str,
+    #[serde(borrow)]
+    cpf: Bytes<'a>,
     #[serde(borrow)]
     person: Bytes<'a>,
 }
@@ -212,16 +489,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for Bytes<'a> {
 
 #[derive(Serialize, Deserialize)]
 struct PersonBin<'a> {
-    id: Cow<'a, str>,
-    name: Cow<'a, str>,
-    cpf: &'a str,
+    /// id, name, CPF, CNH number, category.
+    #[serde(borrow)]
+    texts: Joined<'a, 5>,
     birth_date: Day,
-    number: &'a str,
-    category: Cow<'a, str>,
     first_licence_date: Day,
     expiry: Day,
     kind: LicenceKind,
-    observations: Cow<'a, [String]>,
+    #[serde(borrow)]
+    observations: Texts<'a>,
 }
 
 impl<'a> PersonBin<'a> {
@@ -242,32 +518,29 @@ impl<'a> PersonBin<'a> {
             observations,
         } = licence;
         Self {
-            id: s(id),
-            name: s(name),
-            cpf: cpf.as_str(),
+            texts: Joined::of([id, name, cpf.as_str(), number.as_str(), category]),
             birth_date: day(*birth_date),
-            number: number.as_str(),
-            category: s(category),
             first_licence_date: day(*first_licence_date),
             expiry: day(*expiry),
             kind: *kind,
-            observations: Cow::Borrowed(observations),
+            observations: Texts::Encode(observations),
         }
     }
 
     fn owned(self) -> postcard::Result<Person> {
+        let [id, name, cpf, number, category] = self.texts.split()?;
         Ok(Person {
-            id: self.id.into_owned(),
-            name: self.name.into_owned(),
-            cpf: Cpf::parse(self.cpf).map_err(bad)?,
+            id: text(id),
+            name: text(name),
+            cpf: Cpf::try_from(text(cpf)).map_err(bad)?,
             birth_date: self.birth_date.0,
             licence: DriverLicence {
-                number: CnhNumber::parse(self.number).map_err(bad)?,
-                category: self.category.into_owned(),
+                number: CnhNumber::try_from(text(number)).map_err(bad)?,
+                category: text(category),
                 first_licence_date: self.first_licence_date.0,
                 expiry: self.expiry.0,
                 kind: self.kind,
-                observations: self.observations.into_owned(),
+                observations: self.observations.into_vec(),
             },
         })
     }
@@ -275,25 +548,21 @@ impl<'a> PersonBin<'a> {
 
 #[derive(Serialize, Deserialize)]
 struct VehicleBin<'a> {
-    id: Cow<'a, str>,
-    /// `Plate::raw`, parsed again on the way in (as the domain's serde does).
-    plate: &'a str,
-    renavam: &'a str,
-    make_model: Cow<'a, str>,
-    colour: Cow<'a, str>,
+    /// id, `Plate::raw` (parsed again on the way in, as the domain's serde does), RENAVAM,
+    /// make and model, colour, licensing municipality and UF, owner's CPF.
+    #[serde(borrow)]
+    texts: Joined<'a, 8>,
     year_of_manufacture: i32,
     doors: u8,
     capacity_incl_driver: u8,
-    licensing_municipality: Cow<'a, str>,
-    licensing_uf: Cow<'a, str>,
     category: VehicleCategory,
-    owner_cpf: &'a str,
     taximeter: Option<TaximeterBin<'a>>,
 }
 
 #[derive(Serialize, Deserialize)]
 struct TaximeterBin<'a> {
-    certificate_number: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    certificate_number: Option<&'a str>,
     verified_on: Day,
     valid_until_year: Option<i32>,
     seal_intact: bool,
@@ -317,18 +586,20 @@ impl<'a> VehicleBin<'a> {
             taximeter,
         } = v;
         Self {
-            id: s(id),
-            plate: plate.raw(),
-            renavam: renavam.as_str(),
-            make_model: s(make_model),
-            colour: s(colour),
+            texts: Joined::of([
+                id,
+                plate.raw(),
+                renavam.as_str(),
+                make_model,
+                colour,
+                licensing_municipality,
+                licensing_uf,
+                owner_cpf.as_str(),
+            ]),
             year_of_manufacture: *year_of_manufacture,
             doors: *doors,
             capacity_incl_driver: *capacity_incl_driver,
-            licensing_municipality: s(licensing_municipality),
-            licensing_uf: s(licensing_uf),
             category: *category,
-            owner_cpf: owner_cpf.as_str(),
             taximeter: taximeter.as_ref().map(|t| {
                 let Taximeter {
                     certificate_number,
@@ -347,21 +618,31 @@ impl<'a> VehicleBin<'a> {
     }
 
     fn owned(self) -> postcard::Result<Vehicle> {
+        let [
+            id,
+            plate,
+            renavam,
+            make_model,
+            colour,
+            municipality,
+            uf,
+            owner_cpf,
+        ] = self.texts.split()?;
         Ok(Vehicle {
-            id: self.id.into_owned(),
-            plate: Plate::parse(self.plate).map_err(bad)?,
-            renavam: Renavam::parse(self.renavam).map_err(bad)?,
-            make_model: self.make_model.into_owned(),
-            colour: self.colour.into_owned(),
+            id: text(id),
+            plate: Plate::parse_into(plate, spare(), spare()).map_err(bad)?,
+            renavam: Renavam::try_from(text(renavam)).map_err(bad)?,
+            make_model: text(make_model),
+            colour: text(colour),
             year_of_manufacture: self.year_of_manufacture,
             doors: self.doors,
             capacity_incl_driver: self.capacity_incl_driver,
-            licensing_municipality: self.licensing_municipality.into_owned(),
-            licensing_uf: self.licensing_uf.into_owned(),
+            licensing_municipality: text(municipality),
+            licensing_uf: text(uf),
             category: self.category,
-            owner_cpf: Cpf::parse(self.owner_cpf).map_err(bad)?,
+            owner_cpf: Cpf::try_from(text(owner_cpf)).map_err(bad)?,
             taximeter: self.taximeter.map(|t| Taximeter {
-                certificate_number: t.certificate_number.map(Cow::into_owned),
+                certificate_number: t.certificate_number.map(text),
                 verified_on: t.verified_on.0,
                 valid_until_year: t.valid_until_year,
                 seal_intact: t.seal_intact,
@@ -371,12 +652,65 @@ impl<'a> VehicleBin<'a> {
 }
 
 #[derive(Serialize, Deserialize)]
+struct StandBin<'a> {
+    /// id, name, address.
+    #[serde(borrow)]
+    texts: Joined<'a, 3>,
+    schedule: StandSchedule,
+    service: ServiceKind,
+    vacancies: u32,
+    #[serde(borrow)]
+    coordinator_id: Option<&'a str>,
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+}
+
+impl<'a> StandBin<'a> {
+    fn of(st: &'a Stand) -> Self {
+        let Stand {
+            id,
+            name,
+            address,
+            schedule,
+            service,
+            vacancies,
+            coordinator_id,
+            latitude,
+            longitude,
+        } = st;
+        Self {
+            texts: Joined::of([id, name, address]),
+            schedule: *schedule,
+            service: *service,
+            vacancies: *vacancies,
+            coordinator_id: coordinator_id.as_deref(),
+            latitude: *latitude,
+            longitude: *longitude,
+        }
+    }
+
+    fn owned(self) -> postcard::Result<Stand> {
+        let [id, name, address] = self.texts.split()?;
+        Ok(Stand {
+            id: text(id),
+            name: text(name),
+            address: text(address),
+            schedule: self.schedule,
+            service: self.service,
+            vacancies: self.vacancies,
+            coordinator_id: self.coordinator_id.map(text),
+            latitude: self.latitude,
+            longitude: self.longitude,
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
 struct PermitBin<'a> {
-    number: Cow<'a, str>,
-    holder_id: Cow<'a, str>,
+    /// number, holder's id, vehicle id, stand id.
+    #[serde(borrow)]
+    texts: Joined<'a, 4>,
     auxiliaries: Vec<AuxBin<'a>>,
-    vehicle_id: Cow<'a, str>,
-    stand_id: Cow<'a, str>,
     service: ServiceKind,
     issued_on: Day,
     renewal_year: i32,
@@ -387,14 +721,14 @@ struct PermitBin<'a> {
 
 #[derive(Serialize, Deserialize)]
 struct AuxBin<'a> {
-    person_id: Cow<'a, str>,
-    licence_number: Cow<'a, str>,
+    person_id: &'a str,
+    licence_number: &'a str,
     registered_on: Day,
 }
 
 #[derive(Serialize, Deserialize)]
 struct IllnessBin<'a> {
-    person_id: Cow<'a, str>,
+    person_id: &'a str,
     medical_proof_on_file: bool,
     valid_from: Day,
     valid_until: Day,
@@ -425,8 +759,7 @@ impl<'a> PermitBin<'a> {
             illness_authorisation,
         } = p;
         Self {
-            number: s(number),
-            holder_id: s(holder_id),
+            texts: Joined::of([number, holder_id, vehicle_id, stand_id]),
             auxiliaries: auxiliaries
                 .iter()
                 .map(|a| {
@@ -442,8 +775,6 @@ impl<'a> PermitBin<'a> {
                     }
                 })
                 .collect(),
-            vehicle_id: s(vehicle_id),
-            stand_id: s(stand_id),
             service: *service,
             issued_on: day(*issued_on),
             renewal_year: *renewal_year,
@@ -474,21 +805,22 @@ impl<'a> PermitBin<'a> {
         }
     }
 
-    fn owned(self) -> Permit {
-        Permit {
-            number: self.number.into_owned(),
-            holder_id: self.holder_id.into_owned(),
+    fn owned(self) -> postcard::Result<Permit> {
+        let [number, holder_id, vehicle_id, stand_id] = self.texts.split()?;
+        Ok(Permit {
+            number: text(number),
+            holder_id: text(holder_id),
             auxiliaries: self
                 .auxiliaries
                 .into_iter()
                 .map(|a| AuxiliaryDriver {
-                    person_id: a.person_id.into_owned(),
-                    licence_number: a.licence_number.into_owned(),
+                    person_id: text(a.person_id),
+                    licence_number: text(a.licence_number),
                     registered_on: a.registered_on.0,
                 })
                 .collect(),
-            vehicle_id: self.vehicle_id.into_owned(),
-            stand_id: self.stand_id.into_owned(),
+            vehicle_id: text(vehicle_id),
+            stand_id: text(stand_id),
             service: self.service,
             issued_on: self.issued_on.0,
             renewal_year: self.renewal_year,
@@ -503,24 +835,26 @@ impl<'a> PermitBin<'a> {
                 StateBin::InSuccession { since } => PermitState::InSuccession { since: since.0 },
             },
             illness_authorisation: self.illness_authorisation.map(|i| IllnessAuthorisation {
-                person_id: i.person_id.into_owned(),
+                person_id: text(i.person_id),
                 medical_proof_on_file: i.medical_proof_on_file,
                 valid_from: i.valid_from.0,
                 valid_until: i.valid_until.0,
             }),
-        }
+        })
     }
 }
 
 #[derive(Serialize, Deserialize)]
 struct PenaltyBin<'a> {
-    id: Cow<'a, str>,
-    permit_number: Cow<'a, str>,
-    person_id: Option<Cow<'a, str>>,
+    id: &'a str,
+    permit_number: &'a str,
+    #[serde(borrow)]
+    person_id: Option<&'a str>,
     kind: KindBin,
     decided_on: Day,
     starts_on: Day,
-    record_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    record_id: Option<&'a str>,
 }
 
 /// `PenaltyKind`, externally tagged.
@@ -561,9 +895,9 @@ impl<'a> PenaltyBin<'a> {
 
     fn owned(self) -> Penalty {
         Penalty {
-            id: self.id.into_owned(),
-            permit_number: self.permit_number.into_owned(),
-            person_id: self.person_id.map(Cow::into_owned),
+            id: text(self.id),
+            permit_number: text(self.permit_number),
+            person_id: self.person_id.map(text),
             kind: match self.kind {
                 KindBin::WrittenWarning => PenaltyKind::WrittenWarning,
                 KindBin::Fine => PenaltyKind::Fine,
@@ -572,15 +906,15 @@ impl<'a> PenaltyBin<'a> {
             },
             decided_on: self.decided_on.0,
             starts_on: self.starts_on.0,
-            record_id: self.record_id.map(Cow::into_owned),
+            record_id: self.record_id.map(text),
         }
     }
 }
 
 #[derive(Serialize, Deserialize)]
 struct FineBin<'a> {
-    id: Cow<'a, str>,
-    permit_number: Cow<'a, str>,
+    id: &'a str,
+    permit_number: &'a str,
     /// `Decimal::serialize`: exact, 16 bytes.
     amount: [u8; 16],
     issued_on: Day,
@@ -607,8 +941,8 @@ impl<'a> FineBin<'a> {
 
     fn owned(self) -> Fine {
         Fine {
-            id: self.id.into_owned(),
-            permit_number: self.permit_number.into_owned(),
+            id: text(self.id),
+            permit_number: text(self.permit_number),
             amount: Decimal::deserialize(self.amount),
             issued_on: self.issued_on.0,
             paid_on: self.paid_on.map(|d| d.0),
