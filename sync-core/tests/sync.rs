@@ -1239,7 +1239,7 @@ fn decoding_and_vetting_in_parallel_changes_nothing_in_the_outcome() {
     let r = &out.response;
     assert_eq!(
         r.accepted.len(),
-        148 - 1 + 1,
+        147 + 1,
         "147 whole records and the witness"
     );
     let mut codes: Vec<RejectionCode> = r.rejections.iter().map(|x| x.code).collect();

@@ -335,6 +335,7 @@ struct Ready<'a> {
     incoming: Incoming<'a>,
     /// The server's copy (`None`: new to the server) and its heads.
     server: Option<RecordDoc>,
+    server_view: Option<RecordView>,
     server_heads: Vec<ChangeHash>,
     /// The server's copy plus everything that arrived.
     scratch: AutoCommit,
@@ -654,23 +655,28 @@ impl ServerSync {
             Some(r) => Some(load_stored(record_id, &r.doc)?),
             None => None,
         };
-        if let Some(doc) = &server {
-            let view = doc
-                .view()
-                .map_err(|source| SyncError::Stored { record_id, source })?;
-            if !may_see(sender, &view) {
-                return Ok(Step::Done(Box::new(Examined::refused(
-                    raw.to_vec(),
-                    Refusal {
-                        code: RejectionCode::NotVisible,
-                        message: String::from(
-                            "este registro não pertence a este usuário nem ao seu ponto",
-                        ),
-                    },
-                    None,
-                    now,
-                ))));
-            }
+        // The server's view, kept for the vetting's first step.
+        let server_view = match &server {
+            Some(doc) => Some(
+                doc.view()
+                    .map_err(|source| SyncError::Stored { record_id, source })?,
+            ),
+            None => None,
+        };
+        if let Some(view) = &server_view
+            && !may_see(sender, view)
+        {
+            return Ok(Step::Done(Box::new(Examined::refused(
+                raw.to_vec(),
+                Refusal {
+                    code: RejectionCode::NotVisible,
+                    message: String::from(
+                        "este registro não pertence a este usuário nem ao seu ponto",
+                    ),
+                },
+                None,
+                now,
+            ))));
         }
         let server_heads = match &mut server {
             Some(d) => sorted(d.heads()),
@@ -706,6 +712,7 @@ impl ServerSync {
         Ok(Step::Ready(Box::new(Ready {
             incoming,
             server,
+            server_view,
             server_heads,
             scratch,
             device_heads,
@@ -729,6 +736,7 @@ impl ServerSync {
         let Ready {
             incoming,
             server,
+            server_view,
             server_heads,
             scratch,
             device_heads,
@@ -741,7 +749,7 @@ impl ServerSync {
             })
         };
         let vetted = match vet_changes(
-            server.as_ref(),
+            server.as_ref().zip(server_view),
             new_changes,
             sender,
             registry,
@@ -751,7 +759,6 @@ impl ServerSync {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
             Err(VetFailure::NoRegistry) => return Err(SyncError::RegistryUnavailable),
-            Err(VetFailure::Stored(source)) => return Err(SyncError::Stored { record_id, source }),
         };
         let mut ex = Examined {
             bindings: vetted.new_bindings,
@@ -944,12 +951,17 @@ impl ServerSync {
                 .actor_device(actor)
                 .map_err(|e| BindingError(Box::new(e)))
         };
-        let vetted = match vet_changes(Some(&server), changes, sender, registry, &mut lookup, None)
-        {
+        let vetted = match vet_changes(
+            Some((&server, view)),
+            changes,
+            sender,
+            registry,
+            &mut lookup,
+            None,
+        ) {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
             Err(VetFailure::NoRegistry) => return Err(SyncError::RegistryUnavailable),
-            Err(VetFailure::Stored(source)) => return Err(SyncError::Stored { record_id, source }),
         };
         if let Some((_, refusal)) = vetted.refused {
             // Nothing of a refused server-side edit is stored: it was never sent by anyone,

@@ -74,8 +74,6 @@ pub(crate) enum VetFailure {
     Bindings(BindingError),
     /// A coordinator's record needs the registry to check the stand, and there is none.
     NoRegistry,
-    /// The server's own copy of the record does not read.
-    Stored(RecordError),
 }
 
 /// Walks `changes` (those the server lacks, in causal order) over `base` (the server's record,
@@ -88,27 +86,29 @@ pub(crate) enum VetFailure {
 /// a new record). The judgement is the same: the state after change *i* is a function of the
 /// heads after change *i*, however it is reached (see `vet_changes_merged`).
 pub(crate) fn vet_changes(
-    base: Option<&RecordDoc>,
+    // The server's record and its view (which the caller computed to check visibility).
+    base: Option<(&RecordDoc, RecordView)>,
     changes: Vec<Change>,
     sender: &Sender,
     registry: Option<&RegistryIndex<'_>>,
     bindings: Bindings<'_>,
     merged: Option<(AutoCommit, &[ChangeHash])>,
 ) -> Result<Vetted, VetFailure> {
+    let (base, base_view) = match base {
+        Some((d, v)) => (Some(d), Some(v)),
+        None => (None, None),
+    };
     if let Some((merged, base_heads)) = merged {
         // A merged copy that does not read as a record: some step breaks it; the step-by-step
         // walk finds which one and refuses from there.
         if let Ok((full, full_view)) = RecordDoc::from_automerge_viewed(merged) {
             return vet_changes_merged(
-                base, base_heads, changes, full, full_view, sender, registry, bindings,
+                base_view, base_heads, changes, full, full_view, sender, registry, bindings,
             );
         }
     }
     let mut cur: Option<RecordDoc> = base.cloned();
-    let mut cur_view: Option<RecordView> = match &cur {
-        Some(d) => Some(d.view().map_err(VetFailure::Stored)?),
-        None => None,
-    };
+    let mut cur_view: Option<RecordView> = base_view;
     // Heads of `cur`, sorted: `judge` uses them to recognise when the sender's own copy before
     // a change is exactly `cur` (no fork needed).
     let mut cur_heads: Vec<ChangeHash> = match &mut cur {
@@ -241,7 +241,7 @@ fn foreign_actor(actor: &str) -> Refusal {
 /// of step *i − 1*, made only on that (rare) path.
 #[allow(clippy::too_many_arguments)]
 fn vet_changes_merged(
-    base: Option<&RecordDoc>,
+    base_view: Option<RecordView>,
     base_heads: &[ChangeHash],
     changes: Vec<Change>,
     mut full: RecordDoc,
@@ -251,10 +251,7 @@ fn vet_changes_merged(
     bindings: Bindings<'_>,
 ) -> Result<Vetted, VetFailure> {
     let full_heads = sorted(full.heads());
-    let mut cur_view: Option<RecordView> = match base {
-        Some(d) => Some(d.view().map_err(VetFailure::Stored)?),
-        None => None,
-    };
+    let mut cur_view: Option<RecordView> = base_view;
     let mut heads: BTreeSet<ChangeHash> = base_heads.iter().copied().collect();
     let mut cur_heads: Vec<ChangeHash> = heads.iter().copied().collect();
     let mut accepted = Vec::new();
