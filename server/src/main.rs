@@ -8,6 +8,10 @@ use clap::Parser;
 
 mod cli;
 
+// See `mimalloc` in Cargo.toml: the sync exchange allocates heavily on all cores.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {
