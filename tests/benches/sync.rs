@@ -17,7 +17,9 @@
 //! - `sync_noop`: the device with 10,000 records already in sync syncs again.
 //!
 //! Diagnostics and the comparison with the targets go to stderr. `TAXI_FISCAL_BENCH_QUICK=1`
-//! shrinks everything tenfold (a smoke run of the bench itself, e.g. in a debug build).
+//! shrinks everything tenfold (a smoke run of the bench itself, e.g. in a debug build);
+//! `TAXI_FISCAL_BENCH_REPEAT=n` measures the 1,000-record exchange n times (fresh devices, the
+//! same server) and `TAXI_FISCAL_BENCH_SKIP_10K=1` stops after it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // a bench: fail loudly
 
 use std::path::PathBuf;
@@ -44,6 +46,14 @@ fn scale(n: usize) -> usize {
     } else {
         n
     }
+}
+
+/// A count from the environment, `default` when unset or not a number.
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn ms(t: Instant) -> u64 {
@@ -255,9 +265,19 @@ fn main() {
         pull.bytes as f64 / 1e6
     );
 
-    // sync_new, 1,000 records
+    // sync_new, 1,000 records (again on fresh devices with `TAXI_FISCAL_BENCH_REPEAT=n`: one
+    // exchange is a single sample, and the machine's noise is of the same order as the target)
     let ids = create_records(&mut small, scale(1_000), &taxis);
     sync_new(&mut small, &ids);
+    for i in 1..env_number("TAXI_FISCAL_BENCH_REPEAT", 1) {
+        let mut again = new_device(&server, &admin, &format!("bench1k-{i}"), &dirs);
+        again.pull_registry();
+        let ids = create_records(&mut again, scale(1_000), &taxis);
+        sync_new(&mut again, &ids);
+    }
+    if std::env::var("TAXI_FISCAL_BENCH_SKIP_10K").is_ok_and(|v| v == "1") {
+        return;
+    }
 
     // sync_new, 10,000 records, then sync_noop on the same device
     let mut big = new_device(&server, &admin, "bench10k", &dirs);
