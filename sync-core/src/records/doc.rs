@@ -359,7 +359,34 @@ impl RecordDoc {
     /// needs the view anyway (the server's vetting, once per incoming change) does not
     /// materialise the record twice (issue 5, sync bench).
     pub fn from_automerge_viewed(doc: AutoCommit) -> Result<(Self, RecordView), RecordError> {
-        let version = match scalar(&doc, &ROOT, key::SCHEMA_VERSION)? {
+        Self::try_from_automerge_viewed(doc).map_err(|(_, e)| e)
+    }
+
+    /// `from_automerge_viewed`, handing the document back when it is not a record: the
+    /// server's vetting then walks its changes one by one to find the one that broke it.
+    pub(crate) fn try_from_automerge_viewed(
+        doc: AutoCommit,
+    ) -> Result<(Self, RecordView), (AutoCommit, RecordError)> {
+        let (id, kind) = match Self::identity(&doc) {
+            Ok(x) => x,
+            Err(e) => return Err((doc, e)),
+        };
+        let rec = Self {
+            doc,
+            id,
+            kind,
+            saved: Vec::new(),
+        };
+        // Read everything once: a document that loads is a document that can be shown.
+        match rec.view() {
+            Ok(view) => Ok((rec, view)),
+            Err(e) => Err((rec.doc, e)),
+        }
+    }
+
+    /// The id and kind of a document that claims to be a record of a layout this build reads.
+    fn identity(doc: &AutoCommit) -> Result<(Uuid, RecordKind), RecordError> {
+        let version = match scalar(doc, &ROOT, key::SCHEMA_VERSION)? {
             Some(ScalarValue::Uint(v)) => v,
             Some(ScalarValue::Int(v)) if v >= 0 => v.unsigned_abs(),
             _ => {
@@ -371,19 +398,11 @@ impl RecordDoc {
         if version > SCHEMA_VERSION {
             return Err(RecordError::UnsupportedSchema { version });
         }
-        let id = parse_uuid(&req_str(&doc, &ROOT, key::ID)?, "id")?;
-        let kind_s = req_str(&doc, &ROOT, key::KIND)?;
+        let id = parse_uuid(&req_str(doc, &ROOT, key::ID)?, "id")?;
+        let kind_s = req_str(doc, &ROOT, key::KIND)?;
         let kind = RecordKind::parse(&kind_s)
             .ok_or_else(|| malformed(format!("tipo de registro desconhecido: {kind_s:?}")))?;
-        let rec = Self {
-            doc,
-            id,
-            kind,
-            saved: Vec::new(),
-        };
-        // Read everything once: a document that loads is a document that can be shown.
-        let view = rec.view()?;
-        Ok((rec, view))
+        Ok((id, kind))
     }
 
     /// Applies `save_incremental()` chunks (or a whole `save()`) of the same record, checked on
@@ -461,6 +480,11 @@ impl RecordDoc {
     /// The underlying document, read-only.
     pub fn automerge(&self) -> &AutoCommit {
         &self.doc
+    }
+
+    /// The underlying document, given up (the server's vetting of its own edit reads it).
+    pub(crate) fn into_automerge(self) -> AutoCommit {
+        self.doc
     }
 
     pub fn id(&self) -> Uuid {

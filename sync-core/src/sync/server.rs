@@ -35,7 +35,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::vetting::{BindingError, Refusal, VetFailure, malformed, vet_changes};
+use super::vetting::{
+    BindingError, ChangeMeta, Refusal, VetFailure, changes_after, malformed, vet_changes,
+};
 use super::wire::{
     Ack, Bytes, DocMessage, NewRecord, PROTOCOL_VERSION, Rejection, RejectionCode, SyncRequest,
     SyncResponse, heads_from_hex, heads_to_hex, sorted,
@@ -343,7 +345,7 @@ struct Ready<'a> {
     device_heads: Vec<ChangeHash>,
     need: Vec<ChangeHash>,
     /// The changes the server lacks, in causal order.
-    new_changes: Vec<automerge::Change>,
+    new_changes: Vec<ChangeMeta>,
 }
 
 /// Everything receiving one record decided, committed later in request order.
@@ -490,7 +492,7 @@ impl ServerSync {
                 let step = step?;
                 if let Step::Ready(r) = &step {
                     for c in &r.new_changes {
-                        let actor = c.actor_id().to_hex_string();
+                        let actor = c.actor.to_hex_string();
                         if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(actor)
                         {
                             let device = store.actor_device(slot.key()).map_err(boxed)?;
@@ -705,7 +707,7 @@ impl ServerSync {
         if !scratch.get_missing_deps(&[]).is_empty() || !has_all_am(&mut scratch, &device_heads) {
             return Ok(Step::Done(Box::default()));
         }
-        let new_changes = scratch.get_changes(&server_heads);
+        let new_changes = changes_after(&mut scratch, &server_heads);
         if new_changes.is_empty() && server.is_none() {
             return Ok(Step::Done(Box::default()));
         }
@@ -750,11 +752,12 @@ impl ServerSync {
         };
         let vetted = match vet_changes(
             server.as_ref().zip(server_view),
+            scratch,
+            &server_heads,
             new_changes,
             sender,
             registry,
             &mut lookup,
-            Some((scratch, &server_heads)),
         ) {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
@@ -942,7 +945,7 @@ impl ServerSync {
                 message: e.to_string(),
             });
         }
-        let changes = scratch.automerge_mut().get_changes(&server_heads);
+        let changes = changes_after(scratch.automerge_mut(), &server_heads);
         if changes.is_empty() {
             return Ok(EditOutcome::Unchanged);
         }
@@ -953,11 +956,12 @@ impl ServerSync {
         };
         let vetted = match vet_changes(
             Some((&server, view)),
+            scratch.into_automerge(),
+            &server_heads,
             changes,
             sender,
             registry,
             &mut lookup,
-            None,
         ) {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),

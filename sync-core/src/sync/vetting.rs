@@ -26,7 +26,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use automerge::{AutoCommit, Change, ChangeHash};
+use automerge::{ActorId, AutoCommit, Change, ChangeHash};
 use uuid::Uuid;
 
 use super::server::Sender;
@@ -76,37 +76,76 @@ pub(crate) enum VetFailure {
     NoRegistry,
 }
 
+/// What the vetting needs of an incoming change: its hash, its actor and its dependencies.
+/// Read with `get_changes_meta`, which skips what `get_changes` does to hand out whole changes
+/// (rebuilding each one's operations from the document: a tenth of the server's work for a new
+/// record, issue 5 sync bench); a change itself is fetched only when it is refused, for the
+/// quarantine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChangeMeta {
+    pub(crate) hash: ChangeHash,
+    pub(crate) actor: ActorId,
+    pub(crate) deps: Vec<ChangeHash>,
+}
+
+impl ChangeMeta {
+    fn of(change: &Change) -> Self {
+        Self {
+            hash: change.hash(),
+            actor: change.actor_id().clone(),
+            deps: change.deps().to_vec(),
+        }
+    }
+}
+
+/// The changes of `doc` that a peer holding `heads` lacks, in causal order (the order of
+/// `get_changes`).
+pub(crate) fn changes_after(doc: &mut AutoCommit, heads: &[ChangeHash]) -> Vec<ChangeMeta> {
+    doc.get_changes_meta(heads)
+        .into_iter()
+        .map(|m| ChangeMeta {
+            hash: m.hash,
+            actor: m.actor.into_owned(),
+            deps: m.deps,
+        })
+        .collect()
+}
+
 /// Walks `changes` (those the server lacks, in causal order) over `base` (the server's record,
 /// `None` if new).
 ///
-/// `merged`, when the caller has it, is `base` with every change of `changes` already applied
-/// (the sync decode's scratch copy). Each step is then *read* from it at that step's heads
+/// `merged` is `base` with every change of `changes` already applied (the sync decode's scratch
+/// copy, or the server's own edit). Each step is *read* from it at that step's heads
 /// (`RecordDoc::view_at`) instead of applying the change to a fresh copy of the previous step
 /// (issue 5, sync bench: the copy and the re-application were a third of the server's work for
 /// a new record). The judgement is the same: the state after change *i* is a function of the
-/// heads after change *i*, however it is reached (see `vet_changes_merged`).
+/// heads after change *i*, however it is reached (see `vet_changes_merged`). Only when `merged`
+/// does not read as a record are the changes applied one by one, to find the one that broke it.
 pub(crate) fn vet_changes(
     // The server's record and its view (which the caller computed to check visibility).
     base: Option<(&RecordDoc, RecordView)>,
-    changes: Vec<Change>,
+    merged: AutoCommit,
+    // Heads of `base` (empty if new), sorted.
+    base_heads: &[ChangeHash],
+    changes: Vec<ChangeMeta>,
     sender: &Sender,
     registry: Option<&RegistryIndex<'_>>,
     bindings: Bindings<'_>,
-    merged: Option<(AutoCommit, &[ChangeHash])>,
 ) -> Result<Vetted, VetFailure> {
     let (base, base_view) = match base {
         Some((d, v)) => (Some(d), Some(v)),
         None => (None, None),
     };
-    if let Some((merged, base_heads)) = merged {
-        // A merged copy that does not read as a record: some step breaks it; the step-by-step
-        // walk finds which one and refuses from there.
-        if let Ok((full, full_view)) = RecordDoc::from_automerge_viewed(merged) {
+    let mut merged = match RecordDoc::try_from_automerge_viewed(merged) {
+        Ok((full, full_view)) => {
             return vet_changes_merged(
                 base_view, base_heads, changes, full, full_view, sender, registry, bindings,
             );
         }
-    }
+        Err((am, _)) => am,
+    };
+    // Some step breaks the record: walk the changes themselves.
+    let changes = merged.get_changes(base_heads);
     let mut cur: Option<RecordDoc> = base.cloned();
     let mut cur_view: Option<RecordView> = base_view;
     // Heads of `cur`, sorted: `judge` uses them to recognise when the sender's own copy before
@@ -132,7 +171,7 @@ pub(crate) fn vet_changes(
         let actor = change.actor_id().to_hex_string();
         if !actor_allowed(
             &actor,
-            change,
+            change.actor_id(),
             sender,
             bindings,
             &mut known_actors,
@@ -178,7 +217,7 @@ pub(crate) fn vet_changes(
             &next_view,
             &next_heads,
             &mut next,
-            change,
+            &ChangeMeta::of(change),
             sender,
             registry,
         )? {
@@ -202,7 +241,7 @@ pub(crate) fn vet_changes(
 /// derived from its id (then bound on acceptance). Memoised per request in `known`.
 fn actor_allowed(
     actor: &str,
-    change: &Change,
+    actor_id: &ActorId,
     sender: &Sender,
     bindings: Bindings<'_>,
     known: &mut HashMap<String, bool>,
@@ -214,7 +253,7 @@ fn actor_allowed(
     let bound = bindings(actor).map_err(VetFailure::Bindings)?;
     let ok = match bound {
         Some(device) => device == sender.agent.device_id,
-        None => device_of_actor(change.actor_id()) == Some(sender.agent.device_id),
+        None => device_of_actor(actor_id) == Some(sender.agent.device_id),
     };
     if ok && bound.is_none() {
         new_bindings.push(actor.to_owned());
@@ -243,7 +282,7 @@ fn foreign_actor(actor: &str) -> Refusal {
 fn vet_changes_merged(
     base_view: Option<RecordView>,
     base_heads: &[ChangeHash],
-    changes: Vec<Change>,
+    changes: Vec<ChangeMeta>,
     mut full: RecordDoc,
     full_view: RecordView,
     sender: &Sender,
@@ -274,20 +313,26 @@ fn vet_changes_merged(
                     .ok()
                     .and_then(|am| RecordDoc::from_automerge(am).ok())
             };
+            // The refused changes themselves, for the quarantine (all are in `full`).
+            let am = full.automerge_mut();
+            let refused = changes[i..]
+                .iter()
+                .filter_map(|c| am.get_change_by_hash(&c.hash))
+                .collect();
             Vetted {
                 view: None,
                 doc,
                 accepted,
-                refused: Some((changes[i..].to_vec(), refusal)),
+                refused: Some((refused, refusal)),
                 new_bindings,
             }
         };
 
         // 1. Actor.
-        let actor = change.actor_id().to_hex_string();
+        let actor = change.actor.to_hex_string();
         if !actor_allowed(
             &actor,
-            change,
+            &change.actor,
             sender,
             bindings,
             &mut known_actors,
@@ -303,10 +348,10 @@ fn vet_changes_merged(
         }
 
         // 2. The record after this change, read at its heads.
-        for dep in change.deps() {
+        for dep in &change.deps {
             heads.remove(dep);
         }
-        heads.insert(change.hash());
+        heads.insert(change.hash);
         let step_heads: Vec<ChangeHash> = heads.iter().copied().collect();
         let next_view = if step_heads == full_heads {
             match full_view.take() {
@@ -349,7 +394,7 @@ fn vet_changes_merged(
                 new_bindings,
             ));
         }
-        accepted.push(change.hash());
+        accepted.push(change.hash);
         cur_heads = step_heads;
         cur_view = Some(next_view);
     }
@@ -371,7 +416,7 @@ fn judge(
     // Sorted; `after_doc` may hold more (later changes of the same request).
     after_heads: &[ChangeHash],
     after_doc: &mut RecordDoc,
-    change: &Change,
+    change: &ChangeMeta,
     sender: &Sender,
     registry: Option<&RegistryIndex<'_>>,
 ) -> Result<Option<Refusal>, VetFailure> {
@@ -433,10 +478,10 @@ fn judge(
     let forked_own: Option<RecordView>;
     let own: Option<&RecordView> = if new_events.is_empty() {
         None
-    } else if after_heads == [change.hash()] {
+    } else if after_heads == [change.hash] {
         Some(after)
     } else {
-        forked_own = view_at(after_doc, &[change.hash()]);
+        forked_own = view_at(after_doc, &[change.hash]);
         forked_own.as_ref()
     };
     if let Some(own) = own {
@@ -449,10 +494,10 @@ fn judge(
             }
         }
         let forked_before: Option<RecordView>;
-        let own_before: Option<&RecordView> = if sorted(change.deps().to_vec()) == before_heads {
+        let own_before: Option<&RecordView> = if sorted(change.deps.clone()) == before_heads {
             before
         } else {
-            forked_before = view_at(after_doc, change.deps());
+            forked_before = view_at(after_doc, &change.deps);
             forked_before.as_ref()
         };
         if let Some(own_before) = own_before {
@@ -533,4 +578,43 @@ pub(crate) fn malformed(reason: impl Into<String>) -> Refusal {
 
 fn short(hex: &str) -> &str {
     hex.get(..12).unwrap_or(hex)
+}
+
+#[cfg(test)]
+mod tests {
+    use automerge::transaction::Transactable;
+    use automerge::{ActorId, AutoCommit, ROOT};
+
+    use super::{ChangeMeta, changes_after};
+
+    /// The vetting walks the metadata in the order it assumes is `get_changes`'s (causal).
+    #[test]
+    fn change_metadata_lists_what_get_changes_lists_in_the_same_order() {
+        let mut a = AutoCommit::new().with_actor(ActorId::from([1u8; 16]));
+        a.put(ROOT, "x", 1).unwrap();
+        a.commit();
+        let first = a.get_heads();
+        let mut b = a.fork().with_actor(ActorId::from([2u8; 16]));
+        b.put(ROOT, "y", 2).unwrap();
+        b.commit();
+        b.put(ROOT, "y", 3).unwrap();
+        b.commit();
+        a.put(ROOT, "x", 4).unwrap();
+        a.commit();
+        let before_merge = a.get_heads();
+        a.merge(&mut b).unwrap();
+        a.put(ROOT, "z", 5).unwrap();
+        a.commit();
+        for heads in [
+            Vec::new(),
+            first,
+            before_merge,
+            b.get_heads(),
+            a.get_heads(),
+        ] {
+            let whole: Vec<ChangeMeta> = a.get_changes(&heads).iter().map(ChangeMeta::of).collect();
+            assert_eq!(changes_after(&mut a, &heads), whole, "after {heads:?}");
+        }
+        assert_eq!(changes_after(&mut a, &[]).len(), 5);
+    }
 }
