@@ -62,7 +62,7 @@ impl SqliteStore {
         migrations::migrate(&mut conn, &path.display().to_string())?;
         office::backfill_rules(&mut conn)?;
         Ok(Self {
-            pool: Pool::new(path, conn),
+            pool: Pool::new(path, conn)?,
             cache: Arc::new(Mutex::new(None)),
         })
     }
