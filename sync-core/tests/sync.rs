@@ -171,9 +171,9 @@ impl Device {
 
 // ------------------------------------------------------------------------------------ server
 
-/// The server's database as a map; effects applied in order, as the server crate does in one
-/// transaction.
-#[derive(Default)]
+/// The server's database as a map; effects applied in order as `handle` persists them, as the
+/// server crate does in one transaction.
+#[derive(Default, Clone)]
 struct MemServer {
     records: BTreeMap<Uuid, ServerRecord>,
     peers: BTreeMap<(Uuid, Uuid), PeerState>,
@@ -182,6 +182,9 @@ struct MemServer {
     /// One row per accepted batch: (record, hashes).
     audit: Vec<(Uuid, Vec<String>)>,
     registry: Option<Registry>,
+    /// Every effect persisted, in order (`Debug`), and how many `persist` calls brought them.
+    persisted: Vec<String>,
+    persist_calls: usize,
 }
 
 impl ServerSyncStore for MemServer {
@@ -203,12 +206,13 @@ impl ServerSyncStore for MemServer {
         &mut self,
         sender: &Sender,
         after: u64,
+        up_to: u64,
         limit: usize,
     ) -> Result<Vec<Changed>, Infallible> {
         let mut rows: Vec<Changed> = self
             .records
             .iter()
-            .filter(|(_, r)| r.seq > after)
+            .filter(|(_, r)| r.seq > after && r.seq <= up_to)
             .filter(|(_, r)| may_see(sender, &RecordDoc::load(&r.doc).unwrap().view().unwrap()))
             .map(|(id, r)| Changed {
                 record_id: *id,
@@ -218,6 +222,13 @@ impl ServerSyncStore for MemServer {
         rows.sort_by_key(|c| c.seq);
         rows.truncate(limit);
         Ok(rows)
+    }
+    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), Infallible> {
+        self.persist_calls += 1;
+        self.persisted
+            .extend(effects.iter().map(|e| format!("{e:?}")));
+        self.apply(effects);
+        Ok(())
     }
 }
 
@@ -315,14 +326,13 @@ impl Net {
         let now = self.tick();
         let registry = self.server.registry.take();
         let index = registry.as_ref().map(Registry::index);
-        let out = self
+        let response = self
             .logic
             .handle(&mut self.server, who, index.as_ref(), &request, now)
             .unwrap();
         drop(index);
         self.server.registry = registry;
-        self.server.apply(out.effects);
-        serde_json::to_vec(&out.response).unwrap()
+        serde_json::to_vec(&response).unwrap()
     }
 
     /// One round trip; `tamper` edits the request in flight.
@@ -1215,28 +1225,32 @@ fn decoding_and_vetting_in_parallel_changes_nothing_in_the_outcome() {
     let who = sender(&phone.agent);
     let now = net.tick();
 
-    // `handle` only reads the store, so each run sees the same state.
-    let mut run = |workers: usize| {
+    // Each run on its own copy of the server's state.
+    let run = |workers: usize| {
         let logic = ServerSync {
             workers,
             ..ServerSync::default()
         };
-        let out = logic
-            .handle(&mut net.server, &who, None, &request, now)
+        let mut server = net.server.clone();
+        let response = logic
+            .handle(&mut server, &who, None, &request, now)
             .unwrap();
-        (
-            serde_json::to_string(&out.response).unwrap(),
-            format!("{:?}", out.effects),
-            out,
-        )
+        (response, server)
     };
-    let (response_1, effects_1, _) = run(1);
-    let (response_3, effects_3, out) = run(3);
-    assert_eq!(response_1, response_3);
-    assert_eq!(effects_1, effects_3);
+    let (response_1, server_1) = run(1);
+    let (response_3, server_3) = run(3);
+    assert_eq!(
+        serde_json::to_string(&response_1).unwrap(),
+        serde_json::to_string(&response_3).unwrap()
+    );
+    let persisted = |s: &MemServer| s.persisted[net.server.persisted.len()..].to_vec();
+    assert_eq!(persisted(&server_1), persisted(&server_3));
+    // Persisted a window at a time (two windows of records, then the per-device state), not
+    // all at the end.
+    assert_eq!(server_3.persist_calls - net.server.persist_calls, 3);
 
     // And the outcome is the right one, not merely the same twice.
-    let r = &out.response;
+    let r = &response_3;
     assert_eq!(
         r.accepted.len(),
         147 + 1,
@@ -1248,13 +1262,11 @@ fn decoding_and_vetting_in_parallel_changes_nothing_in_the_outcome() {
         codes,
         vec![RejectionCode::Malformed, RejectionCode::SealedField]
     );
-    let seqs: Vec<u64> = out
-        .effects
+    let seqs: Vec<u64> = server_3
+        .audit
         .iter()
-        .filter_map(|e| match e {
-            ServerEffect::StoreRecord(s) => Some(s.seq),
-            _ => None,
-        })
+        .skip(net.server.audit.len())
+        .map(|(id, _)| server_3.records[id].seq)
         .collect();
     assert_eq!(seqs.len(), 148);
     assert!(

@@ -760,3 +760,58 @@ async fn compressed_bodies_and_refused_exchanges() {
         .await
         .error(StatusCode::CONFLICT, "protocol_unsupported");
 }
+
+#[tokio::test]
+async fn an_exchange_refused_midway_leaves_nothing_behind() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut first = issued(&p.agent.clone(), "abc-1d23");
+    let first_id = p.persist(&mut first);
+    sync_all(&app, &mut p).await;
+    let total = |page: Value| page["total"].as_u64().unwrap();
+    let before = total(app.get("/v1/records", &office).await.ok(StatusCode::OK));
+    assert_eq!(before, 1);
+
+    // More new records than one window of the server holds (their effects are persisted while
+    // the next window is decoded), then a change to a record whose stored copy no longer loads.
+    for _ in 0..130 {
+        let mut r = issued(&p.agent.clone(), "abc-1d23");
+        p.persist(&mut r);
+    }
+    p.edit(&first_id, |d, a| {
+        d.add_witness(a, now() + Duration::minutes(5), &witness())
+            .unwrap();
+    });
+    let conn = rusqlite::Connection::open(app.dir.path().join(taxi_fiscal_server::config::DB_FILE))
+        .unwrap();
+    conn.execute(
+        "UPDATE records SET doc = x'00ff' WHERE id = ?1",
+        [first_id.as_str()],
+    )
+    .unwrap();
+    let audit = app.audit_rows().await;
+
+    let req = p.request();
+    assert_eq!((req.new_records.len(), req.messages.len()), (130, 1));
+    let r = post_sync(&app, &p.token, &req).await;
+    assert_eq!(
+        r.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "{:?}",
+        r.json()
+    );
+    // None of the 130 records, no audit row, no per-device state: the device retries it all.
+    assert_eq!(
+        total(app.get("/v1/records", &office).await.ok(StatusCode::OK)),
+        before
+    );
+    assert_eq!(app.audit_rows().await, audit);
+    let peers: i64 = conn
+        .query_row("SELECT count(*) FROM record_peers", [], |r| r.get(0))
+        .unwrap();
+    let bound: i64 = conn
+        .query_row("SELECT count(*) FROM record_changes", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!((peers, bound), (1, 1), "only the first record's rows");
+}

@@ -366,10 +366,10 @@ impl RecordDoc {
     /// server's vetting then walks its changes one by one to find the one that broke it.
     pub(crate) fn try_from_automerge_viewed(
         doc: AutoCommit,
-    ) -> Result<(Self, RecordView), (AutoCommit, RecordError)> {
+    ) -> Result<(Self, RecordView), (Box<AutoCommit>, RecordError)> {
         let (id, kind) = match Self::identity(&doc) {
             Ok(x) => x,
-            Err(e) => return Err((doc, e)),
+            Err(e) => return Err((Box::new(doc), e)),
         };
         let rec = Self {
             doc,
@@ -380,7 +380,7 @@ impl RecordDoc {
         // Read everything once: a document that loads is a document that can be shown.
         match rec.view() {
             Ok(view) => Ok((rec, view)),
-            Err(e) => Err((rec.doc, e)),
+            Err(e) => Err((Box::new(rec.doc), e)),
         }
     }
 

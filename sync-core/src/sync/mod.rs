@@ -1,7 +1,9 @@
 //! The sync protocol between devices and the server, sans-IO: requests, responses, documents
 //! and store contents in; requests, responses and writes (effects) out. No sockets, no clock
-//! (instants are passed in), no threads. The device (`DeviceSync` over the device `Store`) and
-//! the server (`ServerSync` over the server's database) run the two halves; HTTP is the caller's.
+//! (instants are passed in); the only threads are the scoped ones on which the server decodes
+//! and vets a large request's records. The device (`DeviceSync` over the device `Store`) and the
+//! server (`ServerSync` over the server's database, reads and writes through `ServerSyncStore`)
+//! run the two halves; HTTP is the caller's.
 //!
 //! # One exchange
 //!
@@ -76,7 +78,7 @@ pub use device::{
 };
 pub use server::{
     Changed, EditOutcome, PeerState, QuarantineEntry, Sender, SentHeads, ServerEffect,
-    ServerOutcome, ServerRecord, ServerSync, ServerSyncStore, StoredChange, may_see,
+    ServerRecord, ServerSync, ServerSyncStore, StoredChange, may_see,
 };
 pub use wire::{
     Ack, Bytes, DocMessage, NewRecord, PROTOCOL_VERSION, Rejection, RejectionCode, SyncRequest,

@@ -1,8 +1,9 @@
 //! The server's half of the protocol as pure logic: a request and the server's current state in,
-//! a response and a list of effects out. The server crate reads through `ServerSyncStore` (in
-//! one database transaction), then persists every `ServerEffect` in that same transaction and
-//! commits before sending the response; if anything fails, nothing is committed and the device
-//! simply retries.
+//! a response and a list of effects out. The server crate implements `ServerSyncStore` over one
+//! database transaction: `handle` reads through it and hands it every `ServerEffect` to persist
+//! (`persist`), in order, a window of records at a time; the caller commits before sending the
+//! response. If anything fails, the caller rolls the whole exchange back and the device simply
+//! retries.
 //!
 //! Flow of `ServerSync::handle`:
 //! 1. refuse the request as a whole if its protocol or device is not the authenticated one;
@@ -17,6 +18,12 @@
 //!    yet (`visible_changes`), as sync messages or, for records it never had, whole;
 //! 4. remember per (device, record) what the device has (`PeerState`).
 //!
+//! Step 2 runs a window of records at a time: the pure work (decoding, vetting) on `workers`
+//! scoped threads, each taking the next record when it is free, while the calling thread hands
+//! the previous window's effects to the store (issue 5, sync bench: the SQLite writes of a
+//! large request then overlap the decoding instead of following it). Results are committed in
+//! request order, so the outcome is the same for any number of workers.
+//!
 //! Why the server tracks what each device has rather than running a stock Automerge exchange:
 //! the stock protocol needs a round trip to learn the peer's heads before sending changes. Here
 //! a device's message carries its heads, which the server has after applying it, so the reply
@@ -27,6 +34,7 @@
 //! response is simply sent again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Mutex, PoisonError};
 
 use automerge::sync::{Have, Message, State, SyncDoc};
 use automerge::{AutoCommit, ChangeHash, ReadDoc};
@@ -142,8 +150,8 @@ pub struct Changed {
     pub seq: u64,
 }
 
-/// What `ServerSync` reads. The server implements it over the transaction it will write the
-/// effects in, so that what was read is what is written over.
+/// What `ServerSync` reads and writes. The server implements it over one transaction, so that
+/// what was read is what is written over.
 pub trait ServerSyncStore {
     type Error: std::error::Error + Send + Sync + 'static;
     fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>, Self::Error>;
@@ -156,13 +164,18 @@ pub trait ServerSyncStore {
     fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>, Self::Error>;
     /// The highest change sequence number given so far (0 when none).
     fn current_seq(&mut self) -> Result<u64, Self::Error>;
-    /// Records `sender` may see (`may_see`) with `seq > after`, ascending by seq, at most `limit`.
+    /// Records `sender` may see (`may_see`) with `after < seq <= up_to`, ascending by seq, at
+    /// most `limit`. (`up_to` leaves out what this exchange itself has persisted so far.)
     fn visible_changes(
         &mut self,
         sender: &Sender,
         after: u64,
+        up_to: u64,
         limit: usize,
     ) -> Result<Vec<Changed>, Self::Error>;
+    /// Persists `effects` in order, in the same transaction as the reads. Called several times
+    /// per exchange; a record's effects are never split between calls.
+    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), Self::Error>;
 }
 
 /// Accepted changes of one record: what the server writes, with its projection and an audit
@@ -223,11 +236,11 @@ pub enum ServerEffect {
     },
 }
 
-/// The response and what to persist before sending it.
-#[derive(Debug, Clone)]
-pub struct ServerOutcome {
-    pub response: SyncResponse,
-    pub effects: Vec<ServerEffect>,
+/// The response being built, and effects not yet handed to the store.
+#[derive(Debug)]
+struct Outgoing {
+    response: SyncResponse,
+    effects: Vec<ServerEffect>,
 }
 
 /// The result of a server-side edit (`ServerSync::edit`).
@@ -274,38 +287,53 @@ impl Default for ServerSync {
 /// decoded documents are held at once (a 10,000-record request must not hold 10,000).
 const WINDOW: usize = 128;
 
-/// Runs `f` over `items` on up to `workers` scoped threads, results in the order of `items`.
-/// Contiguous chunks, one per thread: records of one request cost about the same.
-fn par_map<T: Send, R: Send>(items: Vec<T>, workers: usize, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let workers = workers.clamp(1, items.len().max(1));
+/// Runs `f` over `items` on up to `workers` scoped threads, and `beside` on the calling thread
+/// meanwhile; results in the order of `items`. Each thread takes the next item when it is free
+/// (records of one request differ in cost: a new record, a one-change message, a refusal), so
+/// no thread waits on another's longer share.
+fn par_map_beside<T: Send, R: Send, B>(
+    items: Vec<T>,
+    workers: usize,
+    f: impl Fn(T) -> R + Sync,
+    beside: impl FnOnce() -> B,
+) -> (Vec<R>, B) {
+    let n = items.len();
+    let workers = workers.clamp(1, n.max(1));
     if workers == 1 {
-        return items.into_iter().map(f).collect();
+        let b = beside();
+        return (items.into_iter().map(f).collect(), b);
     }
-    let per = items.len().div_ceil(workers);
-    let mut chunks: Vec<Vec<T>> = Vec::with_capacity(workers);
-    let mut it = items.into_iter();
-    loop {
-        let chunk: Vec<T> = it.by_ref().take(per).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        chunks.push(chunk);
-    }
-    let f = &f;
+    let queue = Mutex::new(items.into_iter().enumerate());
+    let (f, queue) = (&f, &queue);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.into_iter().map(f).collect::<Vec<R>>()))
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+                        let Some((i, item)) = next else { break };
+                        done.push((i, f(item)));
+                    }
+                    done
+                })
+            })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(v) => v,
+        let b = beside();
+        let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(n).collect();
+        for h in handles {
+            match h.join() {
+                Ok(done) => {
+                    for (i, r) in done {
+                        slots[i] = Some(r);
+                    }
+                }
                 // A panic in the pure work is a bug; surface it on the caller's thread as it
                 // would have been without threads.
                 Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
+            }
+        }
+        (slots.into_iter().flatten().collect(), b)
     })
 }
 
@@ -404,7 +432,10 @@ struct Touched {
 }
 
 impl ServerSync {
-    /// Handles one request from `sender`. `registry` is needed to vet coordinators' reports.
+    /// Handles one request from `sender`, persisting its effects through `store`, and returns
+    /// the response to send once the caller has committed. On an error, some effects may have
+    /// been persisted: the caller rolls the exchange back. `registry` is needed to vet
+    /// coordinators' reports.
     pub fn handle<S: ServerSyncStore>(
         &self,
         store: &mut S,
@@ -412,7 +443,7 @@ impl ServerSync {
         registry: Option<&RegistryIndex<'_>>,
         request: &SyncRequest,
         now: DateTime<Utc>,
-    ) -> Result<ServerOutcome, SyncError> {
+    ) -> Result<SyncResponse, SyncError> {
         if request.protocol != PROTOCOL_VERSION {
             return Err(SyncError::Protocol {
                 got: request.protocol,
@@ -445,6 +476,8 @@ impl ServerSync {
 
         let device = sender.agent.device_id;
         let mut seq = store.current_seq().map_err(boxed)?;
+        // What this exchange persists gets sequence numbers above this one.
+        let seq_before = seq;
         // A cursor from the future (another server, a restored database) would hide changes
         // from the device; start it over instead: every push is idempotent.
         let cursor_in = if request.cursor > seq {
@@ -452,7 +485,7 @@ impl ServerSync {
         } else {
             request.cursor
         };
-        let mut out = ServerOutcome {
+        let mut out = Outgoing {
             response: SyncResponse {
                 cursor: 0,
                 accepted: Vec::new(),
@@ -467,8 +500,9 @@ impl ServerSync {
         let mut bound: BTreeSet<String> = BTreeSet::new();
 
         // 2. What the device sent, a window at a time: read what the store holds of each
-        //    record, decode them (in parallel), look up the actors they use, vet them (in
-        //    parallel), then commit each result in request order.
+        //    record, decode them (in parallel, while the previous window's effects are
+        //    persisted), look up the actors they use, vet them (in parallel), then commit each
+        //    result in request order.
         let mut actors: HashMap<String, Option<Uuid>> = HashMap::new();
         let mut items = items.into_iter().peekable();
         while items.peek().is_some() {
@@ -479,14 +513,17 @@ impl ServerSync {
                 let loaded = store.peer_state(device, record_id).map_err(boxed)?;
                 reads.push((record_id, incoming, stored, loaded));
             }
-            let decoded = par_map(
+            let previous = std::mem::take(&mut out.effects);
+            let (decoded, persisted) = par_map_beside(
                 reads,
                 self.workers,
                 |(record_id, incoming, stored, loaded)| {
                     let step = self.decode_step(sender, record_id, incoming, stored, now);
                     (record_id, loaded, step)
                 },
+                || persist(store, previous),
             );
+            persisted?;
             let mut ready = Vec::with_capacity(decoded.len());
             for (record_id, loaded, step) in decoded {
                 let step = step?;
@@ -503,13 +540,20 @@ impl ServerSync {
                 ready.push((record_id, loaded, step));
             }
             let actors = &actors;
-            let examined = par_map(ready, self.workers, |(record_id, loaded, step)| {
-                let ex = match step {
-                    Step::Done(ex) => Ok(*ex),
-                    Step::Ready(r) => self.vet_step(sender, registry, record_id, *r, actors, now),
-                };
-                (record_id, loaded, ex)
-            });
+            let (examined, ()) = par_map_beside(
+                ready,
+                self.workers,
+                |(record_id, loaded, step)| {
+                    let ex = match step {
+                        Step::Done(ex) => Ok(*ex),
+                        Step::Ready(r) => {
+                            self.vet_step(sender, registry, record_id, *r, actors, now)
+                        }
+                    };
+                    (record_id, loaded, ex)
+                },
+                || (),
+            );
             for (record_id, loaded, ex) in examined {
                 let t = self.commit(ex?, sender, record_id, &mut seq, &mut bound, &mut out);
                 touched.insert(
@@ -523,9 +567,17 @@ impl ServerSync {
             }
         }
 
-        // 3. What changed on the server since the device's cursor.
+        persist(store, std::mem::take(&mut out.effects))?;
+
+        // 3. What changed on the server since the device's cursor (before this exchange: what
+        //    it stored, the device has or is answered about above).
         let rows = store
-            .visible_changes(sender, cursor_in, self.push_limit.saturating_add(1))
+            .visible_changes(
+                sender,
+                cursor_in,
+                seq_before,
+                self.push_limit.saturating_add(1),
+            )
             .map_err(boxed)?;
         let mut budget = self.push_bytes;
         let mut last_seq = cursor_in;
@@ -636,7 +688,8 @@ impl ServerSync {
                 });
             }
         }
-        Ok(out)
+        persist(store, out.effects)?;
+        Ok(out.response)
     }
 
     /// First half of receiving one record, without the store: the server's copy (as read
@@ -835,7 +888,7 @@ impl ServerSync {
         record_id: Uuid,
         seq: &mut u64,
         bound: &mut BTreeSet<String>,
-        out: &mut ServerOutcome,
+        out: &mut Outgoing,
     ) -> Received {
         for actor in ex.bindings {
             if bound.insert(actor.clone()) {
@@ -877,7 +930,7 @@ impl ServerSync {
     #[allow(clippy::too_many_arguments)]
     fn reject(
         &self,
-        out: &mut ServerOutcome,
+        out: &mut Outgoing,
         sender: &Sender,
         record_id: Uuid,
         change_hashes: Vec<String>,
@@ -1094,6 +1147,14 @@ pub(crate) fn reply_message(
         return None;
     }
     Some(msg.encode())
+}
+
+/// Hands `effects` to the store (nothing to do for none).
+fn persist<S: ServerSyncStore>(store: &mut S, effects: Vec<ServerEffect>) -> Result<(), SyncError> {
+    if effects.is_empty() {
+        return Ok(());
+    }
+    store.persist(effects).map_err(boxed)
 }
 
 fn has_all(doc: &mut RecordDoc, heads: &[ChangeHash]) -> bool {

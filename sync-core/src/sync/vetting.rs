@@ -142,7 +142,7 @@ pub(crate) fn vet_changes(
                 base_view, base_heads, changes, full, full_view, sender, registry, bindings,
             );
         }
-        Err((am, _)) => am,
+        Err((am, _)) => *am,
     };
     // Some step breaks the record: walk the changes themselves.
     let changes = merged.get_changes(base_heads);

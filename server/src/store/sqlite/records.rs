@@ -4,14 +4,16 @@
 //! Flow of [`sync`] (one `IMMEDIATE` transaction, so what `ServerSync` read is what its effects
 //! are written over, and a concurrent sync waits on the writer lock):
 //! 1. resolve the caller's records role (an officer's body from `officer_bodies`);
-//! 2. run `ServerSync::handle`, which reads through [`TxStore`] (records, per-device state,
-//!    actor bindings, the change sequence, the records this device may see);
-//! 3. apply its effects in order ([`apply`]): each accepted batch rewrites the record's document
+//! 2. run `ServerSync::handle` under a savepoint; it reads through [`TxStore`] (records,
+//!    per-device state, actor bindings, the change sequence, the records this device may see)
+//!    and hands it its effects in order, a window of records at a time (`TxStore::persist`,
+//!    while it decodes the next window);
+//! 3. each effect is written by [`apply`]: an accepted batch rewrites the record's document
 //!    and projection, appends its changes to `record_changes` and one row to the audit chain
 //!    (payload: the digest of its change hashes); refused changes go to `record_quarantine`
 //!    (a replay finds them already there); actor bindings and per-device state are upserted;
-//! 4. the pool commits, then the handler answers. Any error rolls everything back and the
-//!    device retries the same request later.
+//! 4. the pool commits, then the handler answers. Any error rolls everything back (an exchange
+//!    refused as a whole, to the savepoint) and the device retries the same request later.
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::Value as SqlValue;
@@ -35,6 +37,12 @@ use crate::store::records::{
 /// `ServerSyncStore` over the write transaction.
 struct TxStore<'a, 'c> {
     tx: &'a Transaction<'c>,
+    /// Who the effects are persisted for (audit rows), and as what action.
+    caller: &'a Caller,
+    action: &'static str,
+    now: DateTime<Utc>,
+    /// Whether a persisted effect created a record.
+    created: bool,
 }
 
 pub(super) fn corrupt(what: &'static str, reason: impl ToString) -> StoreError {
@@ -103,6 +111,7 @@ impl ServerSyncStore for TxStore<'_, '_> {
         &mut self,
         sender: &sync_core::sync::Sender,
         after: u64,
+        up_to: u64,
         limit: usize,
     ) -> Result<Vec<Changed>, StoreError> {
         let role = sender.agent.role;
@@ -113,7 +122,7 @@ impl ServerSyncStore for TxStore<'_, '_> {
         let coordinator = role == UserRole::Coordinator;
         let mut stmt = self.tx.prepare_cached(
             "SELECT id, seq FROM records
-             WHERE seq > ?1 AND (?2 OR author_user_id = ?3
+             WHERE seq > ?1 AND seq <= ?7 AND (?2 OR author_user_id = ?3
                  OR (?4 AND kind = 'transgression' AND stand_id IS NOT NULL AND stand_id = ?5))
              ORDER BY seq LIMIT ?6",
         )?;
@@ -124,7 +133,8 @@ impl ServerSyncStore for TxStore<'_, '_> {
                 sender.agent.user_id,
                 coordinator,
                 sender.stand,
-                i64::try_from(limit).unwrap_or(i64::MAX)
+                i64::try_from(limit).unwrap_or(i64::MAX),
+                to_i64(up_to)
             ],
             |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
         )?;
@@ -137,6 +147,13 @@ impl ServerSyncStore for TxStore<'_, '_> {
             });
         }
         Ok(out)
+    }
+
+    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), StoreError> {
+        self.created |= effects
+            .iter()
+            .any(|e| matches!(e, ServerEffect::StoreRecord(s) if s.created));
+        apply(self.tx, self.caller, effects, self.action, self.now)
     }
 }
 
@@ -181,34 +198,45 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
     // indexing a city's registry costs tens of milliseconds, which every other sync — most of
     // them with nothing to exchange — need not pay (issue 5, sync bench).
     let index = (role == UserRole::Coordinator).then(|| job.registry.index());
-    let outcome = {
-        let mut store = TxStore { tx };
-        job.logic
-            .handle(&mut store, &sender, index.as_ref(), &job.request, job.now)
+    let mut store = TxStore {
+        tx,
+        caller,
+        action: "record.sync",
+        now: job.now,
+        created: false,
     };
-    let out = match outcome {
-        Ok(out) => out,
+    // `handle` persists as it goes. An exchange refused midway (a stored record that no longer
+    // loads, a coordinator's report without a registry) answers an error and must leave
+    // nothing behind: it runs under a savepoint, rolled back then. A store error fails the
+    // whole transaction instead (the pool rolls it back).
+    tx.execute_batch("SAVEPOINT sync_exchange")?;
+    let outcome = job
+        .logic
+        .handle(&mut store, &sender, index.as_ref(), &job.request, job.now);
+    let response = match outcome {
+        Ok(response) => {
+            tx.execute_batch("RELEASE sync_exchange")?;
+            response
+        }
         Err(SyncError::Store(e)) => {
             return Err(match e.downcast::<StoreError>() {
                 Ok(e) => *e,
                 Err(e) => StoreError::Task(e.to_string()),
             });
         }
-        Err(e) => return Ok(Err(e)),
+        Err(e) => {
+            tx.execute_batch("ROLLBACK TO sync_exchange; RELEASE sync_exchange")?;
+            return Ok(Err(e));
+        }
     };
-    let created = out
-        .effects
-        .iter()
-        .any(|e| matches!(e, ServerEffect::StoreRecord(s) if s.created));
-    apply(tx, caller, out.effects, "record.sync", job.now)?;
-    if unbound && created && role.is_inspector() {
+    if unbound && store.created && role.is_inspector() {
         tx.prepare_cached(
             "INSERT OR IGNORE INTO officer_bodies (user_id, record_role, bound_at)
              VALUES (?1, ?2, ?3)",
         )?
         .execute(params![caller.user_id, role.as_str(), format_at(job.now)])?;
     }
-    Ok(Ok(out.response))
+    Ok(Ok(response))
 }
 
 /// An office event through the same vetting and effects as a device's change.
@@ -258,7 +286,13 @@ pub(super) fn append_office_event(
     let sender = sender_of(caller, role);
     let agent = sender.agent.clone();
     let outcome = {
-        let mut store = TxStore { tx };
+        let mut store = TxStore {
+            tx,
+            caller,
+            action: "record.office",
+            now,
+            created: false,
+        };
         sync_core::sync::ServerSync::default().edit(
             &mut store,
             &sender,
