@@ -1,5 +1,5 @@
 //! The server's half of the protocol as pure logic: a request and the server's current state in,
-//! a response and a list of effects out. The server crate implements `ServerSyncStore` over one
+//! a response and the effects to persist out. The server crate implements `ServerSyncStore` over one
 //! database transaction: `handle` reads through it and hands it every `ServerEffect` to persist
 //! (`persist`), in order, a window of records at a time; the caller commits before sending the
 //! response. If anything fails, the caller rolls the whole exchange back and the device simply
