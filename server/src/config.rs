@@ -7,6 +7,7 @@
 //! | JWT secret | — | `TAXI_FISCAL_JWT_SECRET` (≥ 32 bytes) | generated once into `DIR/jwt-secret` |
 //! | rules configuration | — | — | `DIR/rules-config.json` if present, else the defaults of `RulesConfig` |
 //! | log filter | — | `TAXI_FISCAL_LOG` (or `RUST_LOG`) | `info` |
+//! | largest request body (bytes, decompressed; photos apart) | — | `TAXI_FISCAL_BODY_LIMIT` (≥ 65536) | 16 MiB |
 //!
 //! The secret file is created with 32 random bytes (hex) and mode 0600 on first start; keeping
 //! it in the data directory means a restart does not log everybody out.
@@ -43,6 +44,23 @@ pub enum ConfigError {
     Rules { path: PathBuf, reason: String },
     #[error("não foi possível gerar números aleatórios: {0}")]
     Random(String),
+    #[error(
+        "TAXI_FISCAL_BODY_LIMIT deve ser um número de bytes de ao menos {MIN_BODY_LIMIT} \
+         (recebido {0:?})"
+    )]
+    BodyLimit(String),
+}
+
+/// Smallest `TAXI_FISCAL_BODY_LIMIT`: below it ordinary requests (a login, a registry change)
+/// would not fit.
+pub const MIN_BODY_LIMIT: usize = 64 * 1024;
+
+/// A body limit as written in the environment.
+fn parse_body_limit(text: &str) -> Result<usize, ConfigError> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= MIN_BODY_LIMIT => Ok(n),
+        _ => Err(ConfigError::BodyLimit(text.to_owned())),
+    }
 }
 
 /// Argon2id cost parameters for new password hashes (stored hashes carry their own).
@@ -154,6 +172,9 @@ impl Config {
             }
             c.jwt_secret = Some(secret.into_bytes());
         }
+        if let Ok(limit) = std::env::var("TAXI_FISCAL_BODY_LIMIT") {
+            c.body_limit = parse_body_limit(&limit)?;
+        }
         c.rules = load_rules(&c.data_dir)?;
         Ok(c)
     }
@@ -247,6 +268,15 @@ mod tests {
                 .permissions()
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn body_limit_is_a_number_of_bytes_not_too_small() {
+        assert_eq!(parse_body_limit(" 65536 ").unwrap(), 65_536);
+        for bad in ["", "64k", "-1", "1000"] {
+            let e = parse_body_limit(bad).unwrap_err();
+            assert!(e.to_string().contains("ao menos 65536"), "{bad}: {e}");
         }
     }
 
