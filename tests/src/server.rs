@@ -45,8 +45,9 @@ pub struct Server {
     pub addr: SocketAddr,
     pub data: PathBuf,
     bin: PathBuf,
-    /// Extra arguments of `demo` (kept for `restart`).
+    /// Extra arguments of `demo` and environment variables (kept for `restart`).
     demo_args: Vec<&'static str>,
+    env: Vec<(&'static str, String)>,
 }
 
 impl Drop for Server {
@@ -59,18 +60,27 @@ impl Server {
     /// `taxi-fiscal demo` on a free port (the OS picks it) and `data`, without the demo's
     /// sample field records: these tests count and compare every record on the server.
     pub fn start_demo(data: &Path) -> Self {
-        Self::start_demo_with(data, vec!["--no-sample-records"])
+        Self::start_demo_with(data, vec!["--no-sample-records"], Vec::new())
+    }
+
+    /// `start_demo` with environment variables for the server (e.g. `TAXI_FISCAL_BODY_LIMIT`).
+    pub fn start_demo_with_env(data: &Path, env: Vec<(&'static str, String)>) -> Self {
+        Self::start_demo_with(data, vec!["--no-sample-records"], env)
     }
 
     /// `taxi-fiscal demo` as a user starts it: with the sample records (a duplicate pair and a
     /// record with a conflict) synced in from sample devices on first start.
     pub fn start_demo_with_samples(data: &Path) -> Self {
-        Self::start_demo_with(data, Vec::new())
+        Self::start_demo_with(data, Vec::new(), Vec::new())
     }
 
-    fn start_demo_with(data: &Path, demo_args: Vec<&'static str>) -> Self {
+    fn start_demo_with(
+        data: &Path,
+        demo_args: Vec<&'static str>,
+        env: Vec<(&'static str, String)>,
+    ) -> Self {
         let bin = taxi_fiscal_bin();
-        let (child, addr) = spawn(&bin, data, "127.0.0.1:0", &demo_args);
+        let (child, addr) = spawn(&bin, data, "127.0.0.1:0", &demo_args, &env);
         let server = Self {
             child: Some(child),
             url: format!("http://{addr}"),
@@ -78,6 +88,7 @@ impl Server {
             data: data.to_owned(),
             bin,
             demo_args,
+            env,
         };
         server.wait_ready();
         server
@@ -107,6 +118,7 @@ impl Server {
                 &self.data,
                 &self.addr.to_string(),
                 &self.demo_args,
+                &self.env,
             );
             match addr {
                 Some(a) => {
@@ -183,8 +195,14 @@ impl Server {
     }
 }
 
-fn spawn(bin: &Path, data: &Path, listen: &str, extra: &[&str]) -> (Child, SocketAddr) {
-    let (child, addr) = spawn_checked(bin, data, listen, extra);
+fn spawn(
+    bin: &Path,
+    data: &Path,
+    listen: &str,
+    extra: &[&str],
+    env: &[(&'static str, String)],
+) -> (Child, SocketAddr) {
+    let (child, addr) = spawn_checked(bin, data, listen, extra, env);
     (child, addr.expect("server printed no address"))
 }
 
@@ -196,12 +214,14 @@ fn spawn_checked(
     data: &Path,
     listen: &str,
     extra: &[&str],
+    env: &[(&'static str, String)],
 ) -> (Child, Option<SocketAddr>) {
     let mut child = Command::new(bin)
         .args(["demo", "--listen", listen, "--data"])
         .arg(data)
         .args(extra)
         .env_remove("TAXI_FISCAL_JWT_SECRET")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env(
             "TAXI_FISCAL_LOG",
             std::env::var("TAXI_FISCAL_LOG").unwrap_or_else(|_| "error".into()),

@@ -549,6 +549,65 @@ fn cut_dropped_replayed_killed_and_a_day_off_clock_lose_nothing() {
     assert_converged(&w, &[&w.officer1, &w.officer2, &w.coordinator], &created);
 }
 
+#[test]
+fn a_backlog_over_the_servers_body_limit_goes_in_smaller_requests() {
+    // A server configured tighter than the client expects: 64 KiB of (decompressed) body.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo_with_env(
+        &dir.path().join("dados"),
+        vec![("TAXI_FISCAL_BODY_LIMIT", String::from("65536"))],
+    );
+    let office = Api::login(&server.url, OFFICE);
+    let mut officer = Device::login(
+        "fiscal",
+        &server.url,
+        "tablet-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Days::zero(),
+    );
+    officer.sync_ok();
+    let taxi = regular_taxi_of_s01(&officer);
+    // ~1.5 KB of JSON each: about 180 KB in all, three times the limit.
+    let mut created = BTreeSet::new();
+    for i in 0..120 {
+        let r = officer.infraction(
+            &taxi.plate,
+            &taxi.holder_cpf,
+            &format!("Auto {i} de um plantão inteiro sem sinal."),
+        );
+        created.insert(r.id);
+    }
+    officer.client().reset_wire_stats();
+    let rs = officer.sync_records();
+    let wire = officer.client().wire_stats();
+    assert_eq!((rs.acked, rs.rejected), (120, 0), "{rs:?}");
+    // Refused with 413 first, then in rounds of what fits. Each 413 halves what was sent, not
+    // the client's 15 MiB budget: two or three refusals (180 → 90 → 45 KB), not nine.
+    assert!(rs.rounds >= 3, "{rs:?}");
+    let refused = wire.requests - wire.retries - rs.rounds;
+    assert!(
+        (1..=3).contains(&refused),
+        "{refused} refused: {wire:?} {rs:?}"
+    );
+    assert_eq!(
+        officer
+            .client()
+            .status(&officer.store)
+            .unwrap()
+            .pending_records,
+        0
+    );
+    let (_, all) = office.get("/v1/records?limit=500");
+    assert_eq!(all["total"].as_u64().unwrap(), 120);
+    let (ok, out) = server.audit_verify();
+    assert!(ok, "{out}");
+    assert_eq!(
+        officer.record_ids().into_iter().collect::<BTreeSet<_>>(),
+        created
+    );
+}
+
 // ------------------------------------------------------------------------------ CLI
 
 #[test]

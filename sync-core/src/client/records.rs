@@ -3,8 +3,8 @@
 //!
 //! One round: `build_request` reads every record with something to send; if the request would
 //! exceed `max_request_bytes` uncompressed, only the first records that fit go now (the rest
-//! stay candidates and go in the next round; a 413 from the server halves that budget and the
-//! round is tried again); the JSON body is zstd-compressed; the server's
+//! stay candidates and go in the next round; a 413 from the server sets that budget to half the
+//! refused request and the round is tried again); the JSON body is zstd-compressed; the server's
 //! answer (zstd if it chose to) is applied by `apply_response` in one store transaction, which
 //! also stores the new cursor. A lost answer leaves the store as it was: the next round repeats
 //! the exchange and the server, having the changes already, only acknowledges them.
@@ -86,15 +86,16 @@ impl SyncClient {
                     });
                 }
             }
-            let (request, held_back) = fit(prepared.request, budget);
+            let (request, held_back, size) = fit(prepared.request, budget);
             out.ms_prepare += elapsed_ms(t);
             let t = Instant::now();
             let entries = request.new_records.len() + request.messages.len();
             let response = match self.exchange(store, &request) {
                 // Over the server's body limit (a server configured tighter than this client
-                // expects): halve the batch and try again, down to one record per request.
+                // expects): halve the batch — what was sent, not the budget, which may be far
+                // above it — and try again, down to one record per request.
                 Err(ClientError::Http { status: 413, .. }) if entries > 1 => {
-                    budget = (budget / 2).max(1);
+                    budget = (size / 2).max(1);
                     out.ms_exchange += elapsed_ms(t);
                     continue;
                 }
@@ -171,8 +172,9 @@ fn elapsed_ms(t: Instant) -> u64 {
 }
 
 /// Keeps the first entries of `request` that fit in `budget` bytes of JSON (always at least
-/// one, so a single huge record still goes); says whether any were held back.
-fn fit(mut request: SyncRequest, budget: usize) -> (SyncRequest, bool) {
+/// one, so a single huge record still goes); says whether any were held back, and the JSON
+/// size it estimates for what it kept.
+fn fit(mut request: SyncRequest, budget: usize) -> (SyncRequest, bool, usize) {
     let size = |len: usize| len.div_ceil(3) * 4 + ENTRY_OVERHEAD;
     let mut used = 128;
     let mut keep_new = 0;
@@ -198,7 +200,7 @@ fn fit(mut request: SyncRequest, budget: usize) -> (SyncRequest, bool) {
     let held = keep_new < request.new_records.len() || keep_msg < request.messages.len();
     request.new_records.truncate(keep_new);
     request.messages.truncate(keep_msg);
-    (request, held)
+    (request, held, used)
 }
 
 #[cfg(test)]
@@ -229,17 +231,26 @@ mod tests {
 
     #[test]
     fn fit_splits_by_size_and_never_sends_nothing() {
-        let (r, held) = fit(req(3, 2, 300), 1 << 20);
+        let (r, held, _) = fit(req(3, 2, 300), 1 << 20);
         assert_eq!((r.new_records.len(), r.messages.len(), held), (3, 2, false));
         // ~480 B per entry: a 1,200 B budget keeps two.
-        let (r, held) = fit(req(3, 2, 300), 1200);
+        let (r, held, _) = fit(req(3, 2, 300), 1200);
         assert_eq!((r.new_records.len(), r.messages.len(), held), (2, 0, true));
-        let (r, held) = fit(req(0, 2, 10_000), 100);
+        let (r, held, _) = fit(req(0, 2, 10_000), 100);
         assert_eq!((r.new_records.len(), r.messages.len(), held), (0, 1, true));
-        let (r, held) = fit(req(0, 0, 0), 100);
+        let (r, held, _) = fit(req(0, 0, 0), 100);
         assert_eq!((r.new_records.len(), r.messages.len(), held), (0, 0, false));
-        // The serialised size stays within the estimate.
-        let (r, _) = fit(req(40, 0, 500), 10_000);
-        assert!(serde_json::to_vec(&r).unwrap().len() <= 10_000);
+        // The serialised size stays within the estimate, which stays within the budget.
+        let (r, _, size) = fit(req(40, 0, 500), 10_000);
+        let json = serde_json::to_vec(&r).unwrap().len();
+        assert!(json <= size && size <= 10_000, "{json} {size}");
+        // Half the estimate of what was kept keeps about half the entries (the 413 path).
+        let (all, _, size) = fit(req(40, 0, 500), 1 << 20);
+        let (half, held, _) = fit(all, size / 2);
+        assert!(
+            held && (19..=20).contains(&half.new_records.len()),
+            "{}",
+            half.new_records.len()
+        );
     }
 }
