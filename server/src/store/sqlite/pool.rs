@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::hooks::Wal;
@@ -51,6 +52,28 @@ struct Inner {
     readers: Mutex<Vec<Connection>>,
     /// Checkpoints the background thread completed.
     checkpoints: Arc<AtomicU64>,
+    checkpointer: Option<JoinHandle<()>>,
+}
+
+impl Drop for Inner {
+    /// Stops the checkpoint thread and waits for it to close its connection, so that the last
+    /// connection to close is one of the pool's: SQLite then checkpoints everything and removes
+    /// the WAL, leaving one complete database file (what an operator copies as a backup).
+    fn drop(&mut self) {
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Dropping the hook drops the only sender: the thread's loop ends.
+        if let Err(e) = writer.wal_hook(None::<fn(&mut Wal, c_int) -> rusqlite::Result<()>>) {
+            tracing::warn!(error = %e, "could not remove the WAL hook");
+        }
+        if let Some(t) = self.checkpointer.take()
+            && t.join().is_err()
+        {
+            tracing::warn!("the checkpoint thread had panicked");
+        }
+    }
 }
 
 /// Opens a connection with the pragmas every connection needs.
@@ -74,13 +97,13 @@ pub(super) fn connect(path: &Path, reader: bool) -> Result<Connection, StoreErro
 
 impl Pool {
     /// Wraps an already-migrated writer connection, and starts the checkpoint thread (which
-    /// ends when the pool is dropped: the writer's hook holds the only way to wake it).
+    /// ends when the pool is dropped).
     pub(super) fn new(path: &Path, mut writer: Connection) -> Result<Self, StoreError> {
         let checkpoints = Arc::new(AtomicU64::new(0));
         let (wake, woken) = sync_channel::<()>(1);
         let thread_path = path.to_owned();
         let done = Arc::clone(&checkpoints);
-        std::thread::Builder::new()
+        let checkpointer = std::thread::Builder::new()
             .name(String::from("sqlite-checkpoint"))
             .spawn(move || checkpointer(&thread_path, &woken, &done))
             .map_err(|e| StoreError::Task(format!("checkpoint thread: {e}")))?;
@@ -100,6 +123,7 @@ impl Pool {
                 writer: Mutex::new(writer),
                 readers: Mutex::new(Vec::new()),
                 checkpoints,
+                checkpointer: Some(checkpointer),
             }),
         })
     }
@@ -267,6 +291,17 @@ mod tests {
         assert!(wal_len(&path) <= big_wal, "{} > {big_wal}", wal_len(&path));
         let rows: i64 = pool
             .read_blocking(|tx| Ok(tx.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(rows, 1_120);
+
+        // Closed: one complete database file, no WAL left beside it.
+        drop(pool);
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        assert!(!Path::new(&wal).exists());
+        let conn = Connection::open(&path).unwrap();
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(rows, 1_120);
     }
