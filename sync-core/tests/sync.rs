@@ -875,6 +875,59 @@ fn a_lost_response_recovers_on_the_next_round_without_duplicates() {
 }
 
 #[test]
+fn bytes_of_another_record_than_they_are_sent_under_are_refused() {
+    let mut net = Net::new();
+    let (mut phone, a, _) = phone_with_two_synced_records(&mut net);
+    let stored = net.server.records.len();
+    let audit = net.server.audit.len();
+
+    // A whole new record sent under an id that is not its own.
+    let mut c = issued(&phone.agent.clone(), 3);
+    let c_id = phone.persist(&mut c);
+    let elsewhere = Uuid::now_v7();
+    let (_, resp, _) = net.exchange_with(&mut phone, Fault::None, |q| {
+        q.new_records[0].record_id = elsewhere;
+    });
+    assert_eq!(resp.rejections.len(), 1);
+    assert_eq!(resp.rejections[0].code, RejectionCode::Malformed);
+    assert!(
+        resp.rejections[0]
+            .message
+            .contains(&format!("não é do registro {elsewhere} ({c_id})")),
+        "{}",
+        resp.rejections[0].message
+    );
+
+    // A change that rewrites a synced record's own id: the message no longer is that record.
+    let before = sorted_heads(&mut net.server.doc(&a));
+    let other = Uuid::now_v7();
+    phone.edit(&a, |d, ag| {
+        let am = d.automerge_mut();
+        am.set_actor(ag.actor_id());
+        am.put(ROOT, "id", other.to_string()).unwrap();
+        am.commit();
+    });
+    let (req, resp, _) = net.exchange(&mut phone);
+    let refused = resp
+        .rejections
+        .iter()
+        .find(|r| r.record_id.to_string() == a)
+        .unwrap_or_else(|| panic!("{req:?} {resp:?}"));
+    assert_eq!(refused.code, RejectionCode::Malformed);
+    assert!(
+        refused
+            .message
+            .contains(&format!("a mensagem é do registro {other}, não de {a}")),
+        "{}",
+        refused.message
+    );
+    // Only the honest new record got in; the synced one is as it was.
+    assert_eq!(sorted_heads(&mut net.server.doc(&a)), before);
+    assert_eq!(net.server.records.len(), stored + 1);
+    assert_eq!(net.server.audit.len(), audit + 1);
+}
+
+#[test]
 fn office_only_event_from_an_officer_is_rejected() {
     let mut net = Net::new();
     let mut phone = Device::new(officer_phone());

@@ -384,6 +384,16 @@ impl RecordDoc {
         }
     }
 
+    /// The record id a document claims (its root `id`), without checking that it is a record:
+    /// what the sync decode compares with the id the bytes came under, for the price of one
+    /// key read instead of a view.
+    pub(crate) fn claimed_id(doc: &AutoCommit) -> Option<Uuid> {
+        opt_str(doc, &ROOT, key::ID)
+            .ok()
+            .flatten()
+            .and_then(|s| Uuid::parse_str(&s).ok())
+    }
+
     /// The id and kind of a document that claims to be a record of a layout this build reads.
     fn identity(doc: &AutoCommit) -> Result<(Uuid, RecordKind), RecordError> {
         let version = match scalar(doc, &ROOT, key::SCHEMA_VERSION)? {
