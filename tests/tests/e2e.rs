@@ -43,6 +43,18 @@ struct World {
     _dir: tempfile::TempDir,
 }
 
+/// The demo officer on their first tablet, logged in (nothing synced yet).
+fn fiscal_tablet(server: &Server) -> Device {
+    Device::login(
+        "fiscal",
+        &server.url,
+        "tablet-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Days::zero(),
+    )
+}
+
 /// The demo server, a second officer registered by the admin, three devices logged in and
 /// synced once (registry, number blocks), and the taxi every scenario is about.
 fn world(officer2_clock: Days) -> World {
@@ -57,14 +69,7 @@ fn world(officer2_clock: Days) -> World {
         "tablet-fiscal-02",
     );
     let office = Api::login(&server.url, OFFICE);
-    let mut officer1 = Device::login(
-        "fiscal",
-        &server.url,
-        "tablet-fiscal-01",
-        "fiscal",
-        "fiscal-demo",
-        Days::zero(),
-    );
+    let mut officer1 = fiscal_tablet(&server);
     let mut officer2 = Device::login(
         "fiscal2",
         &server.url,
@@ -558,14 +563,7 @@ fn a_backlog_over_the_servers_body_limit_goes_in_smaller_requests() {
         vec![("TAXI_FISCAL_BODY_LIMIT", String::from("65536"))],
     );
     let office = Api::login(&server.url, OFFICE);
-    let mut officer = Device::login(
-        "fiscal",
-        &server.url,
-        "tablet-fiscal-01",
-        "fiscal",
-        "fiscal-demo",
-        Days::zero(),
-    );
+    let mut officer = fiscal_tablet(&server);
     officer.sync_ok();
     let taxi = regular_taxi_of_s01(&officer);
     // ~1.5 KB of JSON each: about 180 KB in all, three times the limit.
