@@ -654,3 +654,98 @@ fn the_device_cli_logs_in_syncs_and_shows_its_status_as_json() {
     assert!(status["registry_version"].as_u64().is_some());
     assert!(status["last_success_at"].is_string());
 }
+
+/// Kill rounds of the repeated SIGKILL test, and the records each of two devices writes before
+/// each round's sync.
+const KILL_ROUNDS: u32 = 8;
+const RECORDS_PER_ROUND: usize = 20;
+
+/// Two devices write records and sync at once.
+fn write_and_sync_both(
+    w: &mut World,
+    round: u32,
+    created: &mut BTreeSet<String>,
+    kill_after: Option<Duration>,
+) -> (Duration, usize) {
+    let taxi = w.taxi.clone();
+    for (k, d) in [&mut w.officer1, &mut w.officer2].into_iter().enumerate() {
+        for i in 0..RECORDS_PER_ROUND {
+            let r = d.infraction(
+                &taxi.plate,
+                &taxi.holder_cpf,
+                &format!("Auto {i} do aparelho {k}, rodada {round}."),
+            );
+            created.insert(r.id);
+        }
+    }
+    let server = &mut w.server;
+    let t = std::time::Instant::now();
+    let failed = std::thread::scope(|scope| {
+        let syncs: Vec<_> = [&mut w.officer1, &mut w.officer2]
+            .into_iter()
+            .map(|d| scope.spawn(move || d.sync()))
+            .collect();
+        if let Some(delay) = kill_after {
+            std::thread::sleep(delay);
+            server.kill();
+        }
+        // Either outcome is fine here: what matters is what the server kept.
+        syncs
+            .into_iter()
+            .map(|s| s.join().unwrap())
+            .filter(|s| !s.ok)
+            .count()
+    });
+    (t.elapsed(), failed)
+}
+
+#[test]
+fn repeated_sigkills_mid_sync_lose_nothing_acknowledged_and_store_nothing_twice() {
+    let mut w = world(Days::zero());
+    let mut created = BTreeSet::new();
+    let total = |w: &World| {
+        let office = Api::login(&w.server.url, OFFICE);
+        let (s, all) = office.get("/v1/records?limit=1");
+        assert_eq!(s, 200, "{all}");
+        all["total"].as_u64().unwrap()
+    };
+    // How long one such sync takes on this machine, so that the kills land across the whole
+    // exchange (before the request, while the server decodes and commits, after the commit
+    // and before the answer) whatever the machine's speed.
+    let (whole, failed) = write_and_sync_both(&mut w, 0, &mut created, None);
+    assert_eq!(failed, 0);
+    let mut interrupted = 0;
+    for round in 1..=KILL_ROUNDS {
+        let delay = whole * (2 * round - 1) / (2 * KILL_ROUNDS);
+        let (_, failed) = write_and_sync_both(&mut w, round, &mut created, Some(delay));
+        interrupted += failed;
+        let acknowledged: u64 = [&w.officer1, &w.officer2]
+            .iter()
+            .map(|d| {
+                let pending = d.client().status(&d.store).unwrap().pending_records;
+                d.record_ids().len() as u64 - pending
+            })
+            .sum();
+        w.server.restart();
+        let on_server = total(&w);
+        assert!(
+            on_server >= acknowledged,
+            "round {round}: the devices hold {acknowledged} records as acknowledged, the \
+             restarted server has {on_server}"
+        );
+        let (ok, out) = w.server.audit_verify();
+        assert!(
+            ok,
+            "round {round}: audit verify failed after the kill: {out}"
+        );
+    }
+    assert!(
+        interrupted > 0,
+        "no kill landed during a sync (one sync: {whole:?})"
+    );
+    for d in [&mut w.officer1, &mut w.officer2, &mut w.coordinator] {
+        d.sync_ok();
+    }
+    assert_eq!(total(&w), created.len() as u64, "every record exactly once");
+    assert_converged(&w, &[&w.officer1, &w.officer2, &w.coordinator], &created);
+}
