@@ -37,6 +37,11 @@ impl Api {
         }
     }
 
+    /// The access token (e.g. for a load client with its own HTTP client).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     pub fn get(&self, path: &str) -> (u16, Value) {
         let r = self
             .http

@@ -143,6 +143,11 @@ impl Device {
         self.client.sync_records(&mut self.store).unwrap()
     }
 
+    /// Only the record exchanges, as they went (the load bench counts failures).
+    pub fn try_sync_records(&mut self) -> Result<RecordSync, sync_core::client::ClientError> {
+        self.client.sync_records(&mut self.store)
+    }
+
     /// Only the registry pull, which must succeed.
     pub fn pull_registry(&mut self) -> RegistryPull {
         self.client.pull_registry(&mut self.store).unwrap()

@@ -102,6 +102,11 @@ impl Server {
         }
     }
 
+    /// The server process's id while it runs (the load bench reads its memory in /proc).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn is_running(&self) -> bool {
         self.child.is_some()
     }
