@@ -355,14 +355,14 @@ fn main() {
     let sent = Arc::new(AtomicU64::new(0));
     let mut durations = [0f64; 2];
     for (phase, peak) in peaks.iter_mut().enumerate() {
+        let start = Instant::now();
+        clock.phase.store(phase, Ordering::Relaxed);
         if phase == 1 {
             for k in 0..storm {
                 let (url, c, n) = (server.url.clone(), clock.clone(), sent.clone());
                 threads.push(std::thread::spawn(move || attacker(url, c, k, n)));
             }
         }
-        let start = Instant::now();
-        clock.phase.store(phase, Ordering::Relaxed);
         sample(start + Duration::from_secs(secs), peak);
         durations[phase] = start.elapsed().as_secs_f64();
     }
