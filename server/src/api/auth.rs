@@ -86,7 +86,7 @@ async fn issue(
     family: String,
 ) -> Result<TokenResponse, AppError> {
     let now = state.clock().now();
-    let (access, expires_at) = state.tokens().issue(&user, &device_id, now)?;
+    let (access, expires_at) = state.tokens().issue(&user, &device_id, &family, now)?;
     let (refresh, hash) = new_refresh_token()?;
     let refresh_expires_at = now
         + chrono::Duration::from_std(state.config().refresh_ttl)
@@ -211,8 +211,12 @@ async fn refresh(
             now,
         )
         .await?;
-    let (user, device_id) = match outcome {
-        RotateOutcome::Rotated { user, device_id } => (user, device_id),
+    let (user, device_id, family) = match outcome {
+        RotateOutcome::Rotated {
+            user,
+            device_id,
+            family_id,
+        } => (user, device_id, family_id),
         RotateOutcome::Unknown => {
             return Err(AppError::unauthorized(
                 "refresh_invalid",
@@ -246,7 +250,7 @@ async fn refresh(
             ));
         }
     };
-    let (access, expires_at) = state.tokens().issue(&user, &device_id, now)?;
+    let (access, expires_at) = state.tokens().issue(&user, &device_id, &family, now)?;
     Ok(Json(TokenResponse {
         access_token: access,
         token_type: "Bearer".into(),

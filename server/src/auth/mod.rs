@@ -158,7 +158,11 @@ impl FromRequestParts<AppState> for Auth {
         let claims = state.tokens().verify(token, state.clock().now())?;
         let session = state
             .store()
-            .session(claims.sub.clone(), claims.dev.clone())
+            .session(
+                claims.sub.clone(),
+                claims.dev.clone(),
+                Some(claims.fam.clone()),
+            )
             .await?;
         let Some(session) = session else {
             return Err(AppError::unauthorized(
@@ -176,6 +180,12 @@ impl FromRequestParts<AppState> for Auth {
             return Err(AppError::unauthorized(
                 "user_inactive",
                 "Este usuário está desativado.",
+            ));
+        }
+        if !session.family_live {
+            return Err(AppError::unauthorized(
+                "session_revoked",
+                "Esta sessão foi encerrada por segurança: faça login novamente.",
             ));
         }
         if session.device_user_id != claims.sub {

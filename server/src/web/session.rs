@@ -293,7 +293,7 @@ impl FromRequestParts<AppState> for WebUser {
         };
         let checked = state
             .store()
-            .session(session.user_id.clone(), session.device_id.clone())
+            .session(session.user_id.clone(), session.device_id.clone(), None)
             .await?;
         let ok = checked.as_ref().is_some_and(|c| {
             c.user_active && !c.device_revoked && c.device_user_id == session.user_id

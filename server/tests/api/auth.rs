@@ -118,6 +118,7 @@ async fn missing_malformed_forged_and_expired_tokens_are_401() {
             role: Role::Admin,
             stand: None,
             dev: "desktop-admin".into(),
+            fam: "f".into(),
             iat: now.timestamp(),
             exp: now.timestamp() + 900,
         })
@@ -128,6 +129,8 @@ async fn missing_malformed_forged_and_expired_tokens_are_401() {
 
     // Our own signature but a role claim the database does not back: the role comes from the
     // database, so an officer token claiming admin is still an officer.
+    let officer = app.login("fiscal").await;
+    let family = app.state.tokens().verify(&officer, now).unwrap().fam;
     let lying = app
         .state
         .tokens()
@@ -138,6 +141,7 @@ async fn missing_malformed_forged_and_expired_tokens_are_401() {
             role: Role::Admin,
             stand: None,
             dev: "tablet-fiscal-01".into(),
+            fam: family,
             iat: now.timestamp(),
             exp: now.timestamp() + 900,
         })
@@ -175,6 +179,10 @@ async fn refresh_rotates_and_a_replayed_token_ends_the_family() {
     let access = second["access_token"].as_str().unwrap();
     app.get("/v1/me", access).await.ok(StatusCode::OK);
 
+    // Another login of the same user on the same device is another family.
+    let other_login = app.login("fiscal").await;
+    let first_access = first["access_token"].as_str().unwrap().to_owned();
+
     // Replaying the spent token is refused and revokes its successor too.
     app.request(
         Method::POST,
@@ -184,6 +192,18 @@ async fn refresh_rotates_and_a_replayed_token_ends_the_family() {
     )
     .await
     .error(StatusCode::UNAUTHORIZED, "refresh_reused");
+    // ... and ends the access tokens of that login on their very next request, the one handed
+    // to whoever spent the token first included, not when they expire.
+    app.get("/v1/me", access)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "session_revoked");
+    app.state.clock().advance(chrono::Duration::minutes(-20));
+    app.get("/v1/me", &first_access)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "session_revoked");
+    app.state.clock().advance(chrono::Duration::minutes(20));
+    // The other login of the same user and device is not touched.
+    app.get("/v1/me", &other_login).await.ok(StatusCode::OK);
     app.request(
         Method::POST,
         "/v1/auth/refresh",
