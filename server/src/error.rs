@@ -216,6 +216,14 @@ impl From<StoreError> for AppError {
             StoreError::Duplicate { what } => {
                 Self::conflict("already_exists", format!("{what} já existe."))
             }
+            StoreError::DeviceIdCollision { id, existing } => Self::conflict(
+                "device_id_collision",
+                format!(
+                    "O identificador {id} representaria, na sincronização, o mesmo aparelho que o \
+                     dispositivo {existing} já registrado: escolha outro identificador."
+                ),
+            )
+            .with_details(serde_json::json!({ "id": id, "existing": existing })),
             StoreError::DeviceNotActive => Self::conflict(
                 "device_not_active",
                 "O dispositivo foi revogado: não recebe mais números nem sessões.",

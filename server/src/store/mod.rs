@@ -48,6 +48,9 @@ pub enum StoreError {
     Duplicate { what: &'static str },
     #[error("dispositivo revogado")]
     DeviceNotActive,
+    /// The id would be the same device as `existing` on the wire (`sync_core::sync::device_uuid`).
+    #[error("o identificador {id} equivale, na sincronização, ao do dispositivo {existing}")]
+    DeviceIdCollision { id: String, existing: String },
     #[error("o cadastro mudou durante a operação (esperada a versão {expected}, atual {found})")]
     VersionConflict { expected: u64, found: u64 },
     #[error("banco de dados: {0}")]

@@ -141,6 +141,7 @@ pub(super) fn register_device(
     if user_by_id(tx, &d.user_id)?.is_none() {
         return Err(StoreError::NotFound { what: "usuário" });
     }
+    refuse_uuid_collision(tx, &d.id)?;
     let row = DeviceRow {
         id: d.id.clone(),
         user_id: d.user_id.clone(),
@@ -169,6 +170,28 @@ pub(super) fn register_device(
         &serde_json::json!({ "id": row.id, "user_id": row.user_id, "label": row.label }),
     )?;
     Ok(row)
+}
+
+/// A device's records carry `device_uuid(id)` as their Automerge actor, and the mapping is not
+/// one-to-one: a UUID-shaped id stands for itself (in any spelling: upper case, without
+/// hyphens), any other id for a hash. So an id whose UUID is an existing device's would let a
+/// new device write as the old one. Checked inside the registering transaction (writes are
+/// serialised), against every device ever registered, revoked ones included.
+fn refuse_uuid_collision(tx: &Transaction<'_>, id: &str) -> Result<(), StoreError> {
+    let uuid = sync_core::sync::device_uuid(id);
+    let mut stmt = tx.prepare_cached("SELECT id FROM devices")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let existing: String = row.get(0)?;
+        // The same id is the plain duplicate the insert reports.
+        if existing != id && sync_core::sync::device_uuid(&existing) == uuid {
+            return Err(StoreError::DeviceIdCollision {
+                id: id.to_owned(),
+                existing,
+            });
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn device(conn: &Connection, id: &str) -> Result<Option<DeviceRow>, StoreError> {
