@@ -8,6 +8,7 @@
 //! | rules configuration | — | — | `DIR/rules-config.json` if present, else the defaults of `RulesConfig` |
 //! | log filter | — | `TAXI_FISCAL_LOG` (or `RUST_LOG`) | `info` |
 //! | largest request body (bytes, decompressed; photos apart) | — | `TAXI_FISCAL_BODY_LIMIT` (≥ 65536) | 16 MiB |
+//! | login and refresh attempts per client address in a burst (then one per 3 s) | — | `TAXI_FISCAL_AUTH_ADDRESS_BURST` (1 to 100 000) | 20 (`limits::AUTH_ATTEMPTS_PER_ADDRESS_BURST`) |
 //! | public origin(s) of the office pages | — | `TAXI_FISCAL_PUBLIC_URL` (comma-separated, e.g. `https://fiscal.americana.sp.gov.br`) | see below |
 //!
 //! The secret file is created with 32 random bytes (hex) and mode 0600 on first start; keeping
@@ -64,6 +65,24 @@ pub enum ConfigError {
          (recebido {0:?})"
     )]
     BodyLimit(String),
+    #[error(
+        "TAXI_FISCAL_AUTH_ADDRESS_BURST deve ser um número de tentativas entre 1 e \
+         {MAX_AUTH_ADDRESS_BURST} (recebido {0:?})"
+    )]
+    AuthBurst(String),
+}
+
+/// Largest `TAXI_FISCAL_AUTH_ADDRESS_BURST`: raising the per-address budget is for a deployment
+/// behind one proxy address (until a trusted-proxy setting exists) or a load test from one
+/// machine; beyond this it no longer bounds anything a client could send.
+pub const MAX_AUTH_ADDRESS_BURST: u32 = 100_000;
+
+/// A per-address burst as written in the environment.
+fn parse_auth_burst(text: &str) -> Result<u32, ConfigError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_AUTH_ADDRESS_BURST).contains(&n) => Ok(n),
+        _ => Err(ConfigError::AuthBurst(text.to_owned())),
+    }
 }
 
 /// Smallest `TAXI_FISCAL_BODY_LIMIT`: below it ordinary requests (a login, a registry change)
@@ -257,6 +276,9 @@ impl Config {
         if let Ok(urls) = std::env::var("TAXI_FISCAL_PUBLIC_URL") {
             c.public_origins = parse_public_urls(&urls)?;
         }
+        if let Ok(burst) = std::env::var("TAXI_FISCAL_AUTH_ADDRESS_BURST") {
+            c.auth_attempts_per_address_burst = parse_auth_burst(&burst)?;
+        }
         if let Ok(limit) = std::env::var("TAXI_FISCAL_BODY_LIMIT") {
             c.body_limit = parse_body_limit(&limit)?;
         }
@@ -362,6 +384,20 @@ mod tests {
         for bad in ["", "64k", "-1", "1000"] {
             let e = parse_body_limit(bad).unwrap_err();
             assert!(e.to_string().contains("ao menos 65536"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn auth_burst_is_a_bounded_count() {
+        assert_eq!(parse_auth_burst(" 1 ").unwrap(), 1);
+        assert_eq!(
+            parse_auth_burst(&MAX_AUTH_ADDRESS_BURST.to_string()).unwrap(),
+            MAX_AUTH_ADDRESS_BURST
+        );
+        let over = (MAX_AUTH_ADDRESS_BURST + 1).to_string();
+        for bad in ["", "0", "-1", "vinte", over.as_str()] {
+            let e = parse_auth_burst(bad).unwrap_err();
+            assert!(e.to_string().contains("entre 1 e 100000"), "{bad}: {e}");
         }
     }
 
