@@ -72,6 +72,13 @@ pub const LOGIN_MAX_BACKOFF: Duration = Duration::from_secs(24 * 3600);
 /// bounded and guessing stays bounded, at worst logins wait.
 pub const MAX_TRACKED_LOGIN_KEYS: usize = 100_000;
 
+/// Largest body of a login or refresh request (API and office form), read before any budget
+/// is checked. A real one is a username (≤ 32), a password and a device id (≤ 64), or a 43
+/// character refresh token: well under 1 KiB. 16 KiB leaves room for long passphrases, while a
+/// flood of anonymous requests cannot make the server buffer the general body limit (16 MiB)
+/// each: 300 at once hold at most 5 MB.
+pub const LOGIN_BODY_LIMIT: usize = 16 * 1024;
+
 /// Characters of a username the failure counters keep as key. Usernames have at most 32
 /// (`api::accounts`); a longer one cannot exist, and keying by a prefix keeps a flood of huge
 /// made-up names from growing the map's memory.

@@ -4,14 +4,15 @@
 //! counted before hashing (429, `Retry-After`), Argon2id in a bounded pool (429 `server_busy`
 //! when full), an unknown user costing the same time and getting the same answer as a wrong
 //! password. Then the device must be registered, not revoked, and belong to that user. Refresh
-//! spends the same per-address budget. The answer carries a
+//! spends the same per-address budget. Both read their body under
+//! [`crate::limits::LOGIN_BODY_LIMIT`], not the general limit: anyone may send them. The answer carries a
 //! short-lived access token and a refresh token; refreshing spends the refresh token and returns
 //! a new pair, and presenting a spent one ends every session of that login: its refresh tokens
 //! at once, and its access tokens on their next request (each names its login, which the `Auth`
 //! extractor checks).
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,13 +20,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::accounts::UserView;
-use super::extract::JsonBody;
+use super::extract::{is_json, parse_json, read_body};
 use super::openapi::named_schema;
 use crate::auth::login::{check_password, throttle};
 use crate::auth::throttle::ClientAddr;
 use crate::auth::tokens::{new_refresh_token, random_id, refresh_hash};
 use crate::auth::{Auth, Role, roles};
 use crate::error::{AppError, ErrorBody};
+use crate::limits::LOGIN_BODY_LIMIT;
 use crate::server::AppState;
 use crate::store::{RefreshTokenRow, RotateOutcome, UserRow};
 
@@ -130,7 +132,7 @@ async fn issue(
 async fn login(
     State(state): State<AppState>,
     client: ClientAddr,
-    JsonBody(req): JsonBody<LoginRequest>,
+    LoginBody(req): LoginBody<LoginRequest>,
 ) -> Result<Json<TokenResponse>, AppError> {
     let user = check_password(&state, &req.username, req.password, client).await??;
     let device = state.store().device(req.device_id.clone()).await?;
@@ -172,7 +174,7 @@ async fn login(
 async fn refresh(
     State(state): State<AppState>,
     client: ClientAddr,
-    JsonBody(req): JsonBody<RefreshRequest>,
+    LoginBody(req): LoginBody<RefreshRequest>,
 ) -> Result<Json<TokenResponse>, AppError> {
     throttle(&state, client)?;
     let now = state.clock().now();
@@ -259,9 +261,27 @@ async fn me(auth: Auth) -> Result<Json<Me>, AppError> {
     }))
 }
 
+/// A JSON body of at most [`LOGIN_BODY_LIMIT`] bytes (the routes' `DefaultBodyLimit` says the
+/// same): anyone may send a login, so it is read under a limit sized for a login.
+#[derive(Debug)]
+struct LoginBody<T>(T);
+
+impl<T: serde::de::DeserializeOwned> FromRequest<AppState> for LoginBody<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, AppError> {
+        if !is_json(req.headers()) {
+            return Err(AppError::unsupported_media_type("application/json"));
+        }
+        let bytes = read_body(req, state, LOGIN_BODY_LIMIT).await?;
+        parse_json(&bytes).map(LoginBody)
+    }
+}
+
 pub(crate) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(login))
         .routes(routes!(refresh))
+        .layer(DefaultBodyLimit::max(LOGIN_BODY_LIMIT))
         .routes(routes!(me))
 }

@@ -10,7 +10,7 @@
 //! header has `usuario-atual` and the `sair` button.
 
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::header::{RETRY_AFTER, SET_COOKIE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -33,7 +33,13 @@ use std::sync::Arc;
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(home))
-        .route("/login", get(login_page).post(login))
+        // Anyone may post the login form: its body is read under a limit sized for a login.
+        .route(
+            "/login",
+            get(login_page)
+                .post(login)
+                .layer(DefaultBodyLimit::max(crate::limits::LOGIN_BODY_LIMIT)),
+        )
         .route("/logout", post(logout))
 }
 

@@ -11,7 +11,8 @@ use taxi_fiscal_server::auth::Role;
 use taxi_fiscal_server::auth::tokens::{Claims, TokenService};
 use taxi_fiscal_server::config::PasswordParams;
 use taxi_fiscal_server::limits::{
-    AUTH_ATTEMPT_REPLENISH, AUTH_ATTEMPTS_PER_ADDRESS_BURST, PASSWORD_HASH_RETRY_AFTER_SECS,
+    AUTH_ATTEMPT_REPLENISH, AUTH_ATTEMPTS_PER_ADDRESS_BURST, LOGIN_BODY_LIMIT,
+    PASSWORD_HASH_RETRY_AFTER_SECS,
 };
 use tower::ServiceExt;
 
@@ -505,4 +506,51 @@ async fn logins_beyond_the_hashing_pool_wait_get_429_server_busy() {
         .map(|i| app.state.limiter().counts(&format!("inventado{i}"), ip).0)
         .sum();
     assert_eq!(u64::from(counted), checked);
+}
+
+#[tokio::test]
+async fn login_bodies_are_read_under_their_own_small_limit() {
+    let app = app().await;
+    let body_of = |len: usize| {
+        let frame =
+            json!({"username": "admin", "password": "", "device_id": "desktop-admin"}).to_string();
+        let pad = "x".repeat(len - frame.len());
+        let body =
+            json!({"username": "admin", "password": pad, "device_id": "desktop-admin"}).to_string();
+        assert_eq!(body.len(), len);
+        body
+    };
+    let send = |path: &'static str, body: String| {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        app.send(req)
+    };
+    // Exactly at the limit: read and checked (a wrong password).
+    send("/v1/auth/login", body_of(LOGIN_BODY_LIMIT))
+        .await
+        .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    // One byte over: refused before any budget or hash.
+    let e = send("/v1/auth/login", body_of(LOGIN_BODY_LIMIT + 1))
+        .await
+        .error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    assert_eq!(e["details"]["limit_bytes"], LOGIN_BODY_LIMIT);
+    let token = format!(r#"{{"refresh_token": "{}"}}"#, "x".repeat(LOGIN_BODY_LIMIT));
+    send("/v1/auth/refresh", token)
+        .await
+        .error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    assert_eq!(app.state.hash_pool().verifications(), 1);
+    // The office's login form too.
+    let form = format!("usuario=admin&senha={}", "x".repeat(LOGIN_BODY_LIMIT));
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/login")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from(form))
+        .unwrap();
+    assert_eq!(app.send(req).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(app.state.hash_pool().verifications(), 1);
 }
