@@ -8,15 +8,27 @@
 //! | rules configuration | — | — | `DIR/rules-config.json` if present, else the defaults of `RulesConfig` |
 //! | log filter | — | `TAXI_FISCAL_LOG` (or `RUST_LOG`) | `info` |
 //! | largest request body (bytes, decompressed; photos apart) | — | `TAXI_FISCAL_BODY_LIMIT` (≥ 65536) | 16 MiB |
+//! | login and refresh attempts per client address in a burst (then one per 3 s) | — | `TAXI_FISCAL_AUTH_ADDRESS_BURST` (1 to 100 000) | 20 (`limits::AUTH_ATTEMPTS_PER_ADDRESS_BURST`) |
+//! | public origin(s) of the office pages | — | `TAXI_FISCAL_PUBLIC_URL` (comma-separated, e.g. `https://fiscal.americana.sp.gov.br`) | see below |
 //!
 //! The secret file is created with 32 random bytes (hex) and mode 0600 on first start; keeping
 //! it in the data directory means a restart does not log everybody out.
+//!
+//! The public origins are what a browser's `Origin` (or `Referer`) must name for the office's
+//! forms to be accepted (login included): the `Host` header is never trusted, since whoever
+//! sends the request writes it. Without `TAXI_FISCAL_PUBLIC_URL` the server does not guess a
+//! public name: it accepts the address it listens on — `http://127.0.0.1:PORT` and
+//! `http://localhost:PORT` (and `http://[::1]:PORT`) for a loopback or wildcard listen,
+//! `http://IP:PORT` for a specific address — and warns at start when listening on every
+//! address, where other machines' browsers will be refused until it is set.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sync_core::rules::RulesConfig;
+
+use crate::limits;
 
 /// Default listen address: loopback only; expose it on purpose.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -45,10 +57,32 @@ pub enum ConfigError {
     #[error("não foi possível gerar números aleatórios: {0}")]
     Random(String),
     #[error(
+        "TAXI_FISCAL_PUBLIC_URL: {0:?} não é uma origem http(s) (ex.: https://fiscal.exemplo.gov.br)"
+    )]
+    PublicUrl(String),
+    #[error(
         "TAXI_FISCAL_BODY_LIMIT deve ser um número de bytes de ao menos {MIN_BODY_LIMIT} \
          (recebido {0:?})"
     )]
     BodyLimit(String),
+    #[error(
+        "TAXI_FISCAL_AUTH_ADDRESS_BURST deve ser um número de tentativas entre 1 e \
+         {MAX_AUTH_ADDRESS_BURST} (recebido {0:?})"
+    )]
+    AuthBurst(String),
+}
+
+/// Largest `TAXI_FISCAL_AUTH_ADDRESS_BURST`: raising the per-address budget is for a deployment
+/// behind one proxy address (until a trusted-proxy setting exists) or a load test from one
+/// machine; beyond this it no longer bounds anything a client could send.
+pub const MAX_AUTH_ADDRESS_BURST: u32 = 100_000;
+
+/// A per-address burst as written in the environment.
+fn parse_auth_burst(text: &str) -> Result<u32, ConfigError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_AUTH_ADDRESS_BURST).contains(&n) => Ok(n),
+        _ => Err(ConfigError::AuthBurst(text.to_owned())),
+    }
 }
 
 /// Smallest `TAXI_FISCAL_BODY_LIMIT`: below it ordinary requests (a login, a registry change)
@@ -60,6 +94,54 @@ fn parse_body_limit(text: &str) -> Result<usize, ConfigError> {
     match text.trim().parse::<usize>() {
         Ok(n) if n >= MIN_BODY_LIMIT => Ok(n),
         _ => Err(ConfigError::BodyLimit(text.to_owned())),
+    }
+}
+
+/// The origins (`scheme://host[:port]`, as browsers write `Origin`) of a comma-separated list of
+/// URLs; a path, query or user part is refused (it would not be an origin).
+pub fn parse_public_urls(text: &str) -> Result<Vec<String>, ConfigError> {
+    let mut origins = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || ConfigError::PublicUrl(part.to_owned());
+        let url = url::Url::parse(part).map_err(|_| bad())?;
+        let plain = matches!(url.scheme(), "http" | "https")
+            && url.host().is_some()
+            && url.username().is_empty()
+            && url.password().is_none()
+            && url.path() == "/"
+            && url.query().is_none()
+            && url.fragment().is_none();
+        if !plain {
+            return Err(bad());
+        }
+        let origin = url.origin().ascii_serialization();
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
+    if origins.is_empty() {
+        return Err(ConfigError::PublicUrl(text.to_owned()));
+    }
+    Ok(origins)
+}
+
+/// The origins the office pages accept when none is configured: the listen address's.
+pub fn origins_of_listen(listen: SocketAddr) -> Vec<String> {
+    let port = listen.port();
+    let ip = listen.ip();
+    if ip.is_loopback() || ip.is_unspecified() {
+        let mut v = vec![
+            format!("http://127.0.0.1:{port}"),
+            format!("http://localhost:{port}"),
+            format!("http://[::1]:{port}"),
+        ];
+        let own = format!("http://{listen}");
+        if ip.is_loopback() && !v.contains(&own) {
+            v.insert(0, own);
+        }
+        v
+    } else {
+        vec![format!("http://{listen}")]
     }
 }
 
@@ -119,14 +201,27 @@ pub struct Config {
     pub number_block_max: u64,
     /// A device more than this many versions behind gets 410 and takes a snapshot.
     pub feed_max_span: u64,
-    /// Failed logins of one user before a lockout.
+    /// Failed logins of one username from one client address before that pair is locked out.
     pub login_max_failures: u32,
     /// How long a lockout lasts (and the window failures are counted in).
     pub login_lockout: Duration,
+    /// Failed logins of one username from all addresses before it is locked out everywhere.
+    pub login_max_failures_per_username: u32,
+    /// Login and refresh attempts one client address may make in a burst …
+    pub auth_attempts_per_address_burst: u32,
+    /// … and one more every this long.
+    pub auth_attempt_replenish: Duration,
+    /// Password hashes running at once (the cores, up to `limits::MAX_CONCURRENT_PASSWORD_HASHES`).
+    pub password_hash_slots: usize,
+    /// How long a login waits for a hashing slot before 429.
+    pub password_hash_wait: Duration,
     /// Cost of new password hashes.
     pub password_params: PasswordParams,
     /// A request running longer is answered 408.
     pub request_timeout: Duration,
+    /// Origins the office pages accept forms from (`TAXI_FISCAL_PUBLIC_URL`); empty: those of
+    /// the address the server listens on ([`origins_of_listen`]).
+    pub public_origins: Vec<String>,
     /// Where "now" comes from.
     pub clock: crate::Clock,
 }
@@ -146,10 +241,16 @@ impl Config {
             number_block_size: 500,
             number_block_max: 5_000,
             feed_max_span: 1_000,
-            login_max_failures: 5,
-            login_lockout: Duration::from_secs(15 * 60),
+            login_max_failures: limits::LOGIN_MAX_FAILURES,
+            login_lockout: limits::LOGIN_LOCKOUT,
+            login_max_failures_per_username: limits::LOGIN_MAX_FAILURES_PER_USERNAME,
+            auth_attempts_per_address_burst: limits::AUTH_ATTEMPTS_PER_ADDRESS_BURST,
+            auth_attempt_replenish: limits::AUTH_ATTEMPT_REPLENISH,
+            password_hash_slots: crate::auth::password::default_pool_size(),
+            password_hash_wait: limits::PASSWORD_HASH_WAIT,
             password_params: PasswordParams::default(),
             request_timeout: Duration::from_secs(30),
+            public_origins: Vec::new(),
             clock: crate::Clock::system(),
         }
     }
@@ -171,6 +272,12 @@ impl Config {
                 return Err(ConfigError::ShortSecret);
             }
             c.jwt_secret = Some(secret.into_bytes());
+        }
+        if let Ok(urls) = std::env::var("TAXI_FISCAL_PUBLIC_URL") {
+            c.public_origins = parse_public_urls(&urls)?;
+        }
+        if let Ok(burst) = std::env::var("TAXI_FISCAL_AUTH_ADDRESS_BURST") {
+            c.auth_attempts_per_address_burst = parse_auth_burst(&burst)?;
         }
         if let Ok(limit) = std::env::var("TAXI_FISCAL_BODY_LIMIT") {
             c.body_limit = parse_body_limit(&limit)?;
@@ -278,6 +385,67 @@ mod tests {
             let e = parse_body_limit(bad).unwrap_err();
             assert!(e.to_string().contains("ao menos 65536"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn auth_burst_is_a_bounded_count() {
+        assert_eq!(parse_auth_burst(" 1 ").unwrap(), 1);
+        assert_eq!(
+            parse_auth_burst(&MAX_AUTH_ADDRESS_BURST.to_string()).unwrap(),
+            MAX_AUTH_ADDRESS_BURST
+        );
+        let over = (MAX_AUTH_ADDRESS_BURST + 1).to_string();
+        for bad in ["", "0", "-1", "vinte", over.as_str()] {
+            let e = parse_auth_burst(bad).unwrap_err();
+            assert!(e.to_string().contains("entre 1 e 100000"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn public_urls_are_origins() {
+        assert_eq!(
+            parse_public_urls(" https://Fiscal.Example.gov.br , http://10.0.0.5:8080/ ,").unwrap(),
+            ["https://fiscal.example.gov.br", "http://10.0.0.5:8080"]
+        );
+        assert_eq!(
+            parse_public_urls("https://a.example:443").unwrap(),
+            ["https://a.example"]
+        );
+        for bad in [
+            "",
+            " , ",
+            "fiscal.example",
+            "ftp://a.example",
+            "https://a.example/escritorio",
+            "https://a.example/?x=1",
+            "https://user@a.example",
+            "javascript:alert(1)",
+        ] {
+            let e = parse_public_urls(bad).unwrap_err();
+            assert!(
+                e.to_string().contains("TAXI_FISCAL_PUBLIC_URL"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn default_origins_are_the_listen_address() {
+        let o = origins_of_listen("127.0.0.1:8080".parse().unwrap());
+        assert_eq!(
+            o,
+            [
+                "http://127.0.0.1:8080",
+                "http://localhost:8080",
+                "http://[::1]:8080"
+            ]
+        );
+        let o = origins_of_listen("0.0.0.0:9000".parse().unwrap());
+        assert!(o.contains(&"http://localhost:9000".to_owned()), "{o:?}");
+        assert_eq!(
+            origins_of_listen("192.168.0.10:8080".parse().unwrap()),
+            ["http://192.168.0.10:8080"]
+        );
     }
 
     #[test]

@@ -148,16 +148,25 @@ impl AppError {
         .with_details(serde_json::json!({ "findings": refusal.findings }))
     }
 
-    /// 429 with `Retry-After`.
+    /// 429 with `Retry-After`: too many failed logins.
     pub fn too_many_requests(retry_after_seconds: u64) -> Self {
-        let mut e = Self::new(
-            StatusCode::TOO_MANY_REQUESTS,
+        Self::retry_later(
             "too_many_attempts",
             format!(
                 "Muitas tentativas de login sem sucesso: tente de novo em {retry_after_seconds} s."
             ),
+            retry_after_seconds,
         )
-        .with_details(serde_json::json!({ "retry_after_seconds": retry_after_seconds }));
+    }
+
+    /// 429 with `Retry-After` and `details.retry_after_seconds`, any code and message.
+    pub fn retry_later(
+        code: &'static str,
+        message: impl Into<String>,
+        retry_after_seconds: u64,
+    ) -> Self {
+        let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, code, message)
+            .with_details(serde_json::json!({ "retry_after_seconds": retry_after_seconds }));
         e.retry_after = Some(retry_after_seconds);
         e
     }
@@ -216,6 +225,14 @@ impl From<StoreError> for AppError {
             StoreError::Duplicate { what } => {
                 Self::conflict("already_exists", format!("{what} já existe."))
             }
+            StoreError::DeviceIdCollision { id, existing } => Self::conflict(
+                "device_id_collision",
+                format!(
+                    "O identificador {id} representaria, na sincronização, o mesmo aparelho que o \
+                     dispositivo {existing} já registrado: escolha outro identificador."
+                ),
+            )
+            .with_details(serde_json::json!({ "id": id, "existing": existing })),
             StoreError::DeviceNotActive => Self::conflict(
                 "device_not_active",
                 "O dispositivo foi revogado: não recebe mais números nem sessões.",

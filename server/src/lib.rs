@@ -22,6 +22,7 @@ pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod limits;
 pub mod office;
 pub mod registry;
 pub mod server;

@@ -2,12 +2,15 @@
 //!
 //! Flow: [`AppState::open`] creates the data directory if needed, loads or generates the JWT
 //! secret, opens the SQLite store (migrating it) and builds the services every handler shares
-//! (token signer, password hasher, login limiter, snapshot cache). [`launch_with_state`] serves
-//! [`crate::router`] on a bound listener until `shutdown` resolves, then lets requests in flight
-//! finish (graceful shutdown); the binary passes SIGINT/SIGTERM as `shutdown`.
+//! (token signer, password hashing pool, login limiter and per-address throttle, snapshot
+//! cache). [`launch_with_state`] serves [`crate::router`] on a bound listener, with each
+//! connection's peer address (`ConnectInfo`, for the per-address budgets), until `shutdown`
+//! resolves, then lets requests in flight finish (graceful shutdown); the binary passes
+//! SIGINT/SIGTERM as `shutdown`.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use axum::body::Bytes;
 use sync_core::rules::RulesConfig;
@@ -15,7 +18,8 @@ use tokio::net::TcpListener;
 
 use crate::Clock;
 use crate::auth::limiter::LoginLimiter;
-use crate::auth::password::Passwords;
+use crate::auth::password::{HashPool, Passwords};
+use crate::auth::throttle::AddressThrottle;
 use crate::auth::tokens::TokenService;
 use crate::config::{Config, ConfigError};
 use crate::store::sqlite::SqliteStore;
@@ -62,7 +66,12 @@ struct Inner {
     store: Arc<dyn Store>,
     tokens: TokenService,
     passwords: Passwords,
+    hash_pool: HashPool,
     limiter: LoginLimiter,
+    throttle: AddressThrottle,
+    /// Origins the office pages accept forms from: configured, or the listen address's (set
+    /// again by [`launch_with_state`] from the address really bound, e.g. after port 0).
+    origins: RwLock<Arc<[String]>>,
     snapshot: Mutex<Option<Arc<SnapshotCache>>>,
 }
 
@@ -88,13 +97,35 @@ impl AppState {
             .map_err(|e| ServerError::Token(e.to_string()))?;
         let passwords = Passwords::new(config.password_params)
             .map_err(|e| ServerError::Password(e.to_string()))?;
-        let limiter = LoginLimiter::new(config.login_max_failures, config.login_lockout);
+        let hash_pool = HashPool::new(
+            passwords.clone(),
+            config.password_hash_slots,
+            config.password_hash_wait,
+        );
+        let limiter = LoginLimiter::with_limits(
+            config.login_max_failures,
+            config.login_lockout,
+            config.login_max_failures_per_username,
+            crate::limits::MAX_TRACKED_LOGIN_KEYS,
+        );
+        let origins = if config.public_origins.is_empty() {
+            crate::config::origins_of_listen(config.listen)
+        } else {
+            config.public_origins.clone()
+        };
+        let throttle = AddressThrottle::new(
+            config.auth_attempts_per_address_burst,
+            config.auth_attempt_replenish,
+        );
         Ok(Self(Arc::new(Inner {
             config,
             store,
             tokens,
             passwords,
+            hash_pool,
             limiter,
+            throttle,
+            origins: RwLock::new(origins.into()),
             snapshot: Mutex::new(None),
         })))
     }
@@ -115,8 +146,54 @@ impl AppState {
         &self.0.passwords
     }
 
+    /// Where every password hash and verification of a request runs.
+    pub fn hash_pool(&self) -> &HashPool {
+        &self.0.hash_pool
+    }
+
     pub fn limiter(&self) -> &LoginLimiter {
         &self.0.limiter
+    }
+
+    /// The per-address budget of the login and refresh routes.
+    pub fn throttle(&self) -> &AddressThrottle {
+        &self.0.throttle
+    }
+
+    /// The origins a browser form must come from (`Origin`/`Referer`; `web::session`).
+    pub fn public_origins(&self) -> Arc<[String]> {
+        self.0
+            .origins
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Called with the address really bound: without configured public origins, the office
+    /// pages accept that address's (loopback names for a loopback or wildcard listen). Warns
+    /// when listening on every address with no public origin configured: browsers on other
+    /// machines will be refused until `TAXI_FISCAL_PUBLIC_URL` says the server's name.
+    pub fn listening_on(&self, addr: SocketAddr) {
+        if !self.config().public_origins.is_empty() {
+            tracing::info!(origins = ?self.config().public_origins, "origens públicas das páginas");
+            return;
+        }
+        let origins = crate::config::origins_of_listen(addr);
+        if addr.ip().is_unspecified() {
+            tracing::warn!(
+                %addr,
+                accepted = ?origins,
+                "escutando em todos os endereços sem TAXI_FISCAL_PUBLIC_URL: as páginas do \
+                 escritório só aceitam formulários destas origens; configure o endereço público"
+            );
+        } else {
+            tracing::info!(origins = ?origins, "origens públicas das páginas");
+        }
+        *self
+            .0
+            .origins
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = origins.into();
     }
 
     pub fn clock(&self) -> &Clock {
@@ -151,7 +228,12 @@ pub async fn launch_with_state(
 ) -> Result<(), ServerError> {
     let addr = listener.local_addr().ok();
     tracing::info!(addr = ?addr, "servidor no ar");
-    axum::serve(listener, crate::router(state))
+    if let Some(addr) = addr {
+        state.listening_on(addr);
+    }
+    // The peer address of each connection reaches handlers as `ConnectInfo` (auth::throttle).
+    let app = crate::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(|source| ServerError::Io {

@@ -41,6 +41,7 @@ struct App {
 async fn app() -> App {
     let dir = tempfile::tempdir().unwrap();
     let mut c = Config::new(dir.path());
+    c.public_origins = vec![format!("http://{HOST}")];
     c.clock = Clock::fixed(now());
     c.password_params = PasswordParams::insecure_fast();
     c.rules = demo::rules_config();
@@ -563,6 +564,91 @@ async fn login_refuses_another_origin_and_unsafe_next() {
         .await;
     assert_eq!(p.status, StatusCode::SEE_OTHER);
     assert_eq!(p.location(), "/escritorio");
+}
+
+#[tokio::test]
+async fn login_with_a_forged_host_is_refused() {
+    let app = app().await;
+    // The attacker's page posts to this server with its own name in Host and Origin: they
+    // agree with each other, not with the server's public origin.
+    for (host, origin) in [
+        ("evil.example", "http://evil.example"),
+        (
+            "escritorio.test.evil.example",
+            "http://escritorio.test.evil.example",
+        ),
+        (HOST, "https://escritorio.test"),
+    ] {
+        let body = "usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio";
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri("/login")
+            .header("host", host)
+            .header("origin", origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .unwrap();
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{host} {origin}");
+        assert!(res.headers().get("set-cookie").is_none());
+    }
+    assert!(
+        app.state.hash_pool().verifications() == 0,
+        "no password checked"
+    );
+}
+
+#[tokio::test]
+async fn after_login_next_never_leaves_the_site() {
+    let app = app().await;
+    // The TAB that browsers drop turned `/<TAB>/evil.example` into `//evil.example`.
+    let mut b = Browser::new(&app);
+    let form = b.get("/login?next=/%09/evil.example").await;
+    assert!(
+        form.body.contains("name=\"next\" value=\"/escritorio\""),
+        "{}",
+        form.body
+    );
+    for next in [
+        "/\t/evil.example",
+        "/\r\n/evil.example",
+        "/\\evil.example",
+        "/.//evil.example",
+    ] {
+        let mut b = Browser::new(&app);
+        let p = b
+            .post(
+                "/login",
+                &[
+                    ("usuario", "escritorio"),
+                    ("senha", "escritorio-demo"),
+                    ("next", next),
+                ],
+            )
+            .await;
+        assert_eq!(p.status, StatusCode::SEE_OTHER, "{next:?}");
+        assert_eq!(p.location(), "/escritorio", "{next:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_locked_login_page_says_when_to_retry() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    for _ in 0..4 {
+        let p = b.login("escritorio", "senha-errada").await;
+        assert_eq!(p.status, StatusCode::UNAUTHORIZED);
+    }
+    let p = b.login("escritorio", "senha-errada").await;
+    assert_eq!(p.status, StatusCode::TOO_MANY_REQUESTS);
+    p.assert_html();
+    assert!(
+        p.element("erro-login").contains("tente de novo em"),
+        "{}",
+        p.body
+    );
+    let secs: u64 = p.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(secs > 0);
 }
 
 #[tokio::test]

@@ -28,6 +28,7 @@ struct App {
 async fn app() -> App {
     let dir = tempfile::tempdir().unwrap();
     let mut c = Config::new(dir.path());
+    c.public_origins = vec![format!("http://{HOST}")];
     c.clock = Clock::fixed(NOW.parse().unwrap());
     c.password_params = PasswordParams::insecure_fast();
     c.rules = demo::rules_config();

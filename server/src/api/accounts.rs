@@ -210,11 +210,8 @@ async fn create_user(
         }
         (_, None) => {}
     }
-    let passwords = state.passwords().clone();
-    let password = req.password;
-    let hash = tokio::task::spawn_blocking(move || passwords.hash(&password))
-        .await
-        .map_err(|e| AppError::internal(&e))??;
+    // In the bounded pool like every login's verification.
+    let hash = state.hash_pool().hash(req.password).await?;
     let now = state.clock().now();
     let user = UserRow {
         id: format!("u-{}", random_id()?),

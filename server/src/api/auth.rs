@@ -1,14 +1,18 @@
 //! `POST /v1/auth/login`, `POST /v1/auth/refresh`, `GET /v1/me` (ADR 0007).
 //!
-//! Login: the username is locked after repeated failures (429, `Retry-After`); the password is
-//! checked on the blocking pool (Argon2id is slow on purpose), an unknown user costs the same
-//! time as a known one, and a wrong password and an unknown user get the same answer. Then the
-//! device must be registered, not revoked, and belong to that user. The answer carries a
+//! Login: the password check of [`crate::auth::login`] — a per-address budget, failure budgets
+//! counted before hashing (429, `Retry-After`), Argon2id in a bounded pool (429 `server_busy`
+//! when full), an unknown user costing the same time and getting the same answer as a wrong
+//! password. Then the device must be registered, not revoked, and belong to that user. Refresh
+//! spends the same per-address budget. Both read their body under
+//! [`crate::limits::LOGIN_BODY_LIMIT`], not the general limit: anyone may send them. The answer carries a
 //! short-lived access token and a refresh token; refreshing spends the refresh token and returns
-//! a new pair, and presenting a spent one ends every session of that login.
+//! a new pair, and presenting a spent one ends every session of that login: its refresh tokens
+//! at once, and its access tokens on their next request (each names its login, which the `Auth`
+//! extractor checks).
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,11 +20,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::accounts::UserView;
-use super::extract::JsonBody;
+use super::extract::{is_json, parse_json, read_body};
 use super::openapi::named_schema;
+use crate::auth::login::{check_password, throttle};
+use crate::auth::throttle::ClientAddr;
 use crate::auth::tokens::{new_refresh_token, random_id, refresh_hash};
 use crate::auth::{Auth, Role, roles};
 use crate::error::{AppError, ErrorBody};
+use crate::limits::LOGIN_BODY_LIMIT;
 use crate::server::AppState;
 use crate::store::{RefreshTokenRow, RotateOutcome, UserRow};
 
@@ -75,10 +82,6 @@ named_schema!(
     Me => "Me",
 );
 
-fn bad_credentials() -> AppError {
-    AppError::unauthorized("bad_credentials", "Usuário ou senha incorretos.")
-}
-
 async fn issue(
     state: &AppState,
     user: UserRow,
@@ -86,7 +89,7 @@ async fn issue(
     family: String,
 ) -> Result<TokenResponse, AppError> {
     let now = state.clock().now();
-    let (access, expires_at) = state.tokens().issue(&user, &device_id, now)?;
+    let (access, expires_at) = state.tokens().issue(&user, &device_id, &family, now)?;
     let (refresh, hash) = new_refresh_token()?;
     let refresh_expires_at = now
         + chrono::Duration::from_std(state.config().refresh_ttl)
@@ -123,40 +126,15 @@ async fn issue(
     responses(
         (status = 200, description = "Sessão aberta", body = TokenResponse),
         (status = 401, description = "Credenciais, dispositivo desconhecido, revogado ou de outro usuário", body = ErrorBody),
-        (status = 429, description = "Muitas falhas seguidas para este usuário", body = ErrorBody),
+        (status = 429, description = "Muitas tentativas deste endereço (`too_many_requests`) ou sem sucesso para este usuário (`too_many_attempts`), ou servidor ocupado verificando senhas (`server_busy`); veja `Retry-After`", body = ErrorBody),
     )
 )]
 async fn login(
     State(state): State<AppState>,
-    JsonBody(req): JsonBody<LoginRequest>,
+    client: ClientAddr,
+    LoginBody(req): LoginBody<LoginRequest>,
 ) -> Result<Json<TokenResponse>, AppError> {
-    let username = req.username.trim().to_lowercase();
-    let now = state.clock().now();
-    state
-        .limiter()
-        .check(&username, now)
-        .map_err(AppError::too_many_requests)?;
-    let user = state.store().user_by_username(username.clone()).await?;
-    let passwords = state.passwords().clone();
-    let password = req.password;
-    let checked = user.clone();
-    let ok = tokio::task::spawn_blocking(move || match &checked {
-        Some(u) => passwords.verify(&password, &u.password_hash) && u.active,
-        None => {
-            passwords.burn(&password);
-            false
-        }
-    })
-    .await
-    .map_err(|e| AppError::internal(&e))?;
-    let Some(user) = user.filter(|_| ok) else {
-        tracing::info!("login recusado");
-        state
-            .limiter()
-            .fail(&username, now)
-            .map_err(AppError::too_many_requests)?;
-        return Err(bad_credentials());
-    };
+    let user = check_password(&state, &req.username, req.password, client).await??;
     let device = state.store().device(req.device_id.clone()).await?;
     let Some(device) = device else {
         return Err(AppError::unauthorized(
@@ -176,7 +154,6 @@ async fn login(
             "Este dispositivo está registrado para outro usuário.",
         ));
     }
-    state.limiter().succeed(&username);
     let family = random_id()?;
     tracing::info!(user = %user.id, device = %device.id, "login");
     Ok(Json(issue(&state, user, device.id, family).await?))
@@ -191,12 +168,15 @@ async fn login(
     responses(
         (status = 200, description = "Novos tokens", body = TokenResponse),
         (status = 401, description = "Token de renovação inválido, expirado, já usado, ou dispositivo revogado", body = ErrorBody),
+        (status = 429, description = "Muitas tentativas deste endereço; veja `Retry-After`", body = ErrorBody),
     )
 )]
 async fn refresh(
     State(state): State<AppState>,
-    JsonBody(req): JsonBody<RefreshRequest>,
+    client: ClientAddr,
+    LoginBody(req): LoginBody<RefreshRequest>,
 ) -> Result<Json<TokenResponse>, AppError> {
+    throttle(&state, client)?;
     let now = state.clock().now();
     let (next, next_hash) = new_refresh_token()?;
     let next_expires_at = now
@@ -211,8 +191,12 @@ async fn refresh(
             now,
         )
         .await?;
-    let (user, device_id) = match outcome {
-        RotateOutcome::Rotated { user, device_id } => (user, device_id),
+    let (user, device_id, family) = match outcome {
+        RotateOutcome::Rotated {
+            user,
+            device_id,
+            family_id,
+        } => (user, device_id, family_id),
         RotateOutcome::Unknown => {
             return Err(AppError::unauthorized(
                 "refresh_invalid",
@@ -246,7 +230,7 @@ async fn refresh(
             ));
         }
     };
-    let (access, expires_at) = state.tokens().issue(&user, &device_id, now)?;
+    let (access, expires_at) = state.tokens().issue(&user, &device_id, &family, now)?;
     Ok(Json(TokenResponse {
         access_token: access,
         token_type: "Bearer".into(),
@@ -277,9 +261,27 @@ async fn me(auth: Auth) -> Result<Json<Me>, AppError> {
     }))
 }
 
+/// A JSON body of at most [`LOGIN_BODY_LIMIT`] bytes (the routes' `DefaultBodyLimit` says the
+/// same): anyone may send a login, so it is read under a limit sized for a login.
+#[derive(Debug)]
+struct LoginBody<T>(T);
+
+impl<T: serde::de::DeserializeOwned> FromRequest<AppState> for LoginBody<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, AppError> {
+        if !is_json(req.headers()) {
+            return Err(AppError::unsupported_media_type("application/json"));
+        }
+        let bytes = read_body(req, state, LOGIN_BODY_LIMIT).await?;
+        parse_json(&bytes).map(LoginBody)
+    }
+}
+
 pub(crate) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(login))
         .routes(routes!(refresh))
+        .layer(DefaultBodyLimit::max(LOGIN_BODY_LIMIT))
         .routes(routes!(me))
 }

@@ -50,7 +50,7 @@ fn content_type(headers: &HeaderMap) -> Option<String> {
         })
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     content_type(headers).is_some_and(|ct| {
         ct == "application/json" || (ct.starts_with("application/") && ct.ends_with("+json"))
     })

@@ -2,16 +2,21 @@
 //!
 //! Flow of an authenticated request: the [`Auth`] extractor reads `Authorization: Bearer …`,
 //! checks the JWT's signature, issuer and expiry ([`tokens`]), then runs one point query on the
-//! device and its user ([`crate::store::Store::session`]): a revoked device is refused at once
-//! (401 `device_revoked`), as is a deactivated user, and the role and stand are taken from the
-//! database, not from the token. Handlers then state who may call them on their first line:
+//! device, its user and the token's login ([`crate::store::Store::session`]): a revoked device
+//! is refused at once (401 `device_revoked`), as is a deactivated user, and a token whose login
+//! was ended because a spent refresh token was replayed (401 `session_revoked`); the role and
+//! stand are taken from the database, not from the token. Handlers then state who may call them on their first line:
 //! `auth.require(roles::REGISTRY_WRITERS)?`.
 //!
-//! Login ([`crate::api::auth`]) checks the password ([`password`], Argon2id) under a per-user
-//! failure limit ([`limiter`]) and that the device is registered to that user.
+//! Login ([`crate::api::auth`], and the office's form) goes through [`login::check_password`]:
+//! a per-address budget ([`throttle`]), failure budgets per (username, address) and per
+//! username counted before hashing ([`limiter`]), and Argon2id in a bounded pool
+//! ([`password`]); then the API checks that the device is registered to that user.
 
 pub mod limiter;
+pub mod login;
 pub mod password;
+pub mod throttle;
 pub mod tokens;
 
 use axum::extract::FromRequestParts;
@@ -158,7 +163,11 @@ impl FromRequestParts<AppState> for Auth {
         let claims = state.tokens().verify(token, state.clock().now())?;
         let session = state
             .store()
-            .session(claims.sub.clone(), claims.dev.clone())
+            .session(
+                claims.sub.clone(),
+                claims.dev.clone(),
+                Some(claims.fam.clone()),
+            )
             .await?;
         let Some(session) = session else {
             return Err(AppError::unauthorized(
@@ -176,6 +185,12 @@ impl FromRequestParts<AppState> for Auth {
             return Err(AppError::unauthorized(
                 "user_inactive",
                 "Este usuário está desativado.",
+            ));
+        }
+        if !session.family_live {
+            return Err(AppError::unauthorized(
+                "session_revoked",
+                "Esta sessão foi encerrada por segurança: faça login novamente.",
             ));
         }
         if session.device_user_id != claims.sub {

@@ -1,10 +1,12 @@
 //! Access tokens (JWT, HS256) and refresh tokens (opaque, stored hashed). ADR 0007.
 //!
 //! An access token lives `access_ttl` (15 minutes by default) and says who (`sub`, `usr`), with
-//! which role (`role`, and `stand` for a coordinator), on which device (`dev`), until when
-//! (`exp`). Expiry is checked against the server's [`crate::Clock`], not inside jsonwebtoken, so
+//! which role (`role`, and `stand` for a coordinator), on which device (`dev`), from which login
+//! (`fam`, the refresh-token family), until when (`exp`). Expiry is checked against the server's [`crate::Clock`], not inside jsonwebtoken, so
 //! tests can move time. A refresh token is 32 random bytes (base64url); the server keeps only its
-//! SHA-256, spends it on use and hands out the next one of the same family.
+//! SHA-256, spends it on use and hands out the next one of the same family. Presenting a spent
+//! one revokes the family; since every access token names its family and the `Auth` extractor
+//! checks the family on every request, that ends the access tokens of the login at once too.
 
 use base64::Engine;
 use chrono::{DateTime, Utc};
@@ -33,6 +35,9 @@ pub struct Claims {
     pub stand: Option<String>,
     /// Device id.
     pub dev: String,
+    /// The refresh-token family (one login) this token belongs to; revoking the family ends
+    /// the token. Required: a token without one is refused (the client refreshes).
+    pub fam: String,
     pub iat: i64,
     pub exp: i64,
 }
@@ -80,11 +85,12 @@ impl TokenService {
         self.access_ttl.num_seconds()
     }
 
-    /// An access token for `user` on `device_id`, issued at `now`.
+    /// An access token for `user` on `device_id` in login `family`, issued at `now`.
     pub fn issue(
         &self,
         user: &UserRow,
         device_id: &str,
+        family: &str,
         now: DateTime<Utc>,
     ) -> Result<(String, DateTime<Utc>), AppError> {
         let exp = now + self.access_ttl;
@@ -95,6 +101,7 @@ impl TokenService {
             role: user.role,
             stand: user.stand_id.clone(),
             dev: device_id.to_owned(),
+            fam: family.to_owned(),
             iat: now.timestamp(),
             exp: exp.timestamp(),
         };
@@ -178,12 +185,12 @@ mod tests {
         )
         .unwrap();
         let now: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
-        let (tok, exp) = t.issue(&user(), "dev-1", now).unwrap();
+        let (tok, exp) = t.issue(&user(), "dev-1", "fam-1", now).unwrap();
         assert_eq!((exp - now).num_seconds(), 900);
         let c = t.verify(&tok, now).unwrap();
         assert_eq!(
-            (c.sub.as_str(), c.dev.as_str(), c.role),
-            ("u1", "dev-1", Role::Officer)
+            (c.sub.as_str(), c.dev.as_str(), c.fam.as_str(), c.role),
+            ("u1", "dev-1", "fam-1", Role::Officer)
         );
         let e = t.verify(&tok, exp).unwrap_err();
         assert_eq!(e.code, "token_expired");
@@ -193,7 +200,7 @@ mod tests {
             std::time::Duration::from_secs(900),
         )
         .unwrap();
-        let (forged, _) = other.issue(&user(), "dev-1", now).unwrap();
+        let (forged, _) = other.issue(&user(), "dev-1", "fam-1", now).unwrap();
         assert_eq!(t.verify(&forged, now).unwrap_err().code, "token_invalid");
         assert_eq!(t.verify("garbage", now).unwrap_err().code, "token_invalid");
     }

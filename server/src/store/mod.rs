@@ -48,6 +48,9 @@ pub enum StoreError {
     Duplicate { what: &'static str },
     #[error("dispositivo revogado")]
     DeviceNotActive,
+    /// The id would be the same device as `existing` on the wire (`sync_core::sync::device_uuid`).
+    #[error("o identificador {id} equivale, na sincronização, ao do dispositivo {existing}")]
+    DeviceIdCollision { id: String, existing: String },
     #[error("o cadastro mudou durante a operação (esperada a versão {expected}, atual {found})")]
     VersionConflict { expected: u64, found: u64 },
     #[error("banco de dados: {0}")]
@@ -124,6 +127,9 @@ pub struct SessionState {
     pub stand_id: Option<String>,
     pub device_user_id: String,
     pub device_revoked: bool,
+    /// False when the login the token came from (its refresh-token family, if asked about) has
+    /// no live token left: revoked after a replay or with its device.
+    pub family_live: bool,
 }
 
 /// A refresh token as stored: only its SHA-256.
@@ -145,6 +151,7 @@ pub enum RotateOutcome {
     Rotated {
         user: UserRow,
         device_id: String,
+        family_id: String,
     },
     Unknown,
     Expired,
@@ -232,14 +239,22 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     // ----- devices and sessions -------------------------------------------------------------
 
-    /// Registers a device for an existing user; `Duplicate` for a known id. Audited.
+    /// Registers a device for an existing user; `Duplicate` for a known id,
+    /// `DeviceIdCollision` for an id that stands for the same protocol UUID (and so the same
+    /// Automerge actor) as a registered device's. Audited.
     fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow>;
     fn device(&self, id: String) -> StoreFuture<'_, Option<DeviceRow>>;
     fn list_devices(&self) -> StoreFuture<'_, Vec<DeviceRow>>;
     /// Revokes a device and every refresh token issued to it. Idempotent. Audited.
     fn revoke_device(&self, id: String, actor: Actor) -> StoreFuture<'_, DeviceRow>;
-    /// The per-request check of the auth extractor: one indexed read.
-    fn session(&self, user_id: String, device_id: String) -> StoreFuture<'_, Option<SessionState>>;
+    /// The per-request check of the auth extractor: one indexed read. With `family`, also
+    /// whether that refresh-token family is still live (`SessionState::family_live`).
+    fn session(
+        &self,
+        user_id: String,
+        device_id: String,
+        family: Option<String>,
+    ) -> StoreFuture<'_, Option<SessionState>>;
     fn insert_refresh_token(&self, row: RefreshTokenRow) -> StoreFuture<'_, ()>;
     /// Spends `presented_hash` and stores `next_hash` in its family, in one transaction.
     fn rotate_refresh_token(

@@ -1,8 +1,8 @@
 //! `/` (to the inbox or the login), `GET|POST /login`, `POST /logout`.
 //!
-//! Login checks the password as `POST /v1/auth/login` does — the same per-username failure
-//! limit, Argon2id on the blocking pool, the same cost and the same answer for an unknown user
-//! and a wrong password — then opens a browser session on the user's desk device
+//! Login checks the password as `POST /v1/auth/login` does ([`check_password`]: the same
+//! per-address budget, failure budgets, bounded Argon2id pool, the same cost and the same
+//! answer for an unknown user and a wrong password) — then opens a browser session on the user's desk device
 //! ([`super::session::pick_device`]). Any role may log in; officers and coordinators then see
 //! "Sem permissão" on the office pages (their work is on the device).
 //!
@@ -10,8 +10,8 @@
 //! header has `usuario-atual` and the `sair` button.
 
 use axum::Router;
-use axum::extract::{Query, State};
-use axum::http::header::SET_COOKIE;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::header::{RETRY_AFTER, SET_COOKIE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -22,25 +22,61 @@ use super::PageError;
 use super::Sessions;
 use super::layout::{page, see_other, submit};
 use super::session::{
-    Posted, SESSION_COOKIE, WebUser, cleared_cookie, cookie, pick_device, same_origin,
+    Posted, SESSION_COOKIE, WebUser, check_origin, cleared_cookie, cookie, pick_device,
     session_cookie,
 };
+use crate::auth::login::{Refusal, check_password};
+use crate::auth::throttle::ClientAddr;
 use crate::server::AppState;
 use std::sync::Arc;
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(home))
-        .route("/login", get(login_page).post(login))
+        // Anyone may post the login form: its body is read under a limit sized for a login.
+        .route(
+            "/login",
+            get(login_page)
+                .post(login)
+                .layer(DefaultBodyLimit::max(crate::limits::LOGIN_BODY_LIMIT)),
+        )
         .route("/logout", post(logout))
 }
 
-/// Where to go after login: a local path only (no `//host`, no scheme), else the inbox.
+/// Where to go after login: a path of this site, else the inbox ([`local_path`]).
 fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_owned(),
-        _ => "/escritorio".to_owned(),
+    next.and_then(local_path)
+        .unwrap_or_else(|| "/escritorio".to_owned())
+}
+
+/// `next` as a path of this site, or `None`. Browsers forgive a lot in a `Location`: they drop
+/// TAB, CR and LF anywhere, read `\` as `/`, and go to another host on `//host`; so the text
+/// must start with exactly one `/` and hold no control character, whitespace or backslash,
+/// raw or percent-encoded. Then it is resolved the way a browser resolves it (the `url` crate
+/// implements the WHATWG URL standard) against a placeholder origin, must stay on that origin,
+/// and what is returned is the resolved path, query and fragment — so dot segments cannot turn
+/// it into `//host` after the check either.
+fn local_path(next: &str) -> Option<String> {
+    let suspicious = |s: &str| {
+        s.chars()
+            .any(|c| c.is_control() || c.is_whitespace() || c == '\\')
+    };
+    if !next.starts_with('/') || next.starts_with("//") || suspicious(next) {
+        return None;
     }
+    let base = url::Url::parse("http://taxi-fiscal.invalid/").ok()?;
+    let resolved = base.join(next).ok()?;
+    if resolved.origin() != base.origin() {
+        return None;
+    }
+    let decoded = percent_encoding::percent_decode_str(resolved.path())
+        .decode_utf8()
+        .ok()?;
+    if decoded.starts_with("//") || suspicious(&decoded) {
+        return None;
+    }
+    let local = &resolved[url::Position::BeforePath..];
+    (local.starts_with('/') && !local.starts_with("//")).then(|| local.to_owned())
 }
 
 async fn home(headers: HeaderMap) -> Response {
@@ -106,11 +142,12 @@ struct LoginForm {
 async fn login(
     State(state): State<AppState>,
     axum::Extension(sessions): axum::Extension<Arc<Sessions>>,
+    client: ClientAddr,
     headers: HeaderMap,
     axum::Form(form): axum::Form<LoginForm>,
 ) -> Result<Response, PageError> {
     // No session yet, so no token: a login from another site's form is refused by origin.
-    if !same_origin(&headers) {
+    if !check_origin(&headers, &state, "/login") {
         return Err(PageError::Csrf);
     }
     let next = safe_next(form.next.as_deref());
@@ -124,36 +161,24 @@ async fn login(
             "Informe o usuário e a senha.",
         );
     }
-    let now = state.clock().now();
-    if let Err(secs) = state.limiter().check(&username, now) {
-        return refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!("Muitas tentativas sem sucesso: tente de novo em {secs} s."),
-        );
-    }
-    let user = state.store().user_by_username(username.clone()).await?;
-    let passwords = state.passwords().clone();
-    let password = form.senha;
-    let checked = user.clone();
-    let ok = tokio::task::spawn_blocking(move || match &checked {
-        Some(u) => passwords.verify(&password, &u.password_hash) && u.active,
-        None => {
-            passwords.burn(&password);
-            false
+    let user = match check_password(&state, &username, form.senha, client).await? {
+        Ok(user) => user,
+        Err(refusal) => {
+            let status = match refusal {
+                Refusal::BadCredentials => StatusCode::UNAUTHORIZED,
+                _ => StatusCode::TOO_MANY_REQUESTS,
+            };
+            let mut res = refuse(status, &refusal.message())?;
+            if let Some(v) = refusal
+                .retry_after()
+                .and_then(|s| HeaderValue::from_str(&s.to_string()).ok())
+            {
+                res.headers_mut().insert(RETRY_AFTER, v);
+            }
+            return Ok(res);
         }
-    })
-    .await
-    .map_err(|e| PageError::internal(&e))?;
-    let Some(user) = user.filter(|_| ok) else {
-        tracing::info!("login pelas páginas recusado");
-        if let Err(secs) = state.limiter().fail(&username, now) {
-            return refuse(
-                StatusCode::TOO_MANY_REQUESTS,
-                &format!("Muitas tentativas sem sucesso: tente de novo em {secs} s."),
-            );
-        }
-        return refuse(StatusCode::UNAUTHORIZED, "Usuário ou senha incorretos.");
     };
+    let now = state.clock().now();
     let devices = state.store().list_devices().await?;
     let Some(device) = pick_device(&devices, &user.id) else {
         return refuse(
@@ -162,7 +187,6 @@ async fn login(
              registre o computador da Unidade para ele.",
         );
     };
-    state.limiter().succeed(&username);
     let token = sessions.open(
         user.id.clone(),
         user.username.clone(),
@@ -197,9 +221,41 @@ mod tests {
     #[test]
     fn next_stays_on_this_site() {
         assert_eq!(safe_next(Some("/escritorio?x=1")), "/escritorio?x=1");
-        assert_eq!(safe_next(Some("//evil.example/")), "/escritorio");
-        assert_eq!(safe_next(Some("https://evil.example/")), "/escritorio");
-        assert_eq!(safe_next(Some("/\\evil")), "/escritorio");
+        assert_eq!(
+            safe_next(Some("/escritorio/registros/abc?status=a%2Fb#topo")),
+            "/escritorio/registros/abc?status=a%2Fb#topo"
+        );
         assert_eq!(safe_next(None), "/escritorio");
+        // Every one of these would leave the site in some browser, or is not a path at all.
+        for hostile in [
+            "//evil.example/",
+            "https://evil.example/",
+            "/\\evil",
+            "\\\\evil.example",
+            "/\tevil",
+            "/\t/evil.example",
+            "\t//evil.example",
+            "/\r\n/evil.example",
+            "/\n/evil.example",
+            "/ /evil.example",
+            "/\u{0}/evil.example",
+            "/\u{7f}/evil.example",
+            "/\u{a0}/evil.example",
+            "/%09/evil.example",
+            "/%0d%0a/evil.example",
+            "/%2F%2Fevil.example",
+            "/%2f/evil.example",
+            "/%5Cevil.example",
+            "javascript:alert(1)",
+            "JaVaScRiPt:alert(1)",
+            "data:text/html,x",
+            "escritorio",
+            "",
+            "///evil.example",
+            "/.//evil.example",
+        ] {
+            let got = safe_next(Some(hostile));
+            assert_eq!(got, "/escritorio", "{hostile:?} gave {got:?}");
+        }
     }
 }

@@ -44,7 +44,7 @@ use sync_core::domain::{
 use super::layout::{
     date_br, money, page, penalty_label, post_form, see_other, select_field, submit, text_field,
 };
-use super::session::{OfficeUser, Posted, same_origin};
+use super::session::{OfficeUser, Posted, check_origin};
 use super::{PageError, url_encode};
 use crate::api::registry::edit;
 use crate::auth::roles;
@@ -950,7 +950,7 @@ async fn import(
     headers: HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, PageError> {
-    if !same_origin(&headers) {
+    if !check_origin(&headers, &state, "/escritorio/cadastro/importar") {
         return Err(PageError::Csrf);
     }
     let mut multipart = multipart.map_err(upload_error)?;

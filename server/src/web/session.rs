@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Extension;
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::header::{CONTENT_TYPE, COOKIE, HOST, ORIGIN, REFERER};
+use axum::http::header::{CONTENT_TYPE, COOKIE, ORIGIN, REFERER};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Duration, Utc};
@@ -178,25 +178,55 @@ pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
         .filter(|v| !v.is_empty())
 }
 
+/// Why a form was refused as coming from another site (logged, never shown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ForeignOrigin {
+    /// `origin` or `referer`.
+    pub header: &'static str,
+    /// What it said, cut short (it is the sender's text).
+    pub value: String,
+}
+
 /// Whether a state-changing request comes from this site: `Origin` (or, without it, `Referer`)
-/// must name the `Host` the request was sent to. Neither header: allowed here, the CSRF token
-/// still has to match (old browsers, some privacy settings).
-pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(HOST).and_then(|v| v.to_str().ok()) else {
-        return false;
+/// must be one of the server's public origins (`Config::public_origins`, or the listen
+/// address's; never the request's own `Host`, which the sender writes). Neither header:
+/// allowed here, the CSRF token still has to match (old browsers, some privacy settings).
+pub(crate) fn same_origin(headers: &HeaderMap, origins: &[String]) -> Result<(), ForeignOrigin> {
+    let (header, value) = match (headers.get(ORIGIN), headers.get(REFERER)) {
+        (Some(o), _) => ("origin", o),
+        (None, Some(r)) => ("referer", r),
+        (None, None) => return Ok(()),
     };
-    let authority = |url: &str| -> Option<String> {
-        let rest = url.split_once("://")?.1;
-        Some(rest.split(['/', '?', '#']).next()?.to_ascii_lowercase())
-    };
-    let host = host.to_ascii_lowercase();
-    if let Some(origin) = headers.get(ORIGIN) {
-        let origin = origin.to_str().unwrap_or("null");
-        return authority(origin).is_some_and(|a| a == host);
+    let text = value.to_str().unwrap_or_default();
+    let origin = url::Url::parse(text)
+        .ok()
+        .map(|u| u.origin())
+        .filter(url::Origin::is_tuple)
+        .map(|o| o.ascii_serialization());
+    match origin {
+        Some(o) if origins.contains(&o) => Ok(()),
+        _ => Err(ForeignOrigin {
+            header,
+            value: text.chars().take(200).collect(),
+        }),
     }
-    match headers.get(REFERER) {
-        Some(r) => authority(r.to_str().unwrap_or_default()).is_some_and(|a| a == host),
-        None => true,
+}
+
+/// [`same_origin`] against `state`'s public origins, logging a refusal with its reason.
+pub(crate) fn check_origin(headers: &HeaderMap, state: &AppState, form: &str) -> bool {
+    let origins = state.public_origins();
+    match same_origin(headers, &origins) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(
+                form,
+                header = e.header,
+                value = ?e.value,
+                accepted = ?&*origins,
+                "formulário recusado: a origem não é a deste servidor (veja TAXI_FISCAL_PUBLIC_URL)"
+            );
+            false
+        }
     }
 }
 
@@ -293,7 +323,7 @@ impl FromRequestParts<AppState> for WebUser {
         };
         let checked = state
             .store()
-            .session(session.user_id.clone(), session.device_id.clone())
+            .session(session.user_id.clone(), session.device_id.clone(), None)
             .await?;
         let ok = checked.as_ref().is_some_and(|c| {
             c.user_active && !c.device_revoked && c.device_user_id == session.user_id
@@ -406,8 +436,7 @@ where
     async fn from_request(req: Request, state: &AppState) -> Result<Self, PageError> {
         let (mut parts, body) = req.into_parts();
         let user = U::from_request_parts(&mut parts, state).await?;
-        if !same_origin(&parts.headers) {
-            tracing::warn!("formulário de outra origem recusado");
+        if !check_origin(&parts.headers, state, parts.uri.path()) {
             return Err(PageError::Csrf);
         }
         let form_typed = parts
@@ -458,29 +487,38 @@ mod tests {
     }
 
     #[test]
-    fn origin_must_be_this_host() {
-        assert!(same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("origin", "http://127.0.0.1:8080")
-        ])));
-        assert!(!same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("origin", "http://evil.example")
-        ])));
-        assert!(!same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("origin", "null")
-        ])));
-        assert!(same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("referer", "http://127.0.0.1:8080/escritorio?x=1")
-        ])));
-        assert!(!same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("referer", "http://127.0.0.1:8081/")
-        ])));
-        assert!(same_origin(&headers(&[("host", "a")])));
-        assert!(!same_origin(&headers(&[])));
+    fn origin_must_be_a_public_origin_whatever_the_host_says() {
+        let ours = [
+            "http://127.0.0.1:8080".to_owned(),
+            "https://fiscal.example".to_owned(),
+        ];
+        let ok = |pairs: &[(&'static str, &'static str)]| same_origin(&headers(pairs), &ours);
+        assert!(ok(&[("origin", "http://127.0.0.1:8080")]).is_ok());
+        assert!(ok(&[("origin", "https://fiscal.example")]).is_ok());
+        assert!(ok(&[("origin", "https://FISCAL.example:443")]).is_ok());
+        assert!(ok(&[("referer", "http://127.0.0.1:8080/escritorio?x=1")]).is_ok());
+        // Neither header: left to the CSRF token.
+        assert!(ok(&[("host", "a")]).is_ok());
+        // The attacker writes Host too: agreeing with it proves nothing.
+        let e = ok(&[("host", "evil.example"), ("origin", "http://evil.example")]).unwrap_err();
+        assert_eq!(
+            e,
+            ForeignOrigin {
+                header: "origin",
+                value: "http://evil.example".into()
+            }
+        );
+        for (k, v) in [
+            ("origin", "null"),
+            ("origin", "http://127.0.0.1:8081"),
+            ("origin", "http://fiscal.example"),
+            ("origin", "https://fiscal.example.evil.example"),
+            ("referer", "http://127.0.0.1:8081/"),
+            ("referer", "/escritorio"),
+        ] {
+            let e = ok(&[("host", "127.0.0.1:8080"), (k, v)]).unwrap_err();
+            assert_eq!((e.header, e.value.as_str()), (k, v));
+        }
     }
 
     #[test]

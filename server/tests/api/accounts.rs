@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use serde_json::json;
 
-use crate::common::app;
+use crate::common::{app, demo_user};
 
 #[tokio::test]
 async fn admin_creates_users_with_checks() {
@@ -278,4 +278,52 @@ async fn concurrent_leases_never_overlap() {
     for w in blocks.windows(2) {
         assert_eq!(w[0].1 + 1, w[1].0, "{blocks:?}");
     }
+}
+
+#[tokio::test]
+async fn a_device_id_that_is_another_devices_actor_is_refused() {
+    let app = app().await;
+    let admin = app.login("admin").await;
+    let fiscal = demo_user("fiscal");
+    let register = |id: String| {
+        app.post(
+            "/v1/devices",
+            &admin,
+            json!({"id": id, "user_id": "u-fiscal", "label": "Tablet"}),
+        )
+    };
+    let before = app.audit_rows().await;
+    // The UUID the demo officer's tablet writes its records as, in every spelling the id
+    // check lets through: the same actor, so the new device could write as the old one.
+    let actor = sync_core::sync::device_uuid(fiscal.device_id);
+    for id in [
+        actor.to_string(),
+        actor.to_string().to_uppercase(),
+        actor.simple().to_string(),
+    ] {
+        let e = register(id.clone())
+            .await
+            .error(StatusCode::CONFLICT, "device_id_collision");
+        assert_eq!(e["details"]["existing"], fiscal.device_id, "{id}");
+        assert!(
+            e["message"].as_str().unwrap().contains(fiscal.device_id),
+            "{e}"
+        );
+    }
+    assert_eq!(app.audit_rows().await, before, "nothing stored");
+
+    // A UUID-shaped id that collides with nobody is registered; then its other spellings
+    // collide with it.
+    let fresh = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    register(fresh.into()).await.ok(StatusCode::CREATED);
+    register(fresh.to_uppercase())
+        .await
+        .error(StatusCode::CONFLICT, "device_id_collision");
+    register(fresh.replace('-', ""))
+        .await
+        .error(StatusCode::CONFLICT, "device_id_collision");
+    // The very same id is the plain duplicate.
+    register(fresh.into())
+        .await
+        .error(StatusCode::CONFLICT, "already_exists");
 }

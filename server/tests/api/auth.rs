@@ -1,12 +1,22 @@
 //! Login, refresh, the token checks of the auth extractor, device revocation, rate limiting.
 
+use std::net::SocketAddr;
+
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
 use serde_json::json;
 use taxi_fiscal_server::auth::Role;
 use taxi_fiscal_server::auth::tokens::{Claims, TokenService};
+use taxi_fiscal_server::config::PasswordParams;
+use taxi_fiscal_server::limits::{
+    AUTH_ATTEMPT_REPLENISH, AUTH_ATTEMPTS_PER_ADDRESS_BURST, LOGIN_BODY_LIMIT,
+    PASSWORD_HASH_RETRY_AFTER_SECS,
+};
+use tower::ServiceExt;
 
-use crate::common::{app, demo_user};
+use crate::common::{app, app_with, demo_user};
 
 #[tokio::test]
 async fn login_gives_tokens_and_me_says_who() {
@@ -118,6 +128,7 @@ async fn missing_malformed_forged_and_expired_tokens_are_401() {
             role: Role::Admin,
             stand: None,
             dev: "desktop-admin".into(),
+            fam: "f".into(),
             iat: now.timestamp(),
             exp: now.timestamp() + 900,
         })
@@ -128,6 +139,8 @@ async fn missing_malformed_forged_and_expired_tokens_are_401() {
 
     // Our own signature but a role claim the database does not back: the role comes from the
     // database, so an officer token claiming admin is still an officer.
+    let officer = app.login("fiscal").await;
+    let family = app.state.tokens().verify(&officer, now).unwrap().fam;
     let lying = app
         .state
         .tokens()
@@ -138,6 +151,7 @@ async fn missing_malformed_forged_and_expired_tokens_are_401() {
             role: Role::Admin,
             stand: None,
             dev: "tablet-fiscal-01".into(),
+            fam: family,
             iat: now.timestamp(),
             exp: now.timestamp() + 900,
         })
@@ -175,6 +189,10 @@ async fn refresh_rotates_and_a_replayed_token_ends_the_family() {
     let access = second["access_token"].as_str().unwrap();
     app.get("/v1/me", access).await.ok(StatusCode::OK);
 
+    // Another login of the same user on the same device is another family.
+    let other_login = app.login("fiscal").await;
+    let first_access = first["access_token"].as_str().unwrap().to_owned();
+
     // Replaying the spent token is refused and revokes its successor too.
     app.request(
         Method::POST,
@@ -184,6 +202,18 @@ async fn refresh_rotates_and_a_replayed_token_ends_the_family() {
     )
     .await
     .error(StatusCode::UNAUTHORIZED, "refresh_reused");
+    // ... and ends the access tokens of that login on their very next request, the one handed
+    // to whoever spent the token first included, not when they expire.
+    app.get("/v1/me", access)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "session_revoked");
+    app.state.clock().advance(chrono::Duration::minutes(-20));
+    app.get("/v1/me", &first_access)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "session_revoked");
+    app.state.clock().advance(chrono::Duration::minutes(20));
+    // The other login of the same user and device is not touched.
+    app.get("/v1/me", &other_login).await.ok(StatusCode::OK);
     app.request(
         Method::POST,
         "/v1/auth/refresh",
@@ -296,4 +326,231 @@ async fn every_guarded_area_refuses_the_wrong_role() {
         .await
         .error(StatusCode::FORBIDDEN, "forbidden");
     assert_eq!(app.footprint().await, before);
+}
+
+fn login_from(addr: &str, username: &str, password: &str) -> Request<Body> {
+    let body = json!({"username": username, "password": password, "device_id": "desktop-admin"});
+    let mut req = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/auth/login")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let peer: SocketAddr = addr.parse().unwrap();
+    req.extensions_mut().insert(ConnectInfo(peer));
+    req
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_logins_cannot_race_past_the_lockout() {
+    // The address budget and the hashing pool's wait out of the way: this is about the
+    // failure count. Real Argon2 cost, so the hashes overlap as in production.
+    let app = app_with(|c| {
+        c.auth_attempts_per_address_burst = 1_000;
+        c.password_hash_wait = std::time::Duration::from_secs(60);
+        c.password_params = PasswordParams::default();
+    })
+    .await;
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let password = if i == 150 { "admin-demo" } else { "errada" };
+        let req = login_from("203.0.113.9:5000", "admin", password);
+        let router = app.router.clone();
+        tasks.push(tokio::spawn(async move {
+            router.oneshot(req).await.unwrap().status()
+        }));
+    }
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.unwrap());
+    }
+    let count = |s: StatusCode| statuses.iter().filter(|x| **x == s).count();
+    assert_eq!(count(StatusCode::OK), 0, "the right password came too late");
+    // Every attempt was counted before its hash: exactly five hashes ran.
+    assert_eq!(app.state.hash_pool().verifications(), 5);
+    // Each of the five was refused as bad credentials, or as locked when the failures still
+    // running had already spent the budget; everybody else waited without a hash.
+    assert!(count(StatusCode::UNAUTHORIZED) <= 4);
+    assert_eq!(
+        count(StatusCode::UNAUTHORIZED) + count(StatusCode::TOO_MANY_REQUESTS),
+        200
+    );
+    let ip: std::net::IpAddr = "203.0.113.9".parse().unwrap();
+    assert_eq!(app.state.limiter().counts("admin", ip), (5, 5));
+}
+
+#[tokio::test]
+async fn bad_attempts_from_one_address_do_not_lock_the_user_out_elsewhere() {
+    let app = app().await;
+    let send =
+        |addr: &'static str, password: &'static str| app.send(login_from(addr, "admin", password));
+    for _ in 0..4 {
+        send("198.51.100.66:4000", "errada")
+            .await
+            .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    }
+    send("198.51.100.66:4001", "errada")
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    send("198.51.100.66:4002", "admin-demo")
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    // The administrator, from the office's own address, is not locked out.
+    send("10.0.0.7:5000", "admin-demo").await.ok(StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_username_ceiling_holds_across_addresses() {
+    let app = app_with(|c| c.login_max_failures_per_username = 8).await;
+    let mut refused_at = None;
+    for i in 0..20u8 {
+        let addr: &'static str = Box::leak(format!("192.0.2.{i}:4000").into_boxed_str());
+        let r = app.send(login_from(addr, "admin", "errada")).await;
+        if r.status == StatusCode::TOO_MANY_REQUESTS {
+            refused_at = Some(i);
+            break;
+        }
+    }
+    // Exactly at the ceiling the eighth failure locks; no ninth hash runs.
+    assert_eq!(refused_at, Some(7));
+    assert_eq!(app.state.hash_pool().verifications(), 8);
+    app.send(login_from("192.0.2.200:4000", "admin", "admin-demo"))
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+}
+
+#[tokio::test]
+async fn an_address_gets_its_burst_then_429_with_retry_after() {
+    let app = app().await;
+    // Made-up usernames, so no failure budget is spent twice: only the address's budget.
+    for i in 0..AUTH_ATTEMPTS_PER_ADDRESS_BURST {
+        app.send(login_from("198.51.100.5:1", &format!("ninguem{i}"), "x"))
+            .await
+            .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    }
+    let r = app
+        .send(login_from("198.51.100.5:2", "admin", "admin-demo"))
+        .await;
+    let e = r.error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests");
+    let retry: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(
+        retry >= 1 && retry <= AUTH_ATTEMPT_REPLENISH.as_secs(),
+        "{retry}"
+    );
+    assert_eq!(e["details"]["retry_after_seconds"], retry);
+    // Refresh spends the same budget.
+    let mut refresh = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/auth/refresh")
+        .header("content-type", "application/json")
+        .body(Body::from(json!({"refresh_token": "x"}).to_string()))
+        .unwrap();
+    let peer: SocketAddr = "198.51.100.5:3".parse().unwrap();
+    refresh.extensions_mut().insert(ConnectInfo(peer));
+    app.send(refresh)
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests");
+    // Another address is not affected; an IPv6 neighbour in another /64 neither.
+    app.send(login_from("198.51.100.6:1", "admin", "admin-demo"))
+        .await
+        .ok(StatusCode::OK);
+    // Unknown users cost one verification each, like known ones.
+    assert_eq!(
+        app.state.hash_pool().verifications(),
+        u64::from(AUTH_ATTEMPTS_PER_ADDRESS_BURST) + 1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logins_beyond_the_hashing_pool_wait_get_429_server_busy() {
+    let app = app_with(|c| {
+        c.password_hash_slots = 1;
+        c.password_hash_wait = std::time::Duration::from_millis(1);
+        c.password_params = PasswordParams::default();
+        c.auth_attempts_per_address_burst = 1_000;
+    })
+    .await;
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let req = login_from("203.0.113.20:1", &format!("inventado{i}"), "x");
+        let router = app.router.clone();
+        tasks.push(tokio::spawn(async move {
+            let res = router.oneshot(req).await.unwrap();
+            let retry = res.headers().get("retry-after").cloned();
+            let body = res.into_body().collect().await.unwrap().to_bytes();
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            (v["error"]["code"].as_str().unwrap().to_owned(), retry)
+        }));
+    }
+    let mut busy = 0;
+    let mut checked = 0;
+    for t in tasks {
+        let (code, retry) = t.await.unwrap();
+        match code.as_str() {
+            "server_busy" => {
+                busy += 1;
+                assert_eq!(
+                    retry.unwrap().to_str().unwrap(),
+                    PASSWORD_HASH_RETRY_AFTER_SECS.to_string()
+                );
+            }
+            "bad_credentials" => checked += 1,
+            other => panic!("{other}"),
+        }
+    }
+    assert!(busy > 0 && checked > 0, "busy {busy}, checked {checked}");
+    assert_eq!(app.state.hash_pool().verifications(), checked);
+    // A refused attempt was given back: nothing counted for those usernames.
+    let ip: std::net::IpAddr = "203.0.113.20".parse().unwrap();
+    let counted: u32 = (0..20)
+        .map(|i| app.state.limiter().counts(&format!("inventado{i}"), ip).0)
+        .sum();
+    assert_eq!(u64::from(counted), checked);
+}
+
+#[tokio::test]
+async fn login_bodies_are_read_under_their_own_small_limit() {
+    let app = app().await;
+    let body_of = |len: usize| {
+        let frame =
+            json!({"username": "admin", "password": "", "device_id": "desktop-admin"}).to_string();
+        let pad = "x".repeat(len - frame.len());
+        let body =
+            json!({"username": "admin", "password": pad, "device_id": "desktop-admin"}).to_string();
+        assert_eq!(body.len(), len);
+        body
+    };
+    let send = |path: &'static str, body: String| {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        app.send(req)
+    };
+    // Exactly at the limit: read and checked (a wrong password).
+    send("/v1/auth/login", body_of(LOGIN_BODY_LIMIT))
+        .await
+        .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    // One byte over: refused before any budget or hash.
+    let e = send("/v1/auth/login", body_of(LOGIN_BODY_LIMIT + 1))
+        .await
+        .error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    assert_eq!(e["details"]["limit_bytes"], LOGIN_BODY_LIMIT);
+    let token = format!(r#"{{"refresh_token": "{}"}}"#, "x".repeat(LOGIN_BODY_LIMIT));
+    send("/v1/auth/refresh", token)
+        .await
+        .error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    assert_eq!(app.state.hash_pool().verifications(), 1);
+    // The office's login form too.
+    let form = format!("usuario=admin&senha={}", "x".repeat(LOGIN_BODY_LIMIT));
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/login")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from(form))
+        .unwrap();
+    assert_eq!(app.send(req).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(app.state.hash_pool().verifications(), 1);
 }

@@ -141,6 +141,7 @@ pub(super) fn register_device(
     if user_by_id(tx, &d.user_id)?.is_none() {
         return Err(StoreError::NotFound { what: "usuário" });
     }
+    refuse_uuid_collision(tx, &d.id)?;
     let row = DeviceRow {
         id: d.id.clone(),
         user_id: d.user_id.clone(),
@@ -169,6 +170,28 @@ pub(super) fn register_device(
         &serde_json::json!({ "id": row.id, "user_id": row.user_id, "label": row.label }),
     )?;
     Ok(row)
+}
+
+/// A device's records carry `device_uuid(id)` as their Automerge actor, and the mapping is not
+/// one-to-one: a UUID-shaped id stands for itself (in any spelling: upper case, without
+/// hyphens), any other id for a hash. So an id whose UUID is an existing device's would let a
+/// new device write as the old one. Checked inside the registering transaction (writes are
+/// serialised), against every device ever registered, revoked ones included.
+fn refuse_uuid_collision(tx: &Transaction<'_>, id: &str) -> Result<(), StoreError> {
+    let uuid = sync_core::sync::device_uuid(id);
+    let mut stmt = tx.prepare_cached("SELECT id FROM devices")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let existing: String = row.get(0)?;
+        // The same id is the plain duplicate the insert reports.
+        if existing != id && sync_core::sync::device_uuid(&existing) == uuid {
+            return Err(StoreError::DeviceIdCollision {
+                id: id.to_owned(),
+                existing,
+            });
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn device(conn: &Connection, id: &str) -> Result<Option<DeviceRow>, StoreError> {
@@ -223,27 +246,33 @@ pub(super) fn revoke_device(
     Ok(row)
 }
 
+/// One indexed read: the user, the device and, when `family` is given, whether that login still
+/// has a refresh token that is not revoked (a replay or a device revocation revokes them all;
+/// spent tokens keep their row, so a family is live until then).
 pub(super) fn session(
     conn: &Connection,
     user_id: &str,
     device_id: &str,
+    family: Option<&str>,
 ) -> Result<Option<SessionState>, StoreError> {
     Ok(conn
-        .query_row(
-            "SELECT u.active, u.role, u.stand_id, d.user_id, d.revoked_at IS NOT NULL \
+        .prepare_cached(
+            "SELECT u.active, u.role, u.stand_id, d.user_id, d.revoked_at IS NOT NULL, \
+             ?3 IS NULL OR EXISTS (SELECT 1 FROM refresh_tokens t WHERE t.family_id = ?3 \
+                 AND t.user_id = ?1 AND t.device_id = ?2 AND t.revoked_at IS NULL) \
              FROM devices d JOIN users u ON u.id = ?1 WHERE d.id = ?2",
-            [user_id, device_id],
-            |r| {
-                let role: String = r.get(1)?;
-                Ok(SessionState {
-                    user_active: r.get::<_, i64>(0)? != 0,
-                    role: Role::parse(&role).ok_or_else(|| bad_text(1, "role"))?,
-                    stand_id: r.get(2)?,
-                    device_user_id: r.get(3)?,
-                    device_revoked: r.get(4)?,
-                })
-            },
-        )
+        )?
+        .query_row(rusqlite::params![user_id, device_id, family], |r| {
+            let role: String = r.get(1)?;
+            Ok(SessionState {
+                user_active: r.get::<_, i64>(0)? != 0,
+                role: Role::parse(&role).ok_or_else(|| bad_text(1, "role"))?,
+                stand_id: r.get(2)?,
+                device_user_id: r.get(3)?,
+                device_revoked: r.get(4)?,
+                family_live: r.get(5)?,
+            })
+        })
         .optional()?)
 }
 
@@ -330,12 +359,16 @@ pub(super) fn rotate_refresh(
         tx,
         &RefreshTokenRow {
             token_hash: next_hash.to_owned(),
-            family_id: family,
+            family_id: family.clone(),
             user_id,
             device_id: device_id.clone(),
             issued_at: now,
             expires_at: next_expires_at,
         },
     )?;
-    Ok(RotateOutcome::Rotated { user, device_id })
+    Ok(RotateOutcome::Rotated {
+        user,
+        device_id,
+        family_id: family,
+    })
 }

@@ -171,10 +171,15 @@ impl Store for SqliteStore {
         )
     }
 
-    fn session(&self, user_id: String, device_id: String) -> StoreFuture<'_, Option<SessionState>> {
+    fn session(
+        &self,
+        user_id: String,
+        device_id: String,
+        family: Option<String>,
+    ) -> StoreFuture<'_, Option<SessionState>> {
         Box::pin(
             self.pool
-                .read(move |c| accounts::session(c, &user_id, &device_id)),
+                .read(move |c| accounts::session(c, &user_id, &device_id, family.as_deref())),
         )
     }
 

@@ -1,0 +1,85 @@
+//! The server's resource limits, in one place: every bound on what a client can make the server
+//! spend (CPU, memory, attempts) is a named constant here, with why it has that value. The
+//! README's table of limits is written from this file.
+
+// ----- login, refresh and password hashing ----------------------------------------------------
+//
+// Flow of a login (`auth::login`): the client address's attempt budget (`governor`), then the
+// failure budgets of the (username, address) pair and of the username, reserved before any
+// hashing, then one slot of the bounded Argon2id pool. Refresh passes the address budget only
+// (it costs one SHA-256, no Argon2).
+
+use std::time::Duration;
+
+/// Most Argon2id verifications running at once. The pool is the machine's cores, up to this:
+/// Argon2id is CPU-bound, so more at once than cores only adds memory (each verification holds
+/// its memory cost, 19 MiB at the default parameters, for its whole run). 8 × 19 MiB ≈ 152 MiB
+/// is then the most password checking can take, however many logins arrive.
+pub const MAX_CONCURRENT_PASSWORD_HASHES: usize = 8;
+
+/// How long a login waits for a hashing slot before it is answered 429. One verification takes
+/// tens of milliseconds per core, so a second covers a queue of dozens of honest logins (a shift
+/// starting); beyond that the server is being flooded and says so instead of queueing without
+/// end.
+pub const PASSWORD_HASH_WAIT: Duration = Duration::from_secs(1);
+
+/// `Retry-After` (seconds) when no hashing slot freed in [`PASSWORD_HASH_WAIT`].
+pub const PASSWORD_HASH_RETRY_AFTER_SECS: u64 = 2;
+
+/// Login and refresh attempts one client address may make in a burst. Tablets in the field sit
+/// behind carrier NAT, and the office's computers behind one public address: a shift starting
+/// may log in a dozen devices from one address within a minute. 20 covers that; a guesser
+/// from one address gets 20, then [`AUTH_ATTEMPT_REPLENISH`]'s rate.
+pub const AUTH_ATTEMPTS_PER_ADDRESS_BURST: u32 = 20;
+
+/// One more attempt per address every this long (20 a minute sustained): ample for refreshes
+/// (a device refreshes every 15 minutes) and logins, tiny for guessing.
+pub const AUTH_ATTEMPT_REPLENISH: Duration = Duration::from_secs(3);
+
+/// IPv6 clients are counted by this prefix: one subscriber gets a whole /64 and can pick any
+/// address in it, so counting single addresses would not bound anyone.
+pub const IPV6_CLIENT_PREFIX_BITS: u32 = 64;
+
+/// Addresses tracked by the per-address budget before idle ones are pruned, and the most kept:
+/// an entry is a few dozen bytes, so 100 000 is a few MB. Entries whose budget is full again
+/// are dropped first (nothing is lost: a full budget is what a new address gets); if the map is
+/// still full, that many addresses are attacking at once, and logins wait until entries expire
+/// (existing sessions go on).
+pub const MAX_TRACKED_ADDRESSES: usize = 100_000;
+
+/// Failed logins of one username from one address, within [`LOGIN_LOCKOUT`], before that pair
+/// is locked for [`LOGIN_LOCKOUT`]. Five covers typos and a caps-lock; every attempt is counted
+/// before its hash runs, so at most five hashes run, however many arrive at once.
+pub const LOGIN_MAX_FAILURES: u32 = 5;
+
+/// The window failures are counted in, and how long a lockout lasts.
+pub const LOGIN_LOCKOUT: Duration = Duration::from_secs(15 * 60);
+
+/// Failed logins of one username from all addresses together within [`LOGIN_LOCKOUT`] before
+/// the username is locked everywhere. Ten times the per-address limit: anonymous guessers from
+/// one or two addresses cannot lock a user out from the office, while guessing spread over many
+/// addresses is still bounded.
+pub const LOGIN_MAX_FAILURES_PER_USERNAME: u32 = 50;
+
+/// Each time a username hits [`LOGIN_MAX_FAILURES_PER_USERNAME`] again its lockout doubles
+/// (15 min, 30 min, 1 h, …) up to this: sustained distributed guessing gets about 50 attempts a
+/// day, while a user hit once is out for 15 minutes only.
+pub const LOGIN_MAX_BACKOFF: Duration = Duration::from_secs(24 * 3600);
+
+/// (username, address) pairs and usernames tracked by the failure counters. Stale entries are
+/// pruned when a map reaches this. Still full: a new pair is not tracked (its attempts still
+/// count against the username), a new username is refused until entries expire — so memory is
+/// bounded and guessing stays bounded, at worst logins wait.
+pub const MAX_TRACKED_LOGIN_KEYS: usize = 100_000;
+
+/// Largest body of a login or refresh request (API and office form), read before any budget
+/// is checked. A real one is a username (≤ 32), a password and a device id (≤ 64), or a 43
+/// character refresh token: well under 1 KiB. 16 KiB leaves room for long passphrases, while a
+/// flood of anonymous requests cannot make the server buffer the general body limit (16 MiB)
+/// each: 300 at once hold at most 5 MB.
+pub const LOGIN_BODY_LIMIT: usize = 16 * 1024;
+
+/// Characters of a username the failure counters keep as key. Usernames have at most 32
+/// (`api::accounts`); a longer one cannot exist, and keying by a prefix keeps a flood of huge
+/// made-up names from growing the map's memory.
+pub const MAX_USERNAME_KEY_CHARS: usize = 64;
