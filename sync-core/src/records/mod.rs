@@ -68,7 +68,14 @@
 //! 4. Copies merge (`merge`, or the sync protocol through `automerge_mut`); `view` shows the
 //!    merged record with status, flagged events and conflicts. The server vets each incoming
 //!    batch with `vet(before, after, sender)` on a fork.
+//! 5. What a record holds is bounded and checked by `check_record` (module `check`: the
+//!    limits of `crate::limits`, a canonical plate, a sane position and time, a verdict that
+//!    decodes, a known permit), after every write on the device and every incoming change on
+//!    the server. Reading is bounded too: bytes over `MAX_RECORD_BYTES` are refused before
+//!    loading, nesting beyond `MAX_DOCUMENT_DEPTH` before any recursive walk, and a panic of
+//!    the document library on corrupt bytes becomes `Malformed` (`RecordDoc::load`).
 
+mod check;
 mod doc;
 mod events;
 mod model;
@@ -79,7 +86,9 @@ mod vet;
 #[cfg(test)]
 mod tests;
 
+pub use check::{CheckContext, check_record};
 pub use doc::RecordDoc;
+pub(crate) use doc::{LIBRARY_PANIC, contain};
 pub use events::{
     EventKind, EventView, InvalidEvent, NotificationMethod, Outcome, Status, WarningKind,
 };
@@ -140,6 +149,8 @@ pub enum RecordError {
     EventRefused { event: &'static str, reason: String },
     #[error("não há conflito em «{field}»")]
     NoConflict { field: String },
+    #[error("{what} excede o limite de {limit}")]
+    TooLarge { what: &'static str, limit: String },
     #[error("registro ilegível ou corrompido: {reason}")]
     Malformed { reason: String },
     #[error("registro em formato mais novo (versão {version}); atualize o aplicativo")]

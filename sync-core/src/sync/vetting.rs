@@ -16,9 +16,12 @@
 //!    (`foreign_actor`);
 //! 2. `records::vet` of before → after with the sender's role (sealed evidence, who may
 //!    create, edit, number, add evidence and write which event);
-//! 3. for coordinators, the art. 17 scope: a new transgression must be of their stand
+//! 3. what the record then holds: the limits and evidence checks the device applies to its
+//!    own writes (`records::check_record`: sizes, plate, position, time, verdict, permit);
+//!    over a limit is `too_large`, invalid evidence `invalid_field`;
+//! 4. for coordinators, the art. 17 scope: a new transgression must be of their stand
 //!    (`transgression_in_scope` against the registry) and an existing record must be of it;
-//! 4. its events: an event that does not decode, or that the state machine refused *on the
+//! 5. its events: an event that does not decode, or that the state machine refused *on the
 //!    sender's own copy* (the document at this change), is refused (`invalid_event`). An event
 //!    that was valid where it was written but is flagged after merging with a concurrent change
 //!    (the office decided something meanwhile) is accepted and stays flagged in the record, as
@@ -27,14 +30,15 @@
 use std::collections::{BTreeSet, HashMap};
 
 use automerge::{ActorId, AutoCommit, Change, ChangeHash};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::server::Sender;
 use super::wire::{RejectionCode, sorted};
 use crate::domain::RegistryIndex;
 use crate::records::{
-    RecordDoc, RecordError, RecordKind, RecordView, UserRole, Violation, device_of_actor, diff,
-    transgression_in_scope, vet,
+    CheckContext, RecordDoc, RecordError, RecordKind, RecordView, UserRole, Violation,
+    check_record, device_of_actor, diff, transgression_in_scope, vet,
 };
 
 /// The first refused change and why.
@@ -121,6 +125,7 @@ pub(crate) fn changes_after(doc: &mut AutoCommit, heads: &[ChangeHash]) -> Vec<C
 /// a new record). The judgement is the same: the state after change *i* is a function of the
 /// heads after change *i*, however it is reached (see `vet_changes_merged`). Only when `merged`
 /// does not read as a record are the changes applied one by one, to find the one that broke it.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn vet_changes(
     // The server's record and its view (which the caller computed to check visibility).
     base: Option<(&RecordDoc, RecordView)>,
@@ -131,6 +136,7 @@ pub(crate) fn vet_changes(
     sender: &Sender,
     registry: Option<&RegistryIndex<'_>>,
     bindings: Bindings<'_>,
+    now: DateTime<Utc>,
 ) -> Result<Vetted, VetFailure> {
     let (base, base_view) = match base {
         Some((d, v)) => (Some(d), Some(v)),
@@ -139,7 +145,7 @@ pub(crate) fn vet_changes(
     let mut merged = match RecordDoc::try_from_automerge_viewed(merged) {
         Ok((full, full_view)) => {
             return vet_changes_merged(
-                base_view, base_heads, changes, full, full_view, sender, registry, bindings,
+                base_view, base_heads, changes, full, full_view, sender, registry, bindings, now,
             );
         }
         Err((am, _)) => *am,
@@ -220,6 +226,7 @@ pub(crate) fn vet_changes(
             &ChangeMeta::of(change),
             sender,
             registry,
+            now,
         )? {
             return Ok(refuse(refusal, cur, accepted, new_bindings));
         }
@@ -288,6 +295,7 @@ fn vet_changes_merged(
     sender: &Sender,
     registry: Option<&RegistryIndex<'_>>,
     bindings: Bindings<'_>,
+    now: DateTime<Utc>,
 ) -> Result<Vetted, VetFailure> {
     let full_heads = sorted(full.heads());
     let mut cur_view: Option<RecordView> = base_view;
@@ -384,6 +392,7 @@ fn vet_changes_merged(
             change,
             sender,
             registry,
+            now,
         )?;
         if let Some(refusal) = verdict {
             return Ok(refuse(
@@ -419,10 +428,17 @@ fn judge(
     change: &ChangeMeta,
     sender: &Sender,
     registry: Option<&RegistryIndex<'_>>,
+    now: DateTime<Utc>,
 ) -> Result<Option<Refusal>, VetFailure> {
     let violations = vet(before, after, &sender.agent);
     if let Some(refusal) = refusal_of_violations(&violations) {
         return Ok(Some(refusal));
+    }
+
+    // What the record holds: the same limits and evidence checks as the device's writes.
+    let ctx = CheckContext { now, registry };
+    if let Err(e) = check_record(before, after, &ctx) {
+        return Ok(Some(record_refusal(&e)));
     }
 
     if sender.agent.role == UserRole::Coordinator {
@@ -565,8 +581,21 @@ fn view_at(doc: &mut RecordDoc, heads: &[ChangeHash]) -> Option<RecordView> {
     doc.view_at(heads).ok()
 }
 
-fn record_refusal(e: &RecordError) -> Refusal {
-    malformed(e.to_string())
+/// A record that does not read, is over a limit or holds invalid evidence.
+pub(crate) fn record_refusal(e: &RecordError) -> Refusal {
+    match e {
+        RecordError::TooLarge { .. } => Refusal {
+            code: RejectionCode::TooLarge,
+            message: e.to_string(),
+        },
+        RecordError::Invalid { .. }
+        | RecordError::InvalidHash { .. }
+        | RecordError::UnknownPermit { .. } => Refusal {
+            code: RejectionCode::InvalidField,
+            message: e.to_string(),
+        },
+        _ => malformed(e.to_string()),
+    }
 }
 
 pub(crate) fn malformed(reason: impl Into<String>) -> Refusal {
