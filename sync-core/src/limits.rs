@@ -17,6 +17,12 @@
 /// is fifty times the largest seen, and bounds what one record can make the server load.
 pub const MAX_RECORD_BYTES: usize = 1024 * 1024;
 
+/// Bytes one record's Automerge bytes may inflate to. Automerge compresses a save's columns
+/// and large changes, and inflates them on load: without this bound a 100 KB save could hold a
+/// 100 MB text. A record at every text limit is under 1 MiB uncompressed; twice that leaves
+/// room for its history of edits. Checked before loading, by inflating into a counter.
+pub const MAX_RECORD_INFLATED_BYTES: usize = 2 * 1024 * 1024;
+
 /// Nesting of objects below the document's root. The layout uses two levels (a list of
 /// witnesses or events, each a map); eight leaves room for future layouts while keeping every
 /// walk of a document trivially shallow. Deeper documents are refused as malformed before any

@@ -361,10 +361,12 @@ impl RecordDoc {
     /// and records of a newer layout are errors; this never panics. What was loaded counts as
     /// persisted: the next `save_incremental()` holds only later changes.
     ///
-    /// Bytes over `MAX_RECORD_BYTES` are refused before the library sees them, and a panic of
+    /// Bytes over `MAX_RECORD_BYTES`, or inflating beyond `MAX_RECORD_INFLATED_BYTES`, are
+    /// refused before the library sees them, and a panic of
     /// the library on corrupt bytes is contained (`contain`).
     pub fn load(bytes: &[u8]) -> Result<Self, RecordError> {
         check_record_bytes(bytes.len())?;
+        super::inflate::check_inflated(bytes)?;
         contain(|| {
             let doc = AutoCommit::load(bytes).map_err(|e| malformed(e.to_string()))?;
             let mut rec = Self::from_automerge(doc)?;
@@ -460,6 +462,7 @@ impl RecordDoc {
     /// copy untouched. The applied changes count as not yet persisted.
     pub fn load_incremental(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
         check_record_bytes(bytes.len())?;
+        super::inflate::check_inflated(bytes)?;
         let mut probe = self.doc.fork();
         let probe = contain(move || {
             probe

@@ -71,13 +71,14 @@
 //! 5. What a record holds is bounded and checked by `check_record` (module `check`: the
 //!    limits of `crate::limits`, a canonical plate, a sane position and time, a verdict that
 //!    decodes, a known permit), after every write on the device and every incoming change on
-//!    the server. Reading is bounded too: bytes over `MAX_RECORD_BYTES` are refused before
-//!    loading, nesting beyond `MAX_DOCUMENT_DEPTH` before any recursive walk, and a panic of
+//!    the server. Reading is bounded too: bytes over `MAX_RECORD_BYTES`, or inflating beyond
+//!    `MAX_RECORD_INFLATED_BYTES` (`inflate`), are refused before loading, nesting beyond `MAX_DOCUMENT_DEPTH` before any recursive walk, and a panic of
 //!    the document library on corrupt bytes becomes `Malformed` (`RecordDoc::load`).
 
 mod check;
 mod doc;
 mod events;
+mod inflate;
 mod model;
 mod read;
 mod tree;
@@ -92,6 +93,7 @@ pub(crate) use doc::{LIBRARY_PANIC, contain};
 pub use events::{
     EventKind, EventView, InvalidEvent, NotificationMethod, Outcome, Status, WarningKind,
 };
+pub(crate) use inflate::{check_inflated, check_inflated_parts};
 pub use model::{
     Agent, ConflictValue, DriverRef, FieldConflict, Gravity, InfractionDraft, LegalBasis,
     PersonRef, Position, RecordKind, RecordView, SCHEMA_VERSION, Signature, TransgressionDraft,

@@ -889,6 +889,19 @@ impl ServerSync {
                 now,
             ))));
         }
+        // A whole record must not inflate beyond the limit either (`records::check_inflated`:
+        // the library would inflate it without a bound).
+        if let Incoming::Whole(bytes) = incoming
+            && let Err(e) = crate::records::check_inflated(bytes)
+        {
+            let server_doc = server.as_mut().map(RecordDoc::save);
+            return Ok(Step::Done(Box::new(Examined::refused(
+                evidence(raw),
+                super::vetting::record_refusal(&e),
+                server_doc,
+                now,
+            ))));
+        }
         let server_heads = match &mut server {
             Some(d) => sorted(d.heads()),
             None => Vec::new(),
@@ -1298,6 +1311,8 @@ fn decode_into(
         }
         Incoming::Message(bytes) => {
             let msg = Message::decode(bytes).map_err(|e| e.to_string())?;
+            // The changes travel as raw chunks and are inflated when applied: bound them first.
+            crate::records::check_inflated_parts(msg.changes.iter()).map_err(|e| e.to_string())?;
             let heads = msg.heads.clone();
             let need = msg.need.clone();
             scratch
