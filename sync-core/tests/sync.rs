@@ -352,12 +352,10 @@ impl Net {
         let request: SyncRequest = serde_json::from_slice(body).unwrap();
         let now = self.tick();
         let registry = self.server.registry.take();
-        let index = registry.as_ref().map(Registry::index);
         let response = self
             .logic
-            .handle(&mut self.server, who, index.as_ref(), &request, now)
+            .handle(&mut self.server, who, registry.as_ref(), &request, now)
             .unwrap();
-        drop(index);
         self.server.registry = registry;
         serde_json::to_vec(&response).unwrap()
     }
@@ -1387,9 +1385,7 @@ fn serve_whole(net: &mut Net, who: &Sender, docs: Vec<(Uuid, Vec<u8>)>) -> SyncR
             .stack_size(1024 * 1024)
             .spawn_scoped(scope, || {
                 let registry = server.registry.take();
-                let index = registry.as_ref().map(Registry::index);
-                let out = logic.handle(server, who, index.as_ref(), &request, now);
-                drop(index);
+                let out = logic.handle(server, who, registry.as_ref(), &request, now);
                 server.registry = registry;
                 out
             })

@@ -20,7 +20,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::RecordError;
 use super::events::EventKind;
 use super::model::{LegalBasis, PersonRef, RecordView, normalise_sha256};
-use crate::domain::{Plate, RegistryIndex};
+use crate::domain::{Plate, Registry};
 use crate::limits::{
     MAX_CHARGED, MAX_EVENTS, MAX_FACTS_CHARS, MAX_JSON_FIELD_BYTES, MAX_LEGAL_BASIS,
     MAX_NOTE_CHARS, MAX_OCCURRENCE_AGE_DAYS, MAX_OCCURRENCE_AHEAD_HOURS, MAX_PHOTOS_PER_RECORD,
@@ -30,13 +30,14 @@ use crate::limits::{
 
 /// What a record is checked against.
 #[derive(Debug, Clone, Copy)]
-pub struct CheckContext<'a, 'r> {
+pub struct CheckContext<'a> {
     /// The time of the check: the server's clock when vetting, the instant of the write on
     /// the device. An occurrence must lie within the window of `crate::limits` around it.
     pub now: DateTime<Utc>,
-    /// The registry a permit number must exist in; `None`: not checked (the device took the
-    /// permit from its own registry replica).
-    pub registry: Option<&'a RegistryIndex<'r>>,
+    /// The registry a permit number must exist in (scanned: it is looked up only when a
+    /// change sets the permit); `None`: not checked (the device took the permit from its own
+    /// registry replica).
+    pub registry: Option<&'a Registry>,
 }
 
 /// Checks `after` (the record after a write or an incoming change) where it differs from
@@ -45,7 +46,7 @@ pub struct CheckContext<'a, 'r> {
 pub fn check_record(
     before: Option<&RecordView>,
     after: &RecordView,
-    ctx: &CheckContext<'_, '_>,
+    ctx: &CheckContext<'_>,
 ) -> Result<(), RecordError> {
     let changed = |f: &dyn Fn(&RecordView) -> bool| before.is_none_or(|b| !f(b));
 
@@ -101,8 +102,8 @@ pub fn check_record(
         }
     }
     if changed(&|b| b.permit_number == after.permit_number)
-        && let (Some(permit), Some(index)) = (&after.permit_number, ctx.registry)
-        && index.permit(permit).is_none()
+        && let (Some(permit), Some(registry)) = (&after.permit_number, ctx.registry)
+        && !registry.permits.iter().any(|p| p.number == *permit)
     {
         return Err(RecordError::UnknownPermit {
             permit: permit.clone(),

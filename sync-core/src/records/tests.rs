@@ -1658,7 +1658,7 @@ mod checks {
     use super::*;
     use crate::limits::*;
 
-    fn ctx<'a>(reg: &'a crate::domain::RegistryIndex<'a>) -> CheckContext<'a, 'a> {
+    fn ctx(reg: &crate::domain::Registry) -> CheckContext<'_> {
         CheckContext {
             now: at(60),
             registry: Some(reg),
@@ -1668,10 +1668,9 @@ mod checks {
     /// `check_record(None, view)` after `edit` of a valid infraction's view.
     fn check(edit: impl FnOnce(&mut RecordView)) -> Result<(), RecordError> {
         let reg = sample_registry();
-        let index = reg.index();
         let mut v = infraction().view().unwrap();
         edit(&mut v);
-        check_record(None, &v, &ctx(&index))
+        check_record(None, &v, &ctx(&reg))
     }
 
     fn too_large(r: Result<(), RecordError>) -> bool {
@@ -1684,7 +1683,7 @@ mod checks {
         let mut v = issued().view().unwrap();
         v.verdict = Some(serde_json::to_string(&verdict()).unwrap());
         let reg = sample_registry();
-        check_record(None, &v, &ctx(&reg.index())).unwrap();
+        check_record(None, &v, &ctx(&reg)).unwrap();
     }
 
     #[test]
@@ -1841,14 +1840,13 @@ mod checks {
         // A record whose occurrence left the window, or whose permit left the registry, stays
         // editable: the check looks at the fields a change touches.
         let reg = sample_registry();
-        let index = reg.index();
         let mut before = infraction().view().unwrap();
         before.occurred_at = DateTime::UNIX_EPOCH;
         before.permit_number = Some("9999".into());
         let mut after = before.clone();
         after.facts = "Descrição revista.".into();
-        check_record(Some(&before), &after, &ctx(&index)).unwrap();
-        assert!(check_record(None, &after, &ctx(&index)).is_err());
+        check_record(Some(&before), &after, &ctx(&reg)).unwrap();
+        assert!(check_record(None, &after, &ctx(&reg)).is_err());
     }
 
     #[test]

@@ -42,7 +42,7 @@
 //! response is simply sent again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use automerge::sync::{Have, Message, State, SyncDoc};
 use automerge::{AutoCommit, ChangeHash, ReadDoc};
@@ -52,14 +52,15 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::vetting::{
-    BindingError, ChangeMeta, Refusal, VetFailure, changes_after, malformed, vet_changes,
+    BindingError, ChangeMeta, Refusal, RegistryAccess, VetFailure, changes_after, malformed,
+    vet_changes,
 };
 use super::wire::{
     Ack, Bytes, DocMessage, NewRecord, PROTOCOL_VERSION, Rejection, RejectionCode, SyncRequest,
     SyncResponse, heads_from_hex, heads_to_hex, sorted,
 };
 use super::{SyncError, boxed};
-use crate::domain::{RegistryIndex, StandId};
+use crate::domain::{Registry, RegistryIndex, StandId};
 use crate::limits::MAX_RECORD_BYTES;
 use crate::records::{Agent, RecordDoc, RecordError, RecordKind, RecordView, UserRole};
 
@@ -558,16 +559,24 @@ struct Touched {
 impl ServerSync {
     /// Handles one request from `sender`, persisting its effects through `store`, and returns
     /// the response to send once the caller has committed. On an error, some effects may have
-    /// been persisted: the caller rolls the exchange back. `registry` is needed to vet
-    /// coordinators' reports.
+    /// been persisted: the caller rolls the exchange back. `registry` is what incoming records
+    /// are checked against: the permits they name, and a coordinator's art. 17 scope (indexed
+    /// on first need, once per request).
     pub fn handle<S: ServerSyncStore>(
         &self,
         store: &mut S,
         sender: &Sender,
-        registry: Option<&RegistryIndex<'_>>,
+        registry: Option<&Registry>,
         request: &SyncRequest,
         now: DateTime<Utc>,
     ) -> Result<SyncResponse, SyncError> {
+        let lazy_index = OnceLock::new();
+        let registry = RegistryAccess {
+            registry,
+            given: None,
+            lazy: Some(&lazy_index),
+        };
+        let registry = &registry;
         if request.protocol != PROTOCOL_VERSION {
             return Err(SyncError::Protocol {
                 got: request.protocol,
@@ -954,7 +963,7 @@ impl ServerSync {
     fn vet_step(
         &self,
         sender: &Sender,
-        registry: Option<&RegistryIndex<'_>>,
+        registry: &RegistryAccess<'_, '_>,
         record_id: Uuid,
         r: Ready<'_>,
         actors: &HashMap<String, Option<Uuid>>,
@@ -1220,13 +1229,18 @@ impl ServerSync {
                 .actor_device(actor)
                 .map_err(|e| BindingError(Box::new(e)))
         };
+        let registry = RegistryAccess {
+            registry: registry.map(|i| i.registry),
+            given: registry,
+            lazy: None,
+        };
         let vetted = match vet_changes(
             Some((&server, view)),
             scratch.into_automerge(),
             &server_heads,
             changes,
             sender,
-            registry,
+            &registry,
             &mut lookup,
             now,
         ) {

@@ -28,6 +28,7 @@
 //!    DESIGN §Records asks — refusing it would make the outcome depend on arrival order.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use automerge::{ActorId, AutoCommit, Change, ChangeHash};
 use chrono::{DateTime, Utc};
@@ -35,11 +36,34 @@ use uuid::Uuid;
 
 use super::server::Sender;
 use super::wire::{RejectionCode, sorted};
-use crate::domain::RegistryIndex;
+use crate::domain::{Registry, RegistryIndex};
 use crate::records::{
     CheckContext, RecordDoc, RecordError, RecordKind, RecordView, UserRole, Violation,
     check_record, device_of_actor, diff, transgression_in_scope, vet,
 };
+
+/// The registry as the vetting reads it: the permits, scanned when a change sets a record's
+/// permit (`records::check_record`), and an index, needed only for a coordinator's new report
+/// (the art. 17 scope) and built on first use — indexing a city's registry costs milliseconds,
+/// which the syncs of officers (most of them) need not pay (sync bench).
+#[derive(Clone, Copy)]
+pub(crate) struct RegistryAccess<'a, 'r> {
+    pub(crate) registry: Option<&'r Registry>,
+    /// An index the caller already has…
+    pub(crate) given: Option<&'a RegistryIndex<'r>>,
+    /// …or where to build it once, shared by the threads of one request.
+    pub(crate) lazy: Option<&'a OnceLock<RegistryIndex<'r>>>,
+}
+
+impl<'a, 'r> RegistryAccess<'a, 'r> {
+    pub(crate) fn index(&self) -> Option<&'a RegistryIndex<'r>> {
+        if let Some(i) = self.given {
+            return Some(i);
+        }
+        let (registry, lazy) = (self.registry?, self.lazy?);
+        Some(lazy.get_or_init(|| registry.index()))
+    }
+}
 
 /// The first refused change and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +158,7 @@ pub(crate) fn vet_changes(
     base_heads: &[ChangeHash],
     changes: Vec<ChangeMeta>,
     sender: &Sender,
-    registry: Option<&RegistryIndex<'_>>,
+    registry: &RegistryAccess<'_, '_>,
     bindings: Bindings<'_>,
     now: DateTime<Utc>,
 ) -> Result<Vetted, VetFailure> {
@@ -293,7 +317,7 @@ fn vet_changes_merged(
     mut full: RecordDoc,
     full_view: RecordView,
     sender: &Sender,
-    registry: Option<&RegistryIndex<'_>>,
+    registry: &RegistryAccess<'_, '_>,
     bindings: Bindings<'_>,
     now: DateTime<Utc>,
 ) -> Result<Vetted, VetFailure> {
@@ -427,7 +451,7 @@ fn judge(
     after_doc: &mut RecordDoc,
     change: &ChangeMeta,
     sender: &Sender,
-    registry: Option<&RegistryIndex<'_>>,
+    registry: &RegistryAccess<'_, '_>,
     now: DateTime<Utc>,
 ) -> Result<Option<Refusal>, VetFailure> {
     let violations = vet(before, after, &sender.agent);
@@ -436,7 +460,10 @@ fn judge(
     }
 
     // What the record holds: the same limits and evidence checks as the device's writes.
-    let ctx = CheckContext { now, registry };
+    let ctx = CheckContext {
+        now,
+        registry: registry.registry,
+    };
     if let Err(e) = check_record(before, after, &ctx) {
         return Ok(Some(record_refusal(&e)));
     }
@@ -444,7 +471,7 @@ fn judge(
     if sender.agent.role == UserRole::Coordinator {
         let stand = sender.stand.as_deref().unwrap_or_default();
         if before.is_none() && after.kind == RecordKind::Transgression {
-            let index = registry.ok_or(VetFailure::NoRegistry)?;
+            let index = registry.index().ok_or(VetFailure::NoRegistry)?;
             if let Err(e) = transgression_in_scope(after, index, stand) {
                 return Ok(Some(Refusal {
                     code: RejectionCode::OutsideStand,

@@ -223,11 +223,8 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
     let (role, unbound) = resolve_role(tx, caller, claims)?;
     let role = role.unwrap_or(UserRole::Admin);
     let sender = sender_of(caller, role);
-    // Incoming changes are checked against the registry (a coordinator's art. 17 scope, the
-    // permit every record names); indexing a city's registry costs milliseconds, which a sync
-    // with nothing incoming — most of them — need not pay (issue 5, sync bench).
-    let incoming = !job.request.new_records.is_empty() || !job.request.messages.is_empty();
-    let index = incoming.then(|| job.registry.index());
+    // Incoming changes are checked against the registry: the permit a record names, and a
+    // coordinator's art. 17 scope (`ServerSync` indexes the registry only for that).
     let mut store = TxStore {
         tx,
         caller,
@@ -240,9 +237,13 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
     // nothing behind: it runs under a savepoint, rolled back then. A store error fails the
     // whole transaction instead (the pool rolls it back).
     tx.execute_batch("SAVEPOINT sync_exchange")?;
-    let outcome = job
-        .logic
-        .handle(&mut store, &sender, index.as_ref(), &job.request, job.now);
+    let outcome = job.logic.handle(
+        &mut store,
+        &sender,
+        Some(&job.registry),
+        &job.request,
+        job.now,
+    );
     let response = match outcome {
         Ok(response) => {
             tx.execute_batch("RELEASE sync_exchange")?;
