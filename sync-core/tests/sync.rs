@@ -1766,3 +1766,61 @@ fn bytes_that_make_the_library_panic_are_one_malformed_record_not_a_failed_excha
             .any(|(id, code, _)| *id == bad_id && *code == RejectionCode::Malformed)
     );
 }
+
+#[test]
+fn a_response_whose_bytes_make_the_library_panic_does_not_crash_the_device() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/record_doc");
+    let bad = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("automerge-panic"))
+        })
+        .map(|p| std::fs::read(p).unwrap())
+        .unwrap();
+    let mut net = Net::new();
+    let (mut phone, a_id, _) = phone_with_two_synced_records(&mut net);
+    let request = phone.sync.build_request(&phone.store).unwrap().request;
+    let bad_id = Uuid::now_v7();
+    let good = issued(&phone.agent.clone(), 3).save();
+    let good_id = RecordDoc::load(&good).unwrap().id();
+    // A hostile or broken server: a record whose bytes make automerge panic, the same bytes
+    // as a message for a record the device has, and one good record.
+    let response = SyncResponse {
+        cursor: request.cursor,
+        accepted: Vec::new(),
+        messages: vec![sync_core::sync::DocMessage {
+            record_id: a_id.parse().unwrap(),
+            message: sync_core::sync::Bytes(bad.clone()),
+        }],
+        new_records: vec![
+            sync_core::sync::NewRecord {
+                record_id: bad_id,
+                doc: sync_core::sync::Bytes(bad),
+            },
+            sync_core::sync::NewRecord {
+                record_id: good_id,
+                doc: sync_core::sync::Bytes(good),
+            },
+        ],
+        rejections: Vec::new(),
+        more: false,
+    };
+    let report = phone
+        .sync
+        .apply_response(&mut phone.store, &request, &response, t0())
+        .unwrap();
+    assert!(
+        report
+            .issues
+            .iter()
+            .any(|i| i.record_id == bad_id.to_string() && i.code == RejectionCode::Malformed),
+        "{:?}",
+        report.issues
+    );
+    assert!(!phone.has(&bad_id.to_string()));
+    assert!(phone.has(&good_id.to_string()));
+    // The record the bad message was about is as it was.
+    phone.doc(&a_id).view().unwrap();
+}
