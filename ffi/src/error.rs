@@ -231,6 +231,9 @@ impl From<RecordError> for FiscalError {
                 Self::invalid(input_field(field), e.to_string())
             }
             e @ RecordError::InvalidHash { .. } => Self::invalid("sha256", e.to_string()),
+            e @ RecordError::TooLarge { what, .. } => {
+                Self::invalid(too_large_field(what), e.to_string())
+            }
             e @ RecordError::NoConflict { .. } => Self::invalid("field", e.to_string()),
             e @ (RecordError::NumberAlreadyAssigned { .. }
             | RecordError::Malformed { .. }
@@ -270,8 +273,26 @@ fn input_field(label: &str) -> &str {
         "pessoa" => "person",
         "titular/papel do condutor" => "driver",
         "valor escolhido" => "value",
+        "placa" => "plate",
+        "veredito" => "verdict",
+        "data da ocorrência" => "occurred_at",
         l if l.starts_with("alvará") || l.starts_with("titular do alvará") => "vehicle",
         other => other,
+    }
+}
+
+/// The input field a record limit (`RecordError::TooLarge`) is about.
+fn too_large_field(what: &str) -> &str {
+    match what {
+        "a descrição dos fatos" => "facts",
+        "o depoimento da testemunha" | "as testemunhas" => "witnesses",
+        "as fotos" => "photos",
+        "o fundamento legal" | "a regra do fundamento legal" | "a citação do fundamento legal" => {
+            "legal_basis"
+        }
+        "a placa" => "plate",
+        "o motivo da falta de assinatura" => "signature",
+        _ => "record",
     }
 }
 

@@ -1084,6 +1084,14 @@ pub enum RejectionCode {
     OutsideStand,
     InvalidEvent,
     NotVisible,
+    /// Over a limit of what one record may hold (its size, a text, a list).
+    TooLarge,
+    /// Evidence that fails the recording checks (plate, position, time, verdict, permit).
+    InvalidField,
+    /// An auto number outside the blocks leased to this device.
+    NumberNotLeased,
+    /// An auto number another record already holds.
+    NumberTaken,
 }
 
 impl From<sc_sync::RejectionCode> for RejectionCode {
@@ -1098,6 +1106,10 @@ impl From<sc_sync::RejectionCode> for RejectionCode {
             C::OutsideStand => Self::OutsideStand,
             C::InvalidEvent => Self::InvalidEvent,
             C::NotVisible => Self::NotVisible,
+            C::TooLarge => Self::TooLarge,
+            C::InvalidField => Self::InvalidField,
+            C::NumberNotLeased => Self::NumberNotLeased,
+            C::NumberTaken => Self::NumberTaken,
         }
     }
 }

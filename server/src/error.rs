@@ -237,6 +237,14 @@ impl From<StoreError> for AppError {
                 "device_not_active",
                 "O dispositivo foi revogado: não recebe mais números nem sessões.",
             ),
+            StoreError::QuotaExceeded {
+                message,
+                retry_after,
+            } => {
+                let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, "quota_exceeded", message);
+                e.retry_after = retry_after;
+                e
+            }
             other => Self::internal(&other),
         }
     }

@@ -22,6 +22,8 @@ pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod limits;
 pub mod office;
 pub mod registry;

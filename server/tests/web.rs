@@ -396,7 +396,9 @@ fn verdict(version: u64, age_seconds: i64, plate: &str) -> Verdict {
 fn draft(plate: &str, permit: &str, holder: &str, facts: &str) -> InfractionDraft {
     InfractionDraft {
         id: Uuid::now_v7(),
-        number: Some(format!("GM-2026-{:06}", rand_suffix())),
+        // No auto number: a number must come from a block leased to the device (the sync
+        // checks it), and these pages are not about numbers.
+        number: None,
         issuing_body: "Guarda Municipal de Americana".into(),
         occurred_at: now() - Duration::hours(2),
         monotonic: 7,
@@ -423,12 +425,6 @@ fn draft(plate: &str, permit: &str, holder: &str, facts: &str) -> InfractionDraf
         }],
         photos: Vec::new(),
     }
-}
-
-/// Auto numbers, unique within the test process.
-fn rand_suffix() -> u32 {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1000);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// An issued auto of the officer, synced; returns its id.

@@ -15,6 +15,9 @@ pub mod client;
 pub mod domain;
 pub mod feed;
 pub mod field;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod limits;
 pub mod records;
 pub mod rules;
 pub mod schemas;

@@ -55,10 +55,17 @@ fn sender(agent: &Agent) -> Sender {
     }
 }
 
+/// Auto numbers of the drafts: unique in the test process, as leased blocks make them.
+static NEXT_NUMBER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000);
+
 fn draft(n: u32, at: DateTime<Utc>) -> InfractionDraft {
     InfractionDraft {
         id: Uuid::now_v7(),
-        number: Some(format!("GM-2026-{n:06}")),
+        number: Some(
+            NEXT_NUMBER
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .to_string(),
+        ),
         issuing_body: "Guarda Municipal de Americana".into(),
         occurred_at: at,
         monotonic: 1_000 + u64::from(n),
@@ -182,6 +189,11 @@ struct MemServer {
     /// One row per accepted batch: (record, hashes).
     audit: Vec<(Uuid, Vec<String>)>,
     registry: Option<Registry>,
+    /// Number blocks leased, `(device, first, last)`; `None`: every number counts as leased to
+    /// every device (the tests that are not about numbers).
+    leases: Option<Vec<(Uuid, u64, u64)>>,
+    /// Which record holds each auto number.
+    numbers: BTreeMap<String, Uuid>,
     /// Every effect persisted, in order (`Debug`), and how many `persist` calls brought them.
     persisted: Vec<String>,
     persist_calls: usize,
@@ -223,6 +235,17 @@ impl ServerSyncStore for MemServer {
         rows.truncate(limit);
         Ok(rows)
     }
+    fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool, Infallible> {
+        Ok(match &self.leases {
+            None => true,
+            Some(l) => l
+                .iter()
+                .any(|(d, a, b)| *d == device && (*a..=*b).contains(&number)),
+        })
+    }
+    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>, Infallible> {
+        Ok(self.numbers.get(number).copied())
+    }
     fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), Infallible> {
         self.persist_calls += 1;
         self.persisted
@@ -237,6 +260,10 @@ impl MemServer {
         for e in effects {
             match e {
                 ServerEffect::StoreRecord(s) => {
+                    if let Some(n) = &s.view.number {
+                        let holder = *self.numbers.entry(n.clone()).or_insert(s.record_id);
+                        assert_eq!(holder, s.record_id, "auto number {n} stored twice");
+                    }
                     let StoredChange {
                         record_id,
                         seq,
@@ -325,12 +352,10 @@ impl Net {
         let request: SyncRequest = serde_json::from_slice(body).unwrap();
         let now = self.tick();
         let registry = self.server.registry.take();
-        let index = registry.as_ref().map(Registry::index);
         let response = self
             .logic
-            .handle(&mut self.server, who, index.as_ref(), &request, now)
+            .handle(&mut self.server, who, registry.as_ref(), &request, now)
             .unwrap();
-        drop(index);
         self.server.registry = registry;
         serde_json::to_vec(&response).unwrap()
     }
@@ -634,7 +659,8 @@ fn sealed_field_edit_is_rejected_and_reset_while_other_records_sync() {
         "{}",
         report.issues[0].message
     );
-    assert!(report.issues[0].message.contains("GM-2026-000001"));
+    let number_a = phone.doc(&a_id).view().unwrap().number.unwrap();
+    assert!(report.issues[0].message.contains(&number_a));
     let mut local_a = phone.doc(&a_id);
     assert_eq!(
         sorted_heads(&mut local_a),
@@ -1326,4 +1352,475 @@ fn decoding_and_vetting_in_parallel_changes_nothing_in_the_outcome() {
         seqs.windows(2).all(|w| w[1] == w[0] + 1),
         "seq in request order"
     );
+}
+
+// ------------------------------------------------------------------- hostile records (limits)
+
+/// Runs `handle` for `who` over these whole new records, on the calling thread only
+/// (`workers = 1`), itself a thread with a 1 MiB stack — half a server thread's: a
+/// walk that recursed with the input's nesting overflows it and kills the test process
+/// instead of passing by luck on a larger stack.
+fn serve_whole(net: &mut Net, who: &Sender, docs: Vec<(Uuid, Vec<u8>)>) -> SyncResponse {
+    let request = SyncRequest {
+        protocol: sync_core::sync::PROTOCOL_VERSION,
+        device_id: who.agent.device_id,
+        cursor: 0,
+        new_records: docs
+            .into_iter()
+            .map(|(record_id, doc)| sync_core::sync::NewRecord {
+                record_id,
+                doc: sync_core::sync::Bytes(doc),
+            })
+            .collect(),
+        messages: Vec::new(),
+    };
+    let now = net.tick();
+    let logic = ServerSync {
+        workers: 1,
+        ..ServerSync::default()
+    };
+    let server = &mut net.server;
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(1024 * 1024)
+            .spawn_scoped(scope, || {
+                let registry = server.registry.take();
+                let out = logic.handle(server, who, registry.as_ref(), &request, now);
+                server.registry = registry;
+                out
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    })
+    .unwrap()
+}
+
+/// A draft by the phone's officer, with `extra` written as one more change (as a hand-made
+/// client could): its id and bytes.
+fn hand_made(extra: impl FnOnce(&mut automerge::AutoCommit)) -> (Uuid, Vec<u8>) {
+    let agent = officer_phone();
+    let mut r = RecordDoc::new_infraction(draft(1, t0()), &agent).unwrap();
+    let am = r.automerge_mut();
+    am.set_actor(agent.actor_id());
+    extra(am);
+    am.commit();
+    (r.id(), r.save())
+}
+
+/// A draft written field by field in one change, as a hand-made client could, with `edit`
+/// applied in the same change: what an outsider can put into a record's creation.
+fn hand_record(edit: impl FnOnce(&mut automerge::AutoCommit)) -> (Uuid, Vec<u8>) {
+    let agent = officer_phone();
+    let id = Uuid::now_v7();
+    let mut am = automerge::AutoCommit::new().with_actor(agent.actor_id());
+    am.put(ROOT, "schema_version", 1u64).unwrap();
+    am.put(ROOT, "id", id.to_string()).unwrap();
+    am.put(ROOT, "kind", "infraction").unwrap();
+    am.put(ROOT, "issuing_body", "Guarda Municipal de Americana")
+        .unwrap();
+    let author = am.put_object(ROOT, "author", ObjType::Map).unwrap();
+    am.put(&author, "user_id", agent.user_id.as_str()).unwrap();
+    am.put(&author, "role", agent.role.as_str()).unwrap();
+    am.put(&author, "device_id", agent.device_id.to_string())
+        .unwrap();
+    am.put(
+        ROOT,
+        "occurred_at",
+        ScalarValue::Timestamp(t0().timestamp_millis()),
+    )
+    .unwrap();
+    am.put(ROOT, "monotonic", 1u64).unwrap();
+    let vehicle = am.put_object(ROOT, "vehicle", ObjType::Map).unwrap();
+    am.put(&vehicle, "plate_raw", "GHI7J89").unwrap();
+    am.put(&vehicle, "plate", "GHI7J89").unwrap();
+    let driver = am.put_object(ROOT, "driver", ObjType::Map).unwrap();
+    am.put(&driver, "person", "registry:P08").unwrap();
+    am.put(&driver, "role", "auxiliary").unwrap();
+    am.put(ROOT, "permit_number", "0004").unwrap();
+    am.put(ROOT, "holder_id", "P07").unwrap();
+    let charged = am.put_object(ROOT, "charged", ObjType::List).unwrap();
+    am.insert(&charged, 0, "registry:P08").unwrap();
+    am.insert(&charged, 1, "registry:P07").unwrap();
+    am.put(
+        ROOT,
+        "facts",
+        "Motorista auxiliar conduzindo com CNH vencida.",
+    )
+    .unwrap();
+    am.put(
+        ROOT,
+        "legal_basis",
+        r#"[{"rule_id":"R09","citation":"Lei 4.019/2004, art. 8"}]"#,
+    )
+    .unwrap();
+    am.put_object(ROOT, "witnesses", ObjType::List).unwrap();
+    am.put_object(ROOT, "photos", ObjType::List).unwrap();
+    am.put_object(ROOT, "events", ObjType::List).unwrap();
+    edit(&mut am);
+    am.commit();
+    (id, am.save())
+}
+
+/// Maps nested `depth` levels below the root, under the key `x`.
+fn nest(am: &mut automerge::AutoCommit, depth: usize) {
+    let mut obj = am.put_object(ROOT, "x", ObjType::Map).unwrap();
+    for _ in 1..depth {
+        obj = am.put_object(&obj, "x", ObjType::Map).unwrap();
+    }
+}
+
+fn rejection_of(response: &SyncResponse, id: Uuid) -> Option<&sync_core::sync::Rejection> {
+    response.rejections.iter().find(|r| r.record_id == id)
+}
+
+#[test]
+fn a_record_nested_past_the_depth_limit_is_refused_as_malformed_not_a_stack_overflow() {
+    use sync_core::limits::MAX_DOCUMENT_DEPTH;
+    let mut net = Net::new();
+    let who = sender(&officer_phone());
+    let good = issued(&officer_phone(), 1).save();
+    let good_id = RecordDoc::load(&good).unwrap().id();
+    // About 2 KB that nest 500 levels: what took the server down.
+    let (deep_id, deep) = hand_made(|am| nest(am, 500));
+    let (edge_id, edge) = hand_made(|am| nest(am, MAX_DOCUMENT_DEPTH));
+    let (over_id, over) = hand_made(|am| nest(am, MAX_DOCUMENT_DEPTH + 1));
+    let response = serve_whole(
+        &mut net,
+        &who,
+        vec![
+            (good_id, good),
+            (deep_id, deep),
+            (edge_id, edge),
+            (over_id, over),
+        ],
+    );
+    assert!(response.accepted.iter().any(|a| a.record_id == good_id));
+    for id in [deep_id, over_id] {
+        let r = rejection_of(&response, id).expect("refused");
+        assert_eq!(r.code, RejectionCode::Malformed, "{}", r.message);
+        assert!(r.message.contains("aninhados"), "{}", r.message);
+    }
+    // At the limit the nesting itself is no reason to refuse (the record's creation is kept).
+    assert!(
+        rejection_of(&response, edge_id).is_none_or(|r| !r.message.contains("aninhados")),
+        "{:?}",
+        rejection_of(&response, edge_id)
+    );
+    assert!(net.server.records.contains_key(&good_id));
+}
+
+#[test]
+fn an_over_limit_record_is_refused_alone_as_too_large_and_the_batch_goes_on() {
+    use sync_core::limits::{MAX_FACTS_CHARS, MAX_RECORD_BYTES};
+    let mut net = Net::new();
+    let who = sender(&officer_phone());
+    let good = issued(&officer_phone(), 1).save();
+    let good_id = RecordDoc::load(&good).unwrap().id();
+    // Facts one character over, written by hand (the app refuses them).
+    let (long_id, long) = hand_made(|am| {
+        am.put(ROOT, "facts", "é".repeat(MAX_FACTS_CHARS + 1))
+            .unwrap();
+    });
+    // Exactly at the limit: accepted.
+    let (edge_id, edge) = hand_made(|am| {
+        am.put(ROOT, "facts", "é".repeat(MAX_FACTS_CHARS)).unwrap();
+    });
+    // Bytes over the record limit are refused before they are decoded.
+    let huge_id = Uuid::now_v7();
+    let huge = vec![0u8; MAX_RECORD_BYTES + 1];
+    let response = serve_whole(
+        &mut net,
+        &who,
+        vec![
+            (good_id, good),
+            (long_id, long),
+            (edge_id, edge),
+            (huge_id, huge),
+        ],
+    );
+    assert!(response.accepted.iter().any(|a| a.record_id == good_id));
+    assert!(response.accepted.iter().any(|a| a.record_id == edge_id));
+    for id in [long_id, huge_id] {
+        let r = rejection_of(&response, id).expect("refused");
+        assert_eq!(r.code, RejectionCode::TooLarge, "{}", r.message);
+    }
+    assert_eq!(
+        net.server
+            .doc(&edge_id.to_string())
+            .view()
+            .unwrap()
+            .facts
+            .chars()
+            .count(),
+        MAX_FACTS_CHARS
+    );
+    // The long facts never reached the server's copy (the creation before them did).
+    assert!(
+        net.server
+            .records
+            .get(&long_id)
+            .is_none_or(|r| RecordDoc::load(&r.doc).unwrap().view().unwrap().facts.len() < 100)
+    );
+}
+
+#[test]
+fn evidence_is_validated_on_the_server_with_the_devices_checks() {
+    use automerge::AutoCommit;
+    type Edit = Box<dyn FnOnce(&mut AutoCommit)>;
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "placa com NUL e <script>",
+            Box::new(|am: &mut AutoCommit| {
+                let (_, v) = am.get(ROOT, "vehicle").unwrap().unwrap();
+                am.put(&v, "plate_raw", "GHI7J89\0<script>").unwrap();
+            }),
+        ),
+        (
+            "alvará inexistente",
+            Box::new(|am: &mut AutoCommit| am.put(ROOT, "permit_number", "9999").unwrap()),
+        ),
+        ("latitude 999", {
+            Box::new(|am: &mut AutoCommit| {
+                let p = am.put_object(ROOT, "position", ObjType::Map).unwrap();
+                am.put(&p, "lat", 999.0).unwrap();
+                am.put(&p, "lon", -47.3).unwrap();
+                am.put(&p, "accuracy_m", 5.0).unwrap();
+            })
+        }),
+        ("precisão negativa", {
+            Box::new(|am: &mut AutoCommit| {
+                let p = am.put_object(ROOT, "position", ObjType::Map).unwrap();
+                am.put(&p, "lat", -22.7).unwrap();
+                am.put(&p, "lon", -47.3).unwrap();
+                am.put(&p, "accuracy_m", -5.0).unwrap();
+            })
+        }),
+        (
+            "veredito que não é JSON",
+            Box::new(|am: &mut AutoCommit| am.put(ROOT, "verdict", "{não é json").unwrap()),
+        ),
+        (
+            "ocorrência em 1970",
+            Box::new(|am: &mut AutoCommit| {
+                am.put(ROOT, "occurred_at", ScalarValue::Timestamp(0))
+                    .unwrap();
+            }),
+        ),
+    ];
+    let mut net = Net::new();
+    let who = sender(&officer_phone());
+    let good = issued(&officer_phone(), 1).save();
+    let good_id = RecordDoc::load(&good).unwrap().id();
+    let (plain_id, plain) = hand_record(|_| {});
+    let mut docs = vec![(good_id, good), (plain_id, plain)];
+    let mut ids = Vec::new();
+    for (what, edit) in cases {
+        let (id, bytes) = hand_record(edit);
+        ids.push((what, id));
+        docs.push((id, bytes));
+    }
+    let response = serve_whole(&mut net, &who, docs);
+    // The hand-made record without the bad value passes: the refusals are about the values.
+    for id in [good_id, plain_id] {
+        assert!(
+            response.accepted.iter().any(|a| a.record_id == id),
+            "{response:?}"
+        );
+    }
+    for (what, id) in ids {
+        let r = rejection_of(&response, id).unwrap_or_else(|| panic!("{what}: accepted"));
+        assert_eq!(r.code, RejectionCode::InvalidField, "{what}: {}", r.message);
+        assert!(!net.server.records.contains_key(&id), "{what}");
+    }
+}
+
+#[test]
+fn auto_numbers_must_come_from_the_devices_blocks_and_be_unique() {
+    let mut net = Net::new();
+    let phone = officer_phone();
+    let other = other_officer();
+    net.server.leases = Some(vec![
+        (phone.device_id, 501, 600),
+        (other.device_id, 601, 700),
+    ]);
+    let numbered = |agent: &Agent, number: &str| {
+        let mut d = draft(1, t0());
+        d.number = Some(number.to_owned());
+        let mut r = RecordDoc::new_infraction(d, agent).unwrap();
+        (r.id(), r.save())
+    };
+    // In the phone's block, at both edges: accepted.
+    let (first, a) = numbered(&phone, "501");
+    let (last, b) = numbered(&phone, "600");
+    // Another device's block, outside every block, not a number at all: refused.
+    let (foreign, c) = numbered(&phone, "650");
+    let (outside, d) = numbered(&phone, "701");
+    let (text, e) = numbered(&phone, "GM-501");
+    // The same number twice in one request: the first keeps it.
+    let (twice, f) = numbered(&phone, "501");
+    let response = serve_whole(
+        &mut net,
+        &sender(&phone),
+        vec![
+            (first, a),
+            (last, b),
+            (foreign, c),
+            (outside, d),
+            (text, e),
+            (twice, f),
+        ],
+    );
+    for id in [first, last] {
+        assert!(
+            response.accepted.iter().any(|x| x.record_id == id),
+            "{response:?}"
+        );
+    }
+    for id in [foreign, outside, text] {
+        let r = rejection_of(&response, id).expect("refused");
+        assert_eq!(r.code, RejectionCode::NumberNotLeased, "{}", r.message);
+        assert!(!net.server.records.contains_key(&id));
+    }
+    assert_eq!(
+        rejection_of(&response, twice).expect("refused").code,
+        RejectionCode::NumberTaken
+    );
+    // Another officer with 501 (leased to someone else, and held): refused as taken.
+    let (other_501, g) = numbered(&other, "501");
+    let (other_ok, h) = numbered(&other, "601");
+    let response = serve_whole(
+        &mut net,
+        &sender(&other),
+        vec![(other_501, g), (other_ok, h)],
+    );
+    assert_eq!(
+        rejection_of(&response, other_501).expect("refused").code,
+        RejectionCode::NumberTaken
+    );
+    assert!(response.accepted.iter().any(|x| x.record_id == other_ok));
+    assert_eq!(net.server.numbers["501"], first);
+}
+
+#[test]
+fn bytes_that_make_the_library_panic_are_one_malformed_record_not_a_failed_exchange() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/record_doc");
+    let mut panicking: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("automerge-panic"))
+        })
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert!(
+        !panicking.is_empty(),
+        "no automerge-panic input in {}",
+        dir.display()
+    );
+    let bad = panicking.remove(0);
+    assert!(
+        std::panic::catch_unwind(|| automerge::AutoCommit::load(&bad)).is_err(),
+        "the corpus input no longer makes the library panic"
+    );
+    let mut net = Net::new();
+    let who = sender(&officer_phone());
+    let good = issued(&officer_phone(), 1).save();
+    let good_id = RecordDoc::load(&good).unwrap().id();
+    let bad_id = Uuid::now_v7();
+    for workers in [1, 4] {
+        net.logic.workers = workers;
+        let request = SyncRequest {
+            protocol: sync_core::sync::PROTOCOL_VERSION,
+            device_id: who.agent.device_id,
+            cursor: 0,
+            new_records: vec![
+                sync_core::sync::NewRecord {
+                    record_id: bad_id,
+                    doc: sync_core::sync::Bytes(bad.clone()),
+                },
+                sync_core::sync::NewRecord {
+                    record_id: good_id,
+                    doc: sync_core::sync::Bytes(good.clone()),
+                },
+            ],
+            messages: vec![sync_core::sync::DocMessage {
+                record_id: Uuid::now_v7(),
+                message: sync_core::sync::Bytes(bad.clone()),
+            }],
+        };
+        let body = serde_json::to_vec(&request).unwrap();
+        let response: SyncResponse = serde_json::from_slice(&net.serve(&who, &body)).unwrap();
+        assert!(response.accepted.iter().any(|a| a.record_id == good_id));
+        let r = rejection_of(&response, bad_id).expect("refused");
+        assert_eq!(r.code, RejectionCode::Malformed, "{}", r.message);
+    }
+    assert!(net.server.records.contains_key(&good_id));
+    assert!(!net.server.records.contains_key(&bad_id));
+    // Kept as evidence.
+    assert!(
+        net.server
+            .quarantine
+            .iter()
+            .any(|(id, code, _)| *id == bad_id && *code == RejectionCode::Malformed)
+    );
+}
+
+#[test]
+fn a_response_whose_bytes_make_the_library_panic_does_not_crash_the_device() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/record_doc");
+    let bad = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("automerge-panic"))
+        })
+        .map(|p| std::fs::read(p).unwrap())
+        .unwrap();
+    let mut net = Net::new();
+    let (mut phone, a_id, _) = phone_with_two_synced_records(&mut net);
+    let request = phone.sync.build_request(&phone.store).unwrap().request;
+    let bad_id = Uuid::now_v7();
+    let good = issued(&phone.agent.clone(), 3).save();
+    let good_id = RecordDoc::load(&good).unwrap().id();
+    // A hostile or broken server: a record whose bytes make automerge panic, the same bytes
+    // as a message for a record the device has, and one good record.
+    let response = SyncResponse {
+        cursor: request.cursor,
+        accepted: Vec::new(),
+        messages: vec![sync_core::sync::DocMessage {
+            record_id: a_id.parse().unwrap(),
+            message: sync_core::sync::Bytes(bad.clone()),
+        }],
+        new_records: vec![
+            sync_core::sync::NewRecord {
+                record_id: bad_id,
+                doc: sync_core::sync::Bytes(bad),
+            },
+            sync_core::sync::NewRecord {
+                record_id: good_id,
+                doc: sync_core::sync::Bytes(good),
+            },
+        ],
+        rejections: Vec::new(),
+        more: false,
+    };
+    let report = phone
+        .sync
+        .apply_response(&mut phone.store, &request, &response, t0())
+        .unwrap();
+    assert!(
+        report
+            .issues
+            .iter()
+            .any(|i| i.record_id == bad_id.to_string() && i.code == RejectionCode::Malformed),
+        "{:?}",
+        report.issues
+    );
+    assert!(!phone.has(&bad_id.to_string()));
+    assert!(phone.has(&good_id.to_string()));
+    // The record the bad message was about is as it was.
+    phone.doc(&a_id).view().unwrap();
 }

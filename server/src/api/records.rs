@@ -359,6 +359,10 @@ fn refusal_code(code: RejectionCode) -> &'static str {
         RejectionCode::OutsideStand => "outside_stand",
         RejectionCode::ForeignActor => "foreign_actor",
         RejectionCode::Malformed => "invalid_event",
+        RejectionCode::TooLarge => "too_large",
+        RejectionCode::InvalidField => "invalid_field",
+        RejectionCode::NumberNotLeased => "number_not_leased",
+        RejectionCode::NumberTaken => "number_taken",
     }
 }
 

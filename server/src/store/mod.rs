@@ -61,6 +61,13 @@ pub enum StoreError {
     Open { path: String, reason: String },
     #[error("tarefa de banco de dados interrompida: {0}")]
     Task(String),
+    /// A per-device quota of `crate::limits` is reached; `message` says which, in Portuguese.
+    #[error("{message}")]
+    QuotaExceeded {
+        message: String,
+        /// Seconds until the quota frees up, when it is a window that moves.
+        retry_after: Option<u64>,
+    },
 }
 
 /// Who makes a change, for the audit chain. `user_id`/`device_id` are `None` for the command

@@ -117,7 +117,8 @@ async fn sync_all(app: &App, p: &mut Phone) -> Vec<SyncReport> {
 fn draft(at: DateTime<Utc>, plate: &str) -> InfractionDraft {
     InfractionDraft {
         id: Uuid::now_v7(),
-        number: Some("GM-2026-000777".into()),
+        // Numbers are the subject of their own tests (they must come from a leased block).
+        number: None,
         issuing_body: "Guarda Municipal de Americana".into(),
         occurred_at: at,
         monotonic: 99,
@@ -250,7 +251,7 @@ async fn a_good_sync_writes_projection_and_audit_and_a_replay_writes_nothing() {
     assert_eq!(item["status"], "issued");
     assert_eq!(item["plate"], "ABC1D23");
     assert_eq!(item["author_user_id"], p.agent.user_id.as_str());
-    assert_eq!(item["number"], "GM-2026-000777");
+    assert!(item["number"].is_null());
     for q in [
         "status=draft",
         "stand=S01",
@@ -814,4 +815,119 @@ async fn an_exchange_refused_midway_leaves_nothing_behind() {
         .query_row("SELECT count(*) FROM record_changes", [], |r| r.get(0))
         .unwrap();
     assert_eq!((peers, bound), (1, 1), "only the first record's rows");
+}
+
+/// Leases a block of `size` numbers to the phone's device; its first and last number.
+async fn lease(app: &App, p: &Phone, device: &str, size: u64) -> Resp {
+    app.post(
+        &format!("/v1/devices/{device}/number-blocks"),
+        &p.token,
+        json!({ "size": size }),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn auto_numbers_must_come_from_the_devices_blocks_and_be_unique() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let mut p = phone(&app, "fiscal").await;
+    let block = lease(&app, &p, "tablet-fiscal-01", 100)
+        .await
+        .ok(StatusCode::CREATED);
+    let (start, end) = (
+        block["start"].as_u64().unwrap(),
+        block["end"].as_u64().unwrap(),
+    );
+    let numbered = |p: &Phone, n: String| {
+        let mut d = draft(now() - Duration::minutes(5), "ABC1D23");
+        d.number = Some(n);
+        RecordDoc::new_infraction(d, &p.agent).unwrap()
+    };
+    let mut first = numbered(&p, start.to_string());
+    let mut last = numbered(&p, end.to_string());
+    let mut outside = numbered(&p, (end + 1).to_string());
+    let mut not_a_number = numbered(&p, format!("GM-{start}"));
+    let first_id = p.persist(&mut first);
+    let last_id = p.persist(&mut last);
+    let outside_id = p.persist(&mut outside);
+    let text_id = p.persist(&mut not_a_number);
+    let (_, resp, _) = exchange(&app, &mut p).await;
+    let code = |id: &str| {
+        resp.rejections
+            .iter()
+            .find(|r| r.record_id.to_string() == id)
+            .map(|r| r.code.as_str())
+    };
+    assert_eq!(code(&first_id), None, "{resp:?}");
+    assert_eq!(code(&last_id), None, "{resp:?}");
+    assert_eq!(code(&outside_id), Some("number_not_leased"));
+    assert_eq!(code(&text_id), Some("number_not_leased"));
+    assert_eq!(quarantine(&app, &office, &outside_id).await.len(), 1);
+    app.get(&format!("/v1/records/{outside_id}"), &office)
+        .await
+        .error(StatusCode::NOT_FOUND, "not_found");
+
+    // A second auto with a number already stored: refused, the first keeps it.
+    let mut twice = numbered(&p, start.to_string());
+    let twice_id = p.persist(&mut twice);
+    let (_, resp, _) = exchange(&app, &mut p).await;
+    let rej = resp
+        .rejections
+        .iter()
+        .find(|r| r.record_id.to_string() == twice_id)
+        .expect("refused");
+    assert_eq!(rej.code.as_str(), "number_taken");
+    assert!(rej.message.contains(&start.to_string()), "{}", rej.message);
+    let page = app
+        .get("/v1/records?plate=ABC1D23", &office)
+        .await
+        .ok(StatusCode::OK);
+    let with_start: Vec<_> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["number"] == start.to_string().as_str())
+        .collect();
+    assert_eq!(with_start.len(), 1);
+    assert_eq!(with_start[0]["id"], first_id.as_str());
+}
+
+#[tokio::test]
+async fn a_device_holding_too_many_unused_numbers_gets_no_new_block() {
+    use taxi_fiscal_server::limits::MAX_UNUSED_NUMBERS_PER_DEVICE;
+    let app = app().await;
+    let p = phone(&app, "fiscal").await;
+    // One under the quota: another block is still granted.
+    lease(
+        &app,
+        &p,
+        "tablet-fiscal-01",
+        MAX_UNUSED_NUMBERS_PER_DEVICE - 1,
+    )
+    .await
+    .ok(StatusCode::CREATED);
+    lease(&app, &p, "tablet-fiscal-01", 1)
+        .await
+        .ok(StatusCode::CREATED);
+    // At the quota: refused, with a Portuguese reason.
+    let refused = lease(&app, &p, "tablet-fiscal-01", 1)
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "quota_exceeded");
+    assert!(
+        refused["message"].as_str().unwrap().contains("sem uso"),
+        "{refused}"
+    );
+
+    // Using a number frees room for one more block.
+    let mut p = p;
+    let mut d = draft(now() - Duration::minutes(5), "ABC1D23");
+    d.number = Some("1".into());
+    let mut r = RecordDoc::new_infraction(d, &p.agent).unwrap();
+    p.persist(&mut r);
+    let (_, resp, _) = exchange(&app, &mut p).await;
+    assert!(resp.rejections.is_empty(), "{resp:?}");
+    lease(&app, &p, "tablet-fiscal-01", 1)
+        .await
+        .ok(StatusCode::CREATED);
 }

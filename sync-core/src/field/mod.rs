@@ -60,9 +60,11 @@ pub use types::{
 };
 
 use crate::domain::{DriverId, DriverRole, Plate};
+use crate::limits::MAX_RECORD_BYTES;
 use crate::records::{
-    Agent, EventKind, InfractionDraft, LegalBasis, PersonRef, RecordDoc, RecordError, RecordKind,
-    RecordView, Signature, TransgressionDraft, UserRole, WarningKind, WitnessInput,
+    Agent, CheckContext, EventKind, InfractionDraft, LegalBasis, PersonRef, RecordDoc, RecordError,
+    RecordKind, RecordView, Signature, TransgressionDraft, UserRole, WarningKind, WitnessInput,
+    check_record,
 };
 use crate::rules::{self, CheckInput, RulesConfig, Severity, VehicleQuery, Verdict};
 use crate::store::{
@@ -388,6 +390,7 @@ impl<'s> FieldRecords<'s> {
                 // append to yet.
                 let full = doc.save();
                 let view = doc.view()?;
+                check_write(None, &view, full.len(), at)?;
                 let meta = meta_of(&mut doc, &view, at);
                 Ok((
                     RecordEdit {
@@ -579,16 +582,18 @@ impl<'s> FieldRecords<'s> {
             false,
             &RecordExtras::default(),
             |_, existing| {
-                let (mut doc, edit_full, chunks) = match existing {
+                let (mut doc, edit_full, chunks, stored, before) = match existing {
                     None => {
                         let full = incoming.save();
-                        (incoming, Some(full), 0)
+                        (incoming, Some(full), 0, 0, None)
                     }
                     Some(bytes) => {
                         let chunks = bytes.chunks.len();
+                        let stored = stored_len(&bytes);
                         let mut local = load_doc(bytes)?;
+                        let before = local.view()?;
                         local.merge(&mut incoming)?;
-                        (local, None, chunks)
+                        (local, None, chunks, stored, Some(before))
                     }
                 };
                 let incremental = doc.save_incremental();
@@ -596,6 +601,8 @@ impl<'s> FieldRecords<'s> {
                     edit_full.is_none() && !incremental.is_empty() && chunks + 1 > compact_after;
                 let full = edit_full.or_else(|| compact.then(|| doc.save()));
                 let view = doc.view()?;
+                let size = full.as_ref().map_or(stored + incremental.len(), Vec::len);
+                check_write(before.as_ref(), &view, size, at)?;
                 let meta = meta_of(&mut doc, &view, at);
                 Ok::<_, FieldError>((
                     RecordEdit {
@@ -645,7 +652,9 @@ impl<'s> FieldRecords<'s> {
                         )));
                     };
                     let chunks = bytes.chunks.len();
+                    let stored = stored_len(&bytes);
                     let mut doc = load_doc(bytes)?;
+                    let before = doc.view()?;
                     let value = op(&mut doc, &agent)?;
                     if let Some(n) = number {
                         let view = doc.view()?;
@@ -660,6 +669,8 @@ impl<'s> FieldRecords<'s> {
                     let compacted = !incremental.is_empty() && chunks + 1 > compact_after;
                     let full = compacted.then(|| doc.save());
                     let view = doc.view()?;
+                    let size = full.as_ref().map_or(stored + incremental.len(), Vec::len);
+                    check_write(Some(&before), &view, size, at)?;
                     let meta = meta_of(&mut doc, &view, at);
                     Ok((
                         RecordEdit {
@@ -779,6 +790,35 @@ pub fn show(store: &Store, id: &str) -> Result<RecordDetails, FieldError> {
         photos,
         observed_people,
     })
+}
+
+/// Checks a record about to be written (`after`, `bytes` long once stored) with the checks the
+/// server's vetting makes of it (`records::check_record`, the limits of `crate::limits`), so
+/// the device never saves a record the server would refuse for what it holds. The permit is
+/// not looked up again: it came from this device's registry.
+fn check_write(
+    before: Option<&RecordView>,
+    after: &RecordView,
+    bytes: usize,
+    at: DateTime<Utc>,
+) -> Result<(), FieldError> {
+    if bytes > MAX_RECORD_BYTES {
+        return Err(RecordError::TooLarge {
+            what: "o registro",
+            limit: format!("{} KB", MAX_RECORD_BYTES / 1024),
+        }
+        .into());
+    }
+    let ctx = CheckContext {
+        now: at,
+        registry: None,
+    };
+    Ok(check_record(before, after, &ctx)?)
+}
+
+/// Bytes of a record as stored (full save and chunks).
+fn stored_len(bytes: &RecordBytes) -> usize {
+    bytes.full.len() + bytes.chunks.iter().map(Vec::len).sum::<usize>()
 }
 
 /// Loads the stored parts (full save, then chunks) as one document.

@@ -649,3 +649,54 @@ fn unknown_records_are_reported() {
     );
     assert!(f.show("nope").is_err());
 }
+
+#[test]
+fn over_limit_inputs_are_refused_on_the_device_and_nothing_is_written() {
+    use crate::limits::{MAX_FACTS_CHARS, MAX_STATEMENT_CHARS, MAX_WITNESSES};
+    let mut d = device(&officer(), true);
+    let mut f = FieldRecords::open(&mut d.store).unwrap();
+    // Creation with facts one character over the limit: refused, no record, no number taken.
+    let mut input = infraction_input();
+    input.facts = Some("é".repeat(MAX_FACTS_CHARS + 1));
+    let e = f.create_infraction(input).unwrap_err();
+    assert!(
+        matches!(e, FieldError::Record(RecordError::TooLarge { .. })),
+        "{e}"
+    );
+    assert!(f.list().unwrap().is_empty());
+    // At the limit: written.
+    let mut input = infraction_input();
+    input.facts = Some("é".repeat(MAX_FACTS_CHARS));
+    let id = f.create_infraction(input).unwrap().id;
+    let bytes_before = d.store.load_record_bytes(&id).unwrap();
+
+    let mut f = FieldRecords::open(&mut d.store).unwrap();
+    let e = f
+        .set_facts(&id, at(1), &"x".repeat(MAX_FACTS_CHARS + 1))
+        .unwrap_err();
+    assert!(e.to_string().contains("excede o limite"), "{e}");
+    let long = "x".repeat(MAX_STATEMENT_CHARS + 1);
+    let e = f
+        .add_witness(&id, at(1), WitnessEntry::named("Ana", &long))
+        .unwrap_err();
+    assert!(
+        matches!(e, FieldError::Record(RecordError::TooLarge { .. })),
+        "{e}"
+    );
+    assert_eq!(d.store.load_record_bytes(&id).unwrap(), bytes_before);
+
+    // Witnesses up to the limit, and not one more.
+    let mut f = FieldRecords::open(&mut d.store).unwrap();
+    for i in 0..MAX_WITNESSES {
+        f.add_witness(&id, at(2), WitnessEntry::named(&format!("T{i}"), "Vi."))
+            .unwrap();
+    }
+    let e = f
+        .add_witness(&id, at(3), WitnessEntry::named("Mais um", "Vi."))
+        .unwrap_err();
+    assert!(
+        matches!(e, FieldError::Record(RecordError::TooLarge { .. })),
+        "{e}"
+    );
+    assert_eq!(f.show(&id).unwrap().view.witnesses.len(), MAX_WITNESSES);
+}

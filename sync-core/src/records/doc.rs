@@ -19,6 +19,7 @@ use super::read::{
 };
 use super::tree::{self, read_tree};
 use crate::domain::{DriverRole, Plate, RegistryIndex};
+use crate::limits::MAX_RECORD_BYTES;
 use crate::rules::Verdict;
 
 /// Keys of the document. Names are spelled out (not abbreviated) because the office and the
@@ -83,6 +84,23 @@ pub(super) fn malformed(reason: impl Into<String>) -> RecordError {
     RecordError::Malformed {
         reason: reason.into(),
     }
+}
+
+/// What a contained panic of the document library is reported as (one Portuguese sentence).
+pub(crate) const LIBRARY_PANIC: &str =
+    "a biblioteca de documentos falhou ao ler estes bytes (dados corrompidos)";
+
+/// Runs `f`, which decodes bytes from outside with the document library, turning a panic
+/// inside it into `Malformed`.
+///
+/// Automerge 0.12 and its column codec panic on some corrupt inputs instead of returning an
+/// error; one such record must be refused alone, not take down the server's whole exchange or
+/// the app. `f` may only build and return new values (a scratch document): on a panic they are
+/// dropped half-built and nothing outside `f` has changed, which is why asserting unwind safety
+/// is sound here.
+pub(crate) fn contain<T>(f: impl FnOnce() -> Result<T, RecordError>) -> Result<T, RecordError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(malformed(LIBRARY_PANIC)))
 }
 
 /// One field record (auto de infração or transgression report) as an Automerge document.
@@ -342,11 +360,19 @@ impl RecordDoc {
     /// `save_incremental()` chunks. Garbage, truncated bytes, documents that are not records
     /// and records of a newer layout are errors; this never panics. What was loaded counts as
     /// persisted: the next `save_incremental()` holds only later changes.
+    ///
+    /// Bytes over `MAX_RECORD_BYTES`, or inflating beyond `MAX_RECORD_INFLATED_BYTES`, are
+    /// refused before the library sees them, and a panic of
+    /// the library on corrupt bytes is contained (`contain`).
     pub fn load(bytes: &[u8]) -> Result<Self, RecordError> {
-        let doc = AutoCommit::load(bytes).map_err(|e| malformed(e.to_string()))?;
-        let mut rec = Self::from_automerge(doc)?;
-        rec.saved = rec.doc.get_heads();
-        Ok(rec)
+        check_record_bytes(bytes.len())?;
+        super::inflate::check_inflated(bytes)?;
+        contain(|| {
+            let doc = AutoCommit::load(bytes).map_err(|e| malformed(e.to_string()))?;
+            let mut rec = Self::from_automerge(doc)?;
+            rec.saved = rec.doc.get_heads();
+            Ok(rec)
+        })
     }
 
     /// Wraps a document received by other means (the sync protocol), checking it is a record.
@@ -394,6 +420,22 @@ impl RecordDoc {
             .and_then(|s| Uuid::parse_str(&s).ok())
     }
 
+    /// Every text the root `number` holds (several after concurrent writes), without a view:
+    /// the numbers the server looks up in its leases before vetting a document.
+    pub(crate) fn claimed_numbers(doc: &AutoCommit) -> Vec<String> {
+        doc.get_all(ROOT, key::NUMBER)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(v, _)| match v {
+                Value::Scalar(s) => match s.as_ref() {
+                    ScalarValue::Str(t) => Some(t.to_string()),
+                    _ => None,
+                },
+                Value::Object(_) => None,
+            })
+            .collect()
+    }
+
     /// The id and kind of a document that claims to be a record of a layout this build reads.
     fn identity(doc: &AutoCommit) -> Result<(Uuid, RecordKind), RecordError> {
         let version = match scalar(doc, &ROOT, key::SCHEMA_VERSION)? {
@@ -419,11 +461,15 @@ impl RecordDoc {
     /// a fork first so that bytes of another record, or bytes that break the layout, leave this
     /// copy untouched. The applied changes count as not yet persisted.
     pub fn load_incremental(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
+        check_record_bytes(bytes.len())?;
+        super::inflate::check_inflated(bytes)?;
         let mut probe = self.doc.fork();
-        probe
-            .load_incremental(bytes)
-            .map_err(|e| malformed(e.to_string()))?;
-        let probe = Self::from_automerge(probe)?;
+        let probe = contain(move || {
+            probe
+                .load_incremental(bytes)
+                .map_err(|e| malformed(e.to_string()))?;
+            Self::from_automerge(probe)
+        })?;
         self.ensure_same(&probe)?;
         self.doc = probe.doc;
         Ok(())
@@ -461,10 +507,19 @@ impl RecordDoc {
             .collect()
     }
 
-    /// Merges another copy of the same record into this one; both edits survive.
+    /// Merges another copy of the same record into this one; both edits survive. The merge
+    /// runs on a fork, contained (`contain`): a copy that makes the library panic leaves this
+    /// one as it was.
     pub fn merge(&mut self, other: &mut RecordDoc) -> Result<(), RecordError> {
         self.ensure_same(other)?;
-        self.doc.merge(&mut other.doc)?;
+        // A fork takes a fresh actor; this copy keeps writing as its device.
+        let mut merged = self.doc.fork().with_actor(self.doc.get_actor().clone());
+        let theirs = &mut other.doc;
+        let merged = contain(move || {
+            merged.merge(theirs)?;
+            Ok(merged)
+        })?;
+        self.doc = merged;
         Ok(())
     }
 
@@ -1073,6 +1128,17 @@ pub(crate) fn transgression_scope(
 }
 
 // -------------------------------------------------------------------- writing helpers
+
+/// Refuses bytes of one record over `MAX_RECORD_BYTES` before any decoding.
+pub(crate) fn check_record_bytes(len: usize) -> Result<(), RecordError> {
+    if len > MAX_RECORD_BYTES {
+        return Err(RecordError::TooLarge {
+            what: "o registro",
+            limit: format!("{} KB", MAX_RECORD_BYTES / 1024),
+        });
+    }
+    Ok(())
+}
 
 fn commit_opts(what: &str, at: DateTime<Utc>) -> CommitOptions {
     // The message names the operation for the audit trail; the time is the caller's instant

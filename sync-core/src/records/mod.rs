@@ -68,9 +68,17 @@
 //! 4. Copies merge (`merge`, or the sync protocol through `automerge_mut`); `view` shows the
 //!    merged record with status, flagged events and conflicts. The server vets each incoming
 //!    batch with `vet(before, after, sender)` on a fork.
+//! 5. What a record holds is bounded and checked by `check_record` (module `check`: the
+//!    limits of `crate::limits`, a canonical plate, a sane position and time, a verdict that
+//!    decodes, a known permit), after every write on the device and every incoming change on
+//!    the server. Reading is bounded too: bytes over `MAX_RECORD_BYTES`, or inflating beyond
+//!    `MAX_RECORD_INFLATED_BYTES` (`inflate`), are refused before loading, nesting beyond `MAX_DOCUMENT_DEPTH` before any recursive walk, and a panic of
+//!    the document library on corrupt bytes becomes `Malformed` (`RecordDoc::load`).
 
+mod check;
 mod doc;
 mod events;
+mod inflate;
 mod model;
 mod read;
 mod tree;
@@ -79,10 +87,13 @@ mod vet;
 #[cfg(test)]
 mod tests;
 
+pub use check::{CheckContext, check_record};
 pub use doc::RecordDoc;
+pub(crate) use doc::{LIBRARY_PANIC, contain};
 pub use events::{
     EventKind, EventView, InvalidEvent, NotificationMethod, Outcome, Status, WarningKind,
 };
+pub(crate) use inflate::{check_inflated, check_inflated_parts};
 pub use model::{
     Agent, ConflictValue, DriverRef, FieldConflict, Gravity, InfractionDraft, LegalBasis,
     PersonRef, Position, RecordKind, RecordView, SCHEMA_VERSION, Signature, TransgressionDraft,
@@ -140,6 +151,8 @@ pub enum RecordError {
     EventRefused { event: &'static str, reason: String },
     #[error("não há conflito em «{field}»")]
     NoConflict { field: String },
+    #[error("{what} excede o limite de {limit}")]
+    TooLarge { what: &'static str, limit: String },
     #[error("registro ilegível ou corrompido: {reason}")]
     Malformed { reason: String },
     #[error("registro em formato mais novo (versão {version}); atualize o aplicativo")]

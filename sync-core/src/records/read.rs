@@ -116,11 +116,16 @@ pub(super) fn scalar_json(field: &str, s: &ScalarValue) -> serde_json::Value {
 
 /// An object value as JSON (winning values only), for conflicts between whole objects; at
 /// `heads` when given (a view of an earlier state of the record), else as the document reads.
+///
+/// A conflict's losing values are not in the tree the view walked, so this walk bounds its
+/// own nesting (`depth`: levels below the conflicting object) by `MAX_DOCUMENT_DEPTH`.
 pub(super) fn object_json(
     d: &AutoCommit,
     obj: &ObjId,
     heads: Option<&[ChangeHash]>,
+    depth: usize,
 ) -> Result<serde_json::Value, RecordError> {
+    super::tree::check_depth(depth)?;
     use serde_json::Value as J;
     let get = |o: &ObjId, p: automerge::Prop| match heads {
         Some(h) => d.get_at(o, p, h),
@@ -130,7 +135,7 @@ pub(super) fn object_json(
         Ok(match v {
             None => J::Null,
             Some((Value::Scalar(s), _)) => scalar_json(leaf, &s),
-            Some((Value::Object(_), id)) => object_json(d, &id, heads)?,
+            Some((Value::Object(_), id)) => object_json(d, &id, heads, depth + 1)?,
         })
     };
     Ok(match d.object_type(obj)? {

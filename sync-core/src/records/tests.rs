@@ -1651,3 +1651,271 @@ fn a_view_at_earlier_heads_is_the_view_of_that_state() {
     // Before the record existed there is no record to read.
     assert!(m.view_at(&[]).is_err());
 }
+
+// ------------------------------------------------------------------ limits and evidence checks
+
+mod checks {
+    use super::*;
+    use crate::limits::*;
+
+    fn ctx(reg: &crate::domain::Registry) -> CheckContext<'_> {
+        CheckContext {
+            now: at(60),
+            registry: Some(reg),
+        }
+    }
+
+    /// `check_record(None, view)` after `edit` of a valid infraction's view.
+    fn check(edit: impl FnOnce(&mut RecordView)) -> Result<(), RecordError> {
+        let reg = sample_registry();
+        let mut v = infraction().view().unwrap();
+        edit(&mut v);
+        check_record(None, &v, &ctx(&reg))
+    }
+
+    fn too_large(r: Result<(), RecordError>) -> bool {
+        matches!(r, Err(RecordError::TooLarge { .. }))
+    }
+
+    #[test]
+    fn a_valid_record_passes() {
+        check(|_| {}).unwrap();
+        let mut v = issued().view().unwrap();
+        v.verdict = Some(serde_json::to_string(&verdict()).unwrap());
+        let reg = sample_registry();
+        check_record(None, &v, &ctx(&reg)).unwrap();
+    }
+
+    #[test]
+    fn texts_are_bounded_at_their_limits() {
+        check(|v| v.facts = "é".repeat(MAX_FACTS_CHARS)).unwrap();
+        assert!(too_large(check(
+            |v| v.facts = "é".repeat(MAX_FACTS_CHARS + 1)
+        )));
+        check(|v| v.issuing_body = "a".repeat(MAX_TEXT_FIELD_CHARS)).unwrap();
+        assert!(too_large(check(
+            |v| v.issuing_body = "a".repeat(MAX_TEXT_FIELD_CHARS + 1)
+        )));
+        check(|v| v.number = Some("9".repeat(MAX_TEXT_FIELD_CHARS))).unwrap();
+        assert!(too_large(check(
+            |v| v.number = Some("9".repeat(MAX_TEXT_FIELD_CHARS + 1))
+        )));
+        let statement = |n: usize| {
+            move |v: &mut RecordView| {
+                v.witnesses = vec![Witness {
+                    person: PersonRef::Observed("w1".into()),
+                    statement: "x".repeat(n),
+                    added_at: at(0),
+                    added_by: "U-GM-17".into(),
+                }]
+            }
+        };
+        check(statement(MAX_STATEMENT_CHARS)).unwrap();
+        assert!(too_large(check(statement(MAX_STATEMENT_CHARS + 1))));
+        let e = check(|v| v.facts = "x".repeat(MAX_FACTS_CHARS + 1)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a descrição dos fatos excede o limite de 10000 caracteres"
+        );
+    }
+
+    #[test]
+    fn lists_are_bounded_at_their_limits() {
+        let witnesses = |n: usize| {
+            move |v: &mut RecordView| {
+                v.witnesses = (0..n)
+                    .map(|i| Witness {
+                        person: PersonRef::Observed(format!("w{i}")),
+                        statement: String::new(),
+                        added_at: at(0),
+                        added_by: "U-GM-17".into(),
+                    })
+                    .collect()
+            }
+        };
+        check(witnesses(MAX_WITNESSES)).unwrap();
+        assert!(too_large(check(witnesses(MAX_WITNESSES + 1))));
+        let photos =
+            |n: usize| move |v: &mut RecordView| v.photos = (0..n).map(|i| sha(i as u8)).collect();
+        check(photos(MAX_PHOTOS_PER_RECORD)).unwrap();
+        assert!(too_large(check(photos(MAX_PHOTOS_PER_RECORD + 1))));
+        let basis = |n: usize| {
+            move |v: &mut RecordView| {
+                v.legal_basis = (0..n)
+                    .map(|i| LegalBasis {
+                        rule_id: format!("R{i}"),
+                        citation: "Lei 4.019/2004".into(),
+                    })
+                    .collect()
+            }
+        };
+        check(basis(MAX_LEGAL_BASIS)).unwrap();
+        assert!(too_large(check(basis(MAX_LEGAL_BASIS + 1))));
+        let events = |n: usize| {
+            move |v: &mut RecordView| {
+                v.invalid_events = (0..n)
+                    .map(|i| InvalidEvent {
+                        id: format!("#{i}"),
+                        kind: String::new(),
+                        at: None,
+                        reason: String::new(),
+                    })
+                    .collect()
+            }
+        };
+        check(events(MAX_EVENTS)).unwrap();
+        assert!(too_large(check(events(MAX_EVENTS + 1))));
+    }
+
+    #[test]
+    fn evidence_is_validated() {
+        let invalid = |r: Result<(), RecordError>| {
+            assert!(
+                matches!(
+                    r,
+                    Err(RecordError::Invalid { .. }
+                        | RecordError::UnknownPermit { .. }
+                        | RecordError::InvalidHash { .. })
+                ),
+                "{r:?}"
+            )
+        };
+        let plate = |raw: &str, canonical: &str| {
+            let (raw, canonical) = (raw.to_owned(), canonical.to_owned());
+            move |v: &mut RecordView| {
+                v.vehicle = Some(VehicleRef {
+                    plate_raw: raw,
+                    plate: canonical,
+                })
+            }
+        };
+        check(plate("ghi-7j89", "GHI7J89")).unwrap();
+        check(plate("GHI 7989", "GHI7J89")).unwrap();
+        invalid(check(plate("GHI7J89\0", "GHI7J89")));
+        invalid(check(plate("<script>GHI7J89", "GHI7J89")));
+        invalid(check(plate("GHI7J89", "ABC1D23")));
+        invalid(check(|v| v.permit_number = Some("9999".into())));
+        let pos = |lat: f64, lon: f64, accuracy_m: f64| {
+            move |v: &mut RecordView| {
+                v.position = Some(Position {
+                    lat,
+                    lon,
+                    accuracy_m,
+                })
+            }
+        };
+        check(pos(90.0, -180.0, 0.0)).unwrap();
+        check(pos(-22.7, -47.3, MAX_POSITION_ACCURACY_M)).unwrap();
+        invalid(check(pos(999.0, -47.3, 5.0)));
+        invalid(check(pos(-22.7, -47.3, -5.0)));
+        invalid(check(pos(-22.7, -47.3, MAX_POSITION_ACCURACY_M + 0.5)));
+        invalid(check(pos(f64::NAN, -47.3, 5.0)));
+        invalid(check(|v| v.verdict = Some("{não é json".into())));
+        invalid(check(|v| v.verdict = Some("{}".into())));
+        assert!(too_large(check(|v| {
+            v.verdict = Some(" ".repeat(MAX_JSON_FIELD_BYTES + 1))
+        })));
+        invalid(check(|v| v.photos = vec!["not-a-hash".into()]));
+        invalid(check(|v| {
+            v.driver.person = PersonRef::Observed("a\0b".into())
+        }));
+        invalid(check(|v| v.stand_id = Some("S01\n".into())));
+    }
+
+    #[test]
+    fn the_occurrence_must_be_near_the_check() {
+        let now = at(60);
+        let occurred = |t: DateTime<Utc>| move |v: &mut RecordView| v.occurred_at = t;
+        let earliest = now - Duration::days(MAX_OCCURRENCE_AGE_DAYS);
+        let latest = now + Duration::hours(MAX_OCCURRENCE_AHEAD_HOURS);
+        check(occurred(earliest)).unwrap();
+        check(occurred(latest)).unwrap();
+        assert!(check(occurred(earliest - Duration::milliseconds(1))).is_err());
+        assert!(check(occurred(latest + Duration::milliseconds(1))).is_err());
+        assert!(check(occurred(DateTime::UNIX_EPOCH)).is_err());
+    }
+
+    #[test]
+    fn only_what_changed_is_checked() {
+        // A record whose occurrence left the window, or whose permit left the registry, stays
+        // editable: the check looks at the fields a change touches.
+        let reg = sample_registry();
+        let mut before = infraction().view().unwrap();
+        before.occurred_at = DateTime::UNIX_EPOCH;
+        before.permit_number = Some("9999".into());
+        let mut after = before.clone();
+        after.facts = "Descrição revista.".into();
+        check_record(Some(&before), &after, &ctx(&reg)).unwrap();
+        assert!(check_record(None, &after, &ctx(&reg)).is_err());
+    }
+
+    #[test]
+    fn record_bytes_are_bounded_before_loading() {
+        let doc = infraction().save();
+        assert!(doc.len() < MAX_RECORD_BYTES);
+        assert!(super::super::doc::check_record_bytes(MAX_RECORD_BYTES).is_ok());
+        let over = vec![0u8; MAX_RECORD_BYTES + 1];
+        assert!(matches!(
+            RecordDoc::load(&over),
+            Err(RecordError::TooLarge { .. })
+        ));
+    }
+
+    /// A record with maps nested `depth` levels below its root (under `x`).
+    fn nested(depth: usize) -> Vec<u8> {
+        let mut r = infraction();
+        let am = r.automerge_mut();
+        let mut obj = am.put_object(ROOT, "x", automerge::ObjType::Map).unwrap();
+        for _ in 1..depth {
+            obj = am.put_object(&obj, "x", automerge::ObjType::Map).unwrap();
+        }
+        am.commit();
+        r.save()
+    }
+
+    #[test]
+    fn nesting_is_bounded_before_any_recursive_walk() {
+        RecordDoc::load(&nested(MAX_DOCUMENT_DEPTH)).unwrap();
+        // Run on a small stack: a walk that recursed with the nesting would overflow it.
+        let deep = std::thread::Builder::new()
+            .stack_size(1024 * 1024)
+            .spawn(|| {
+                [MAX_DOCUMENT_DEPTH + 1, 2_000].map(|d| RecordDoc::load(&nested(d)).map(|_| ()))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        for r in deep {
+            match r {
+                Err(RecordError::Malformed { reason }) => {
+                    assert!(reason.contains("aninhados"), "{reason}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// A conflict's losing value is not in the view's tree: its JSON walk is bounded too.
+    #[test]
+    fn a_deep_losing_value_of_a_conflict_is_bounded_too() {
+        let mut a = infraction();
+        let mut b = a.fork();
+        b.automerge_mut().set_actor(officer_tablet().actor_id());
+        a.automerge_mut().put(ROOT, "x", 1).unwrap();
+        a.automerge_mut().commit();
+        let am = b.automerge_mut();
+        let mut obj = am.put_object(ROOT, "x", automerge::ObjType::Map).unwrap();
+        for _ in 0..2_000 {
+            obj = am.put_object(&obj, "x", automerge::ObjType::Map).unwrap();
+        }
+        am.commit();
+        a.merge(&mut b).unwrap();
+        let r = std::thread::Builder::new()
+            .stack_size(1024 * 1024)
+            .spawn(move || a.conflicts().map(|c| c.len()))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(matches!(r, Err(RecordError::Malformed { .. })), "{r:?}");
+    }
+}

@@ -23,6 +23,7 @@ use super::doc::{key, malformed};
 use super::events::{EventKind, EventView, InvalidEvent, RawEvent};
 use super::model::{Agent, ConflictValue, FieldConflict, UserRole, Witness, device_of_actor};
 use super::read::{object_json, parse_uuid, person_ref, scalar_json};
+use crate::limits::{MAX_DOCUMENT_DEPTH, MAX_JSON_FIELD_BYTES};
 
 /// One visible value and whether concurrent writers left other values beside it.
 pub(super) struct Slot<'a> {
@@ -52,18 +53,34 @@ pub(super) struct List<'a> {
 
 /// Reads the whole document as it is now, or at `heads` (an earlier state of it: the server
 /// reads each incoming change's step this way, without isolating the document).
+///
+/// The walk recurses once per level of nesting and refuses, as malformed, an object deeper
+/// than `MAX_DOCUMENT_DEPTH` before descending into it: anyone can send a document, and one of
+/// a few kilobytes can nest maps hundreds of levels deep.
 pub(super) fn read_tree<'a>(
     d: &'a AutoCommit,
     heads: Option<&[ChangeHash]>,
 ) -> Result<Map<'a>, RecordError> {
-    read_map(d, ROOT, heads)
+    read_map(d, ROOT, heads, 0)
+}
+
+/// Refuses an object at `depth` (the root is at 0) beyond the limit.
+pub(super) fn check_depth(depth: usize) -> Result<(), RecordError> {
+    if depth > MAX_DOCUMENT_DEPTH {
+        return Err(malformed(format!(
+            "o documento tem objetos aninhados em mais de {MAX_DOCUMENT_DEPTH} níveis"
+        )));
+    }
+    Ok(())
 }
 
 fn read_map<'a>(
     d: &'a AutoCommit,
     id: ObjId,
     heads: Option<&[ChangeHash]>,
+    depth: usize,
 ) -> Result<Map<'a>, RecordError> {
+    check_depth(depth)?;
     let mut entries = Vec::new();
     let range = match heads {
         Some(h) => d.map_range_at(&id, .., h),
@@ -71,7 +88,7 @@ fn read_map<'a>(
     };
     for item in range {
         let child = matches!(item.value, ValueRef::Object(_)).then(|| item.id());
-        let node = node(d, item.value, child, heads)?;
+        let node = node(d, item.value, child, heads, depth)?;
         entries.push((
             item.key,
             Slot {
@@ -87,7 +104,9 @@ fn read_list<'a>(
     d: &'a AutoCommit,
     id: ObjId,
     heads: Option<&[ChangeHash]>,
+    depth: usize,
 ) -> Result<List<'a>, RecordError> {
+    check_depth(depth)?;
     let mut items = Vec::new();
     let range = match heads {
         Some(h) => d.list_range_at(&id, .., h),
@@ -95,7 +114,7 @@ fn read_list<'a>(
     };
     for item in range {
         let child = matches!(item.value, ValueRef::Object(_)).then(|| item.id());
-        let node = node(d, item.value, child, heads)?;
+        let node = node(d, item.value, child, heads, depth)?;
         items.push(Slot {
             node,
             conflict: item.conflict,
@@ -109,13 +128,17 @@ fn node<'a>(
     value: ValueRef<'a>,
     child: Option<ObjId>,
     heads: Option<&[ChangeHash]>,
+    // Depth of the object holding `value`.
+    depth: usize,
 ) -> Result<Node<'a>, RecordError> {
     Ok(match (value, child) {
         (ValueRef::Scalar(s), _) => Node::Scalar(s),
         (ValueRef::Object(ObjType::Map | ObjType::Table), Some(id)) => {
-            Node::Map(read_map(d, id, heads)?)
+            Node::Map(read_map(d, id, heads, depth + 1)?)
         }
-        (ValueRef::Object(ObjType::List), Some(id)) => Node::List(read_list(d, id, heads)?),
+        (ValueRef::Object(ObjType::List), Some(id)) => {
+            Node::List(read_list(d, id, heads, depth + 1)?)
+        }
         (ValueRef::Object(_), _) => Node::Text,
     })
 }
@@ -296,6 +319,13 @@ pub(super) fn read_events(root: &Map<'_>) -> Result<Vec<RawEvent>, RecordError> 
             let at = at.ok_or("sem data e hora")?;
             let by = read_agent(e).map_err(|e| e.to_string())?;
             let payload = e.opt_str(key::PAYLOAD).map_err(|e| e.to_string())?;
+            // Bounded before it is parsed: the payload is JSON from outside.
+            if payload.is_some_and(|p| p.len() > MAX_JSON_FIELD_BYTES) {
+                return Err(format!(
+                    "dados do evento acima de {} KB",
+                    MAX_JSON_FIELD_BYTES / 1024
+                ));
+            }
             let event = EventKind::from_stored(kind, payload)?;
             Ok(EventView {
                 id: id.to_owned(),
@@ -398,7 +428,7 @@ fn slot_conflict(
     for (v, id) in &all {
         let value = match v {
             Value::Scalar(s) => scalar_json(leaf, s),
-            Value::Object(_) => object_json(at.d, id, at.heads)?,
+            Value::Object(_) => object_json(at.d, id, at.heads, 0)?,
         };
         let (actor, device_id) = match id {
             ObjId::Id(_, actor, _) => (actor.to_hex_string(), device_of_actor(actor)),

@@ -36,6 +36,7 @@ use super::wire::{
     heads_from_hex, heads_to_hex, sorted,
 };
 use super::{SyncError, boxed};
+use crate::limits::MAX_RECORD_BYTES;
 use crate::records::RecordDoc;
 use crate::store::RecordMeta;
 
@@ -441,8 +442,16 @@ impl DeviceSync {
             report.received += 1;
             let id = m.record_id.to_string();
             let w = working(store, &mut work, &id)?;
-            let applied = match (w.doc.as_mut(), Message::decode(m.message.as_slice())) {
-                (Some(doc), Ok(msg)) => receive(doc, msg),
+            // Bytes from the server are bytes from outside: a message that makes the document
+            // library panic is one that does not apply (`receive` works on a copy).
+            let applied = match w.doc.as_mut() {
+                Some(doc) if m.message.len() <= MAX_RECORD_BYTES => crate::records::contain(|| {
+                    Ok(Message::decode(m.message.as_slice())
+                        .ok()
+                        .and_then(|msg| receive(doc, msg)))
+                })
+                .ok()
+                .flatten(),
                 _ => None,
             };
             match applied {
@@ -636,7 +645,8 @@ fn outgoing(doc: &mut RecordDoc, state: Option<State>) -> Outgoing {
 }
 
 /// Applies a server message on a copy; `None` if it does not apply cleanly (bad bytes, missing
-/// dependencies, a result that is not this record).
+/// dependencies, a result that is not this record). `doc` itself is only read (and cloned):
+/// the caller runs this contained, and a panic leaves `doc` as it was.
 fn receive(doc: &mut RecordDoc, msg: Message) -> Option<(RecordDoc, Vec<ChangeHash>)> {
     let server_heads = sorted(msg.heads.clone());
     let mut copy = doc.clone();

@@ -9,14 +9,22 @@
 //! 1. refuse the request as a whole if its protocol or device is not the authenticated one;
 //! 2. for each record the device sent (a whole `NewRecord` or a sync `DocMessage`), in order:
 //!    load the server's copy; refuse it unseen if the device may not see that record
-//!    (`not_visible`); decode the bytes into a scratch copy (`malformed` if they do not decode);
-//!    list the changes the server lacks; vet them change by change (`vetting`); store the
-//!    accepted ones (`StoreRecord`, with the next change sequence number); refuse the rest
-//!    (`Rejection` with the server's document, `Quarantine`); acknowledge the heads and reply
-//!    with the changes the device lacks;
+//!    (`not_visible`); refuse it undecoded if its bytes and the server's copy exceed
+//!    `MAX_RECORD_BYTES` (`too_large`); decode the bytes into a scratch copy (`malformed` if they
+//!    do not decode); list the changes the server lacks; read from the store what it knows of
+//!    the actors and auto numbers they use; vet them change by change (`vetting`); refuse them
+//!    all if the record would then hold a number outside the device's leased blocks
+//!    (`number_not_leased`) or one another record holds (`number_taken`); store the accepted
+//!    ones (`StoreRecord`, with the next change sequence number); refuse the rest (`Rejection`
+//!    with the server's document, `Quarantine`); acknowledge the heads and reply with the
+//!    changes the device lacks;
 //! 3. push the records changed since the device's `cursor` that it may see and does not have
 //!    yet (`visible_changes`), as sync messages or, for records it never had, whole;
 //! 4. remember per (device, record) what the device has (`PeerState`).
+//!
+//! The decoding and vetting of each record run contained (`contained`): automerge panics on
+//! some corrupt bytes, and such a record is refused as `malformed`, kept in quarantine, while
+//! the exchange goes on for the others.
 //!
 //! Step 2 runs a window of records at a time: the pure work (decoding, vetting) on `workers`
 //! scoped threads, each taking the next record when it is free, while the calling thread hands
@@ -34,7 +42,7 @@
 //! response is simply sent again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use automerge::sync::{Have, Message, State, SyncDoc};
 use automerge::{AutoCommit, ChangeHash, ReadDoc};
@@ -44,14 +52,16 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::vetting::{
-    BindingError, ChangeMeta, Refusal, VetFailure, changes_after, malformed, vet_changes,
+    BindingError, ChangeMeta, Refusal, RegistryAccess, VetFailure, changes_after, malformed,
+    vet_changes,
 };
 use super::wire::{
     Ack, Bytes, DocMessage, NewRecord, PROTOCOL_VERSION, Rejection, RejectionCode, SyncRequest,
     SyncResponse, heads_from_hex, heads_to_hex, sorted,
 };
 use super::{SyncError, boxed};
-use crate::domain::{RegistryIndex, StandId};
+use crate::domain::{Registry, RegistryIndex, StandId};
+use crate::limits::MAX_RECORD_BYTES;
 use crate::records::{Agent, RecordDoc, RecordError, RecordKind, RecordView, UserRole};
 
 /// Who is syncing, as the server authenticated them (never as the request claims).
@@ -173,6 +183,11 @@ pub trait ServerSyncStore {
         up_to: u64,
         limit: usize,
     ) -> Result<Vec<Changed>, Self::Error>;
+    /// Whether auto number `number` lies in a block the server leased to the device
+    /// `device_id` (the authenticated device's protocol UUID).
+    fn number_leased(&mut self, device_id: Uuid, number: u64) -> Result<bool, Self::Error>;
+    /// The record holding auto number `number` (as written in it), if any.
+    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>, Self::Error>;
     /// Persists `effects` in order, in the same transaction as the reads. Called several times
     /// per exchange; a record's effects are never split between calls.
     fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), Self::Error>;
@@ -344,6 +359,52 @@ enum Incoming<'a> {
     Message(&'a [u8]),
 }
 
+impl<'a> Incoming<'a> {
+    fn bytes(self) -> &'a [u8] {
+        match self {
+            Incoming::Whole(b) | Incoming::Message(b) => b,
+        }
+    }
+}
+
+/// Runs the pure work on one incoming record (decoding it, vetting it), containing a panic of
+/// the document library: automerge 0.12 panics on some corrupt bytes instead of returning an
+/// error. `Ok(Err(_))`: it panicked, and the record is refused as malformed with its bytes kept
+/// as evidence, while the other records of the request go on. Everything `f` builds from the
+/// incoming bytes (the scratch copy, the vetting's forks) is its own and dropped with the panic;
+/// what it borrows (the sender, the actor bindings read before) it only reads, which is why
+/// asserting unwind safety is sound. No server document goes back with the refusal: where the
+/// panic happened is unknown, so nothing is disclosed.
+fn contained<T>(
+    incoming: Incoming<'_>,
+    now: DateTime<Utc>,
+    f: impl FnOnce() -> Result<T, SyncError>,
+) -> Result<Result<T, Examined>, SyncError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r.map(Ok),
+        Err(_) => Ok(Err(Examined::refused(
+            evidence(incoming.bytes()),
+            malformed(crate::records::LIBRARY_PANIC),
+            None,
+            now,
+        ))),
+    }
+}
+
+/// The refused bytes kept as evidence: whole up to the record limit, else its first
+/// `MAX_RECORD_BYTES` (what an oversized upload holds beyond that says nothing more, and
+/// storing it whole would let anyone fill the quarantine).
+fn evidence(raw: &[u8]) -> Vec<u8> {
+    raw[..raw.len().min(MAX_RECORD_BYTES)].to_vec()
+}
+
+fn too_large() -> Refusal {
+    super::vetting::record_refusal(&RecordError::TooLarge {
+        what: "o registro",
+        limit: format!("{} KB", MAX_RECORD_BYTES / 1024),
+    })
+}
+
 /// What receiving one record tells about the device's copy.
 #[derive(Debug, Default)]
 struct Received {
@@ -374,6 +435,70 @@ struct Ready<'a> {
     need: Vec<ChangeHash>,
     /// The changes the server lacks, in causal order.
     new_changes: Vec<ChangeMeta>,
+    /// The auto numbers the record holds once they are applied (`RecordDoc::claimed_numbers`).
+    numbers: Vec<String>,
+}
+
+/// What the store says of one auto number, read before the vetting (which runs without it).
+#[derive(Debug, Clone, Copy, Default)]
+struct NumberFacts {
+    /// In a block leased to the sender's device.
+    leased: bool,
+    /// The record that holds it: stored, or claimed first by another record of this request.
+    holder: Option<Uuid>,
+}
+
+/// Reads what the store knows of `number` for `sender`.
+fn number_facts<S: ServerSyncStore>(
+    store: &mut S,
+    sender: &Sender,
+    number: &str,
+) -> Result<NumberFacts, SyncError> {
+    let leased = match number.trim().parse::<u64>() {
+        Ok(n) => store
+            .number_leased(sender.agent.device_id, n)
+            .map_err(boxed)?,
+        Err(_) => false,
+    };
+    Ok(NumberFacts {
+        leased,
+        holder: store.number_holder(number).map_err(boxed)?,
+    })
+}
+
+/// Whether `record_id` may take auto number `number`: a number is unique across records, and
+/// one a device writes must come from a block the server leased to that device (the office
+/// numbers records by hand, outside the blocks). `None`: it may.
+fn number_refusal(
+    sender: &Sender,
+    record_id: Uuid,
+    number: &str,
+    facts: Option<&NumberFacts>,
+) -> Option<Refusal> {
+    let facts = facts.copied().unwrap_or_default();
+    if facts.holder.is_some_and(|h| h != record_id) {
+        return Some(Refusal {
+            code: RejectionCode::NumberTaken,
+            message: format!("o número de auto {number} já pertence a outro registro"),
+        });
+    }
+    if sender.agent.role != UserRole::Office && !facts.leased {
+        return Some(Refusal {
+            code: RejectionCode::NumberNotLeased,
+            message: format!(
+                "o número de auto {number} não está em nenhum bloco de números concedido a este \
+                 aparelho"
+            ),
+        });
+    }
+    None
+}
+
+/// The auto numbers of a request as read before its vetting.
+struct Numbers<'a> {
+    numbers: &'a HashMap<String, NumberFacts>,
+    /// Which record of the request claims each number first.
+    claimed: &'a HashMap<String, Uuid>,
 }
 
 /// Everything receiving one record decided, committed later in request order.
@@ -434,16 +559,24 @@ struct Touched {
 impl ServerSync {
     /// Handles one request from `sender`, persisting its effects through `store`, and returns
     /// the response to send once the caller has committed. On an error, some effects may have
-    /// been persisted: the caller rolls the exchange back. `registry` is needed to vet
-    /// coordinators' reports.
+    /// been persisted: the caller rolls the exchange back. `registry` is what incoming records
+    /// are checked against: the permits they name, and a coordinator's art. 17 scope (indexed
+    /// on first need, once per request).
     pub fn handle<S: ServerSyncStore>(
         &self,
         store: &mut S,
         sender: &Sender,
-        registry: Option<&RegistryIndex<'_>>,
+        registry: Option<&Registry>,
         request: &SyncRequest,
         now: DateTime<Utc>,
     ) -> Result<SyncResponse, SyncError> {
+        let lazy_index = OnceLock::new();
+        let registry = RegistryAccess {
+            registry,
+            given: None,
+            lazy: Some(&lazy_index),
+        };
+        let registry = &registry;
         if request.protocol != PROTOCOL_VERSION {
             return Err(SyncError::Protocol {
                 got: request.protocol,
@@ -504,6 +637,8 @@ impl ServerSync {
         //    persisted), look up the actors they use, vet them (in parallel), then commit each
         //    result in request order.
         let mut actors: HashMap<String, Option<Uuid>> = HashMap::new();
+        let mut numbers: HashMap<String, NumberFacts> = HashMap::new();
+        let mut claimed: HashMap<String, Uuid> = HashMap::new();
         let mut items = items.into_iter().peekable();
         while items.peek().is_some() {
             let window: Vec<(Uuid, Incoming<'_>)> = items.by_ref().take(WINDOW).collect();
@@ -518,7 +653,10 @@ impl ServerSync {
                 reads,
                 self.workers,
                 |(record_id, incoming, stored, loaded)| {
-                    let step = self.decode_step(sender, record_id, incoming, stored, now);
+                    let step = contained(incoming, now, || {
+                        self.decode_step(sender, record_id, incoming, stored.as_ref(), now)
+                    })
+                    .map(|step| step.unwrap_or_else(|ex| Step::Done(Box::new(ex))));
                     (record_id, loaded, step)
                 },
                 || persist(store, previous),
@@ -536,10 +674,20 @@ impl ServerSync {
                             slot.insert(device);
                         }
                     }
+                    for n in &r.numbers {
+                        if !numbers.contains_key(n) {
+                            let facts = number_facts(store, sender, n)?;
+                            numbers.insert(n.clone(), facts);
+                        }
+                        // Two records of one request with the same number: the first, in
+                        // request order, may take it.
+                        claimed.entry(n.clone()).or_insert(record_id);
+                    }
                 }
                 ready.push((record_id, loaded, step));
             }
             let actors = &actors;
+            let (numbers, claimed) = (&numbers, &claimed);
             let (examined, ()) = par_map_beside(
                 ready,
                 self.workers,
@@ -547,7 +695,14 @@ impl ServerSync {
                     let ex = match step {
                         Step::Done(ex) => Ok(*ex),
                         Step::Ready(r) => {
-                            self.vet_step(sender, registry, record_id, *r, actors, now)
+                            let incoming = r.incoming;
+                            contained(incoming, now, || {
+                                let numbers = Numbers { numbers, claimed };
+                                self.vet_step(
+                                    sender, registry, record_id, *r, actors, &numbers, now,
+                                )
+                            })
+                            .map(|ex| ex.unwrap_or_else(|refused| refused))
                         }
                     };
                     (record_id, loaded, ex)
@@ -700,12 +855,10 @@ impl ServerSync {
         sender: &Sender,
         record_id: Uuid,
         incoming: Incoming<'a>,
-        stored: Option<ServerRecord>,
+        stored: Option<&ServerRecord>,
         now: DateTime<Utc>,
     ) -> Result<Step<'a>, SyncError> {
-        let raw = match incoming {
-            Incoming::Whole(b) | Incoming::Message(b) => b,
-        };
+        let raw = incoming.bytes();
         let mut server = match stored {
             Some(r) => Some(load_stored(record_id, &r.doc)?),
             None => None,
@@ -722,7 +875,7 @@ impl ServerSync {
             && !may_see(sender, view)
         {
             return Ok(Step::Done(Box::new(Examined::refused(
-                raw.to_vec(),
+                evidence(raw),
                 Refusal {
                     code: RejectionCode::NotVisible,
                     message: String::from(
@@ -730,6 +883,31 @@ impl ServerSync {
                     ),
                 },
                 None,
+                now,
+            ))));
+        }
+        // Over the record limit, counted before anything is decoded: what arrived, plus what
+        // the server holds (a bound of the record after the merge). A record refused here
+        // costs a comparison, however it would inflate.
+        if raw.len() + stored.map_or(0, |r| r.doc.len()) > MAX_RECORD_BYTES {
+            let server_doc = server.as_mut().map(RecordDoc::save);
+            return Ok(Step::Done(Box::new(Examined::refused(
+                evidence(raw),
+                too_large(),
+                server_doc,
+                now,
+            ))));
+        }
+        // A whole record must not inflate beyond the limit either (`records::check_inflated`:
+        // the library would inflate it without a bound).
+        if let Incoming::Whole(bytes) = incoming
+            && let Err(e) = crate::records::check_inflated(bytes)
+        {
+            let server_doc = server.as_mut().map(RecordDoc::save);
+            return Ok(Step::Done(Box::new(Examined::refused(
+                evidence(raw),
+                super::vetting::record_refusal(&e),
+                server_doc,
                 now,
             ))));
         }
@@ -748,7 +926,7 @@ impl ServerSync {
             Err(reason) => {
                 let server_doc = server.as_mut().map(RecordDoc::save);
                 return Ok(Step::Done(Box::new(Examined::refused(
-                    raw.to_vec(),
+                    evidence(raw),
                     malformed(reason),
                     server_doc,
                     now,
@@ -764,6 +942,7 @@ impl ServerSync {
         if new_changes.is_empty() && server.is_none() {
             return Ok(Step::Done(Box::default()));
         }
+        let numbers = RecordDoc::claimed_numbers(&scratch);
         Ok(Step::Ready(Box::new(Ready {
             incoming,
             server,
@@ -773,19 +952,22 @@ impl ServerSync {
             device_heads,
             need,
             new_changes,
+            numbers,
         })))
     }
 
     /// Second half, also without the store: vets the new changes (actor bindings from
     /// `actors`, read beforehand for every actor they use) and works out what to store, what
     /// to refuse and what to answer.
+    #[allow(clippy::too_many_arguments)]
     fn vet_step(
         &self,
         sender: &Sender,
-        registry: Option<&RegistryIndex<'_>>,
+        registry: &RegistryAccess<'_, '_>,
         record_id: Uuid,
         r: Ready<'_>,
         actors: &HashMap<String, Option<Uuid>>,
+        numbers: &Numbers<'_>,
         now: DateTime<Utc>,
     ) -> Result<Examined, SyncError> {
         let Ready {
@@ -797,7 +979,9 @@ impl ServerSync {
             device_heads,
             need,
             new_changes,
+            numbers: _,
         } = r;
+        let number_before = server_view.as_ref().and_then(|v| v.number.clone());
         let mut lookup = |actor: &str| -> Result<Option<Uuid>, BindingError> {
             actors.get(actor).copied().ok_or_else(|| {
                 BindingError(format!("ator {actor} não foi lido antes da conferência").into())
@@ -811,6 +995,7 @@ impl ServerSync {
             sender,
             registry,
             &mut lookup,
+            now,
         ) {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
@@ -846,6 +1031,43 @@ impl ServerSync {
                 &sender.agent,
                 now,
             )?));
+        }
+        // What the store must judge of the record as it would be stored: its bytes, measured
+        // exactly (the check before decoding bounds them only approximately: a merge
+        // compresses differently than its parts), and an auto number it newly holds.
+        let refuse_all = ex.stored.as_ref().and_then(|st| {
+            if st.doc.len() > MAX_RECORD_BYTES {
+                return Some(too_large());
+            }
+            let n = st.view.number.as_deref()?;
+            if number_before.as_deref() == Some(n) {
+                return None;
+            }
+            let mut facts = numbers.numbers.get(n).copied();
+            if let (Some(f), Some(first)) = (facts.as_mut(), numbers.claimed.get(n))
+                && f.holder.is_none()
+                && *first != record_id
+            {
+                f.holder = Some(*first);
+            }
+            number_refusal(sender, record_id, n, facts.as_ref())
+        });
+        if let Some(refusal) = refuse_all {
+            let mut hashes: Vec<String> = vetted.accepted.iter().map(|h| h.to_string()).collect();
+            if let Some((refused, _)) = &vetted.refused {
+                hashes.extend(refused.iter().map(|c| c.hash().to_string()));
+            }
+            ex.stored = None;
+            let mut server = server;
+            ex.received.will_have = server.as_mut().map(|d| heads_to_hex(&sorted(d.heads())));
+            ex.refusal = Some(RefusalOut {
+                change_hashes: hashes,
+                bytes: evidence(incoming.bytes()),
+                refusal,
+                server_doc: server.as_mut().map(RecordDoc::save),
+                at: now,
+            });
+            return Ok(ex);
         }
         let device_has = Some(heads_to_hex(&sorted(device_heads.clone())));
         if let Some((refused, refusal)) = vetted.refused {
@@ -1007,14 +1229,20 @@ impl ServerSync {
                 .actor_device(actor)
                 .map_err(|e| BindingError(Box::new(e)))
         };
+        let registry = RegistryAccess {
+            registry: registry.map(|i| i.registry),
+            given: registry,
+            lazy: None,
+        };
         let vetted = match vet_changes(
             Some((&server, view)),
             scratch.into_automerge(),
             &server_heads,
             changes,
             sender,
-            registry,
+            &registry,
             &mut lookup,
+            now,
         ) {
             Ok(v) => v,
             Err(VetFailure::Bindings(BindingError(e))) => return Err(SyncError::Store(e)),
@@ -1097,6 +1325,8 @@ fn decode_into(
         }
         Incoming::Message(bytes) => {
             let msg = Message::decode(bytes).map_err(|e| e.to_string())?;
+            // The changes travel as raw chunks and are inflated when applied: bound them first.
+            crate::records::check_inflated_parts(msg.changes.iter()).map_err(|e| e.to_string())?;
             let heads = msg.heads.clone();
             let need = msg.need.clone();
             scratch
@@ -1213,6 +1443,9 @@ fn code_of_record_error(e: &RecordError) -> RejectionCode {
         | RecordError::OnlyLightSettled
         | RecordError::WitnessRequired
         | RecordError::NoConflict { .. } => RejectionCode::InvalidEvent,
+        RecordError::TooLarge { .. } => RejectionCode::TooLarge,
+        // An invalid input to the office's own action (a value that is not among a conflict's)
+        // is not evidence: it keeps the code the records API has always answered.
         _ => RejectionCode::Malformed,
     }
 }

@@ -16,26 +16,54 @@
 //!    (`foreign_actor`);
 //! 2. `records::vet` of before → after with the sender's role (sealed evidence, who may
 //!    create, edit, number, add evidence and write which event);
-//! 3. for coordinators, the art. 17 scope: a new transgression must be of their stand
+//! 3. what the record then holds: the limits and evidence checks the device applies to its
+//!    own writes (`records::check_record`: sizes, plate, position, time, verdict, permit);
+//!    over a limit is `too_large`, invalid evidence `invalid_field`;
+//! 4. for coordinators, the art. 17 scope: a new transgression must be of their stand
 //!    (`transgression_in_scope` against the registry) and an existing record must be of it;
-//! 4. its events: an event that does not decode, or that the state machine refused *on the
+//! 5. its events: an event that does not decode, or that the state machine refused *on the
 //!    sender's own copy* (the document at this change), is refused (`invalid_event`). An event
 //!    that was valid where it was written but is flagged after merging with a concurrent change
 //!    (the office decided something meanwhile) is accepted and stays flagged in the record, as
 //!    DESIGN §Records asks — refusing it would make the outcome depend on arrival order.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use automerge::{ActorId, AutoCommit, Change, ChangeHash};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::server::Sender;
 use super::wire::{RejectionCode, sorted};
-use crate::domain::RegistryIndex;
+use crate::domain::{Registry, RegistryIndex};
 use crate::records::{
-    RecordDoc, RecordError, RecordKind, RecordView, UserRole, Violation, device_of_actor, diff,
-    transgression_in_scope, vet,
+    CheckContext, RecordDoc, RecordError, RecordKind, RecordView, UserRole, Violation,
+    check_record, device_of_actor, diff, transgression_in_scope, vet,
 };
+
+/// The registry as the vetting reads it: the permits, scanned when a change sets a record's
+/// permit (`records::check_record`), and an index, needed only for a coordinator's new report
+/// (the art. 17 scope) and built on first use — indexing a city's registry costs milliseconds,
+/// which the syncs of officers (most of them) need not pay (sync bench).
+#[derive(Clone, Copy)]
+pub(crate) struct RegistryAccess<'a, 'r> {
+    pub(crate) registry: Option<&'r Registry>,
+    /// An index the caller already has…
+    pub(crate) given: Option<&'a RegistryIndex<'r>>,
+    /// …or where to build it once, shared by the threads of one request.
+    pub(crate) lazy: Option<&'a OnceLock<RegistryIndex<'r>>>,
+}
+
+impl<'a, 'r> RegistryAccess<'a, 'r> {
+    pub(crate) fn index(&self) -> Option<&'a RegistryIndex<'r>> {
+        if let Some(i) = self.given {
+            return Some(i);
+        }
+        let (registry, lazy) = (self.registry?, self.lazy?);
+        Some(lazy.get_or_init(|| registry.index()))
+    }
+}
 
 /// The first refused change and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +149,7 @@ pub(crate) fn changes_after(doc: &mut AutoCommit, heads: &[ChangeHash]) -> Vec<C
 /// a new record). The judgement is the same: the state after change *i* is a function of the
 /// heads after change *i*, however it is reached (see `vet_changes_merged`). Only when `merged`
 /// does not read as a record are the changes applied one by one, to find the one that broke it.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn vet_changes(
     // The server's record and its view (which the caller computed to check visibility).
     base: Option<(&RecordDoc, RecordView)>,
@@ -129,8 +158,9 @@ pub(crate) fn vet_changes(
     base_heads: &[ChangeHash],
     changes: Vec<ChangeMeta>,
     sender: &Sender,
-    registry: Option<&RegistryIndex<'_>>,
+    registry: &RegistryAccess<'_, '_>,
     bindings: Bindings<'_>,
+    now: DateTime<Utc>,
 ) -> Result<Vetted, VetFailure> {
     let (base, base_view) = match base {
         Some((d, v)) => (Some(d), Some(v)),
@@ -139,7 +169,7 @@ pub(crate) fn vet_changes(
     let mut merged = match RecordDoc::try_from_automerge_viewed(merged) {
         Ok((full, full_view)) => {
             return vet_changes_merged(
-                base_view, base_heads, changes, full, full_view, sender, registry, bindings,
+                base_view, base_heads, changes, full, full_view, sender, registry, bindings, now,
             );
         }
         Err((am, _)) => *am,
@@ -220,6 +250,7 @@ pub(crate) fn vet_changes(
             &ChangeMeta::of(change),
             sender,
             registry,
+            now,
         )? {
             return Ok(refuse(refusal, cur, accepted, new_bindings));
         }
@@ -286,8 +317,9 @@ fn vet_changes_merged(
     mut full: RecordDoc,
     full_view: RecordView,
     sender: &Sender,
-    registry: Option<&RegistryIndex<'_>>,
+    registry: &RegistryAccess<'_, '_>,
     bindings: Bindings<'_>,
+    now: DateTime<Utc>,
 ) -> Result<Vetted, VetFailure> {
     let full_heads = sorted(full.heads());
     let mut cur_view: Option<RecordView> = base_view;
@@ -384,6 +416,7 @@ fn vet_changes_merged(
             change,
             sender,
             registry,
+            now,
         )?;
         if let Some(refusal) = verdict {
             return Ok(refuse(
@@ -418,17 +451,27 @@ fn judge(
     after_doc: &mut RecordDoc,
     change: &ChangeMeta,
     sender: &Sender,
-    registry: Option<&RegistryIndex<'_>>,
+    registry: &RegistryAccess<'_, '_>,
+    now: DateTime<Utc>,
 ) -> Result<Option<Refusal>, VetFailure> {
     let violations = vet(before, after, &sender.agent);
     if let Some(refusal) = refusal_of_violations(&violations) {
         return Ok(Some(refusal));
     }
 
+    // What the record holds: the same limits and evidence checks as the device's writes.
+    let ctx = CheckContext {
+        now,
+        registry: registry.registry,
+    };
+    if let Err(e) = check_record(before, after, &ctx) {
+        return Ok(Some(record_refusal(&e)));
+    }
+
     if sender.agent.role == UserRole::Coordinator {
         let stand = sender.stand.as_deref().unwrap_or_default();
         if before.is_none() && after.kind == RecordKind::Transgression {
-            let index = registry.ok_or(VetFailure::NoRegistry)?;
+            let index = registry.index().ok_or(VetFailure::NoRegistry)?;
             if let Err(e) = transgression_in_scope(after, index, stand) {
                 return Ok(Some(Refusal {
                     code: RejectionCode::OutsideStand,
@@ -565,8 +608,21 @@ fn view_at(doc: &mut RecordDoc, heads: &[ChangeHash]) -> Option<RecordView> {
     doc.view_at(heads).ok()
 }
 
-fn record_refusal(e: &RecordError) -> Refusal {
-    malformed(e.to_string())
+/// A record that does not read, is over a limit or holds invalid evidence.
+pub(crate) fn record_refusal(e: &RecordError) -> Refusal {
+    match e {
+        RecordError::TooLarge { .. } => Refusal {
+            code: RejectionCode::TooLarge,
+            message: e.to_string(),
+        },
+        RecordError::Invalid { .. }
+        | RecordError::InvalidHash { .. }
+        | RecordError::UnknownPermit { .. } => Refusal {
+            code: RejectionCode::InvalidField,
+            message: e.to_string(),
+        },
+        _ => malformed(e.to_string()),
+    }
 }
 
 pub(crate) fn malformed(reason: impl Into<String>) -> Refusal {

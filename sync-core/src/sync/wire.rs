@@ -147,6 +147,15 @@ pub enum RejectionCode {
     InvalidEvent,
     /// A record this device may not see (another officer's): nothing of it is disclosed.
     NotVisible,
+    /// The record would exceed a limit of `crate::limits` (its bytes, a text, a list).
+    TooLarge,
+    /// Evidence that fails the checks the device makes when recording (plate, position,
+    /// time of the occurrence, verdict, permit, references, hashes).
+    InvalidField,
+    /// An auto number outside every block the server leased to the sending device.
+    NumberNotLeased,
+    /// An auto number another record already holds.
+    NumberTaken,
 }
 
 impl RejectionCode {
@@ -160,6 +169,10 @@ impl RejectionCode {
             Self::OutsideStand => "outside_stand",
             Self::InvalidEvent => "invalid_event",
             Self::NotVisible => "not_visible",
+            Self::TooLarge => "too_large",
+            Self::InvalidField => "invalid_field",
+            Self::NumberNotLeased => "number_not_leased",
+            Self::NumberTaken => "number_taken",
         }
     }
 
@@ -173,6 +186,10 @@ impl RejectionCode {
             Self::OutsideStand,
             Self::InvalidEvent,
             Self::NotVisible,
+            Self::TooLarge,
+            Self::InvalidField,
+            Self::NumberNotLeased,
+            Self::NumberTaken,
         ]
         .into_iter()
         .find(|c| c.as_str() == s)

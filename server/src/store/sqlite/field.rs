@@ -1,14 +1,23 @@
 //! Auto-number blocks and photos in SQLite.
 //!
+//! Both are bounded per device (`crate::limits`), checked in the write's own transaction: a
+//! device holding `MAX_UNUSED_NUMBERS_PER_DEVICE` unused numbers gets no new block, and photos
+//! beyond the quotas of a sliding window are refused (429 with `Retry-After`).
+//!
 //! A lease reads `max(end_no)` and inserts the next block in the same `IMMEDIATE` transaction,
 //! so two leases can never overlap (and a unique index on `end_no` guards it again). A photo's
 //! metadata and bytes are inserted together with the audit row, whose payload hash is the
 //! photo's own SHA-256.
 
+use chrono::{DateTime, Duration, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction};
 
 use super::{parse_time, unique_violation};
 use crate::audit::{AuditEntry, format_at, payload_hash};
+use crate::limits::{
+    MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW, MAX_PHOTOS_PER_DEVICE_PER_WINDOW,
+    MAX_UNUSED_NUMBERS_PER_DEVICE, PHOTO_QUOTA_WINDOW_HOURS,
+};
 use crate::store::{Actor, NumberBlock, PhotoMeta, PutPhoto, StoreError};
 
 pub(super) fn lease(
@@ -32,6 +41,16 @@ pub(super) fn lease(
         }
         Some(true) => return Err(StoreError::DeviceNotActive),
         Some(false) => {}
+    }
+    let unused = unused_numbers(tx, device_id)?;
+    if unused >= MAX_UNUSED_NUMBERS_PER_DEVICE {
+        return Err(StoreError::QuotaExceeded {
+            message: format!(
+                "O dispositivo ainda tem {unused} números de auto sem uso (o máximo é \
+                 {MAX_UNUSED_NUMBERS_PER_DEVICE}): use-os antes de pedir outro bloco."
+            ),
+            retry_after: None,
+        });
     }
     let max: i64 = tx.query_row(
         "SELECT coalesce(max(end_no), 0) FROM number_blocks",
@@ -72,6 +91,66 @@ pub(super) fn lease(
     })
 }
 
+/// Numbers leased to `device_id` that no stored record holds yet (numbers a device used in
+/// records it has not synced count as unused until they arrive).
+pub(super) fn unused_numbers(conn: &Connection, device_id: &str) -> Result<u64, StoreError> {
+    let leased: i64 = conn
+        .prepare_cached(
+            "SELECT coalesce(sum(end_no - start_no + 1), 0) FROM number_blocks WHERE device_id = ?1",
+        )?
+        .query_row([device_id], |r| r.get(0))?;
+    let used: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM record_numbers n WHERE EXISTS (SELECT 1 FROM number_blocks b
+                 WHERE b.device_id = ?1 AND n.value BETWEEN b.start_no AND b.end_no)",
+        )?
+        .query_row([device_id], |r| r.get(0))?;
+    Ok(u64::try_from(leased.saturating_sub(used)).unwrap_or(0))
+}
+
+/// Refuses a new photo of `device_id` past the photo quotas of `crate::limits` over the
+/// sliding window ending at `now`.
+fn check_photo_quota(
+    conn: &Connection,
+    device_id: &str,
+    size: u64,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let since = now - Duration::hours(PHOTO_QUOTA_WINDOW_HOURS);
+    let (count, bytes, oldest): (i64, i64, Option<String>) = conn
+        .prepare_cached(
+            "SELECT count(*), coalesce(sum(size), 0), min(uploaded_at) FROM photos
+             WHERE device_id = ?1 AND uploaded_at > ?2",
+        )?
+        .query_row(rusqlite::params![device_id, format_at(since)], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?;
+    let count = u64::try_from(count).unwrap_or(0);
+    let bytes = u64::try_from(bytes).unwrap_or(0);
+    if count < MAX_PHOTOS_PER_DEVICE_PER_WINDOW
+        && bytes.saturating_add(size) <= MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW
+    {
+        return Ok(());
+    }
+    // When the oldest upload of the window leaves it.
+    let retry_after = oldest
+        .and_then(|t| parse_time(&t).ok())
+        .map(|t| {
+            (t + Duration::hours(PHOTO_QUOTA_WINDOW_HOURS) - now)
+                .num_seconds()
+                .max(1)
+        })
+        .and_then(|s| u64::try_from(s).ok());
+    Err(StoreError::QuotaExceeded {
+        message: format!(
+            "Este dispositivo atingiu o limite de fotos enviadas em {PHOTO_QUOTA_WINDOW_HOURS} \
+             horas ({MAX_PHOTOS_PER_DEVICE_PER_WINDOW} fotos ou {} MB): tente mais tarde.",
+            MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW / (1024 * 1024)
+        ),
+        retry_after,
+    })
+}
+
 const PHOTO_COLUMNS: &str =
     "sha256, size, content_type, uploaded_at, user_id, device_id, record_id";
 
@@ -106,6 +185,7 @@ pub(super) fn put_photo(
     if let Some(existing) = photo_meta(tx, &meta.sha256)? {
         return Ok(PutPhoto::AlreadyStored(existing));
     }
+    check_photo_quota(tx, &meta.device_id, meta.size, meta.uploaded_at)?;
     tx.execute(
         &format!("INSERT INTO photos ({PHOTO_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
         rusqlite::params![
@@ -168,4 +248,88 @@ pub(super) fn photos_present(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use chrono::{DateTime, Duration, Utc};
+    use rusqlite::Connection;
+
+    use super::check_photo_quota;
+    use crate::audit::format_at;
+    use crate::limits::{
+        MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW, MAX_PHOTOS_PER_DEVICE_PER_WINDOW,
+        PHOTO_QUOTA_WINDOW_HOURS,
+    };
+    use crate::store::StoreError;
+
+    fn now() -> DateTime<Utc> {
+        "2026-11-30T15:00:00Z".parse().unwrap()
+    }
+
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn, ":memory:").unwrap();
+        conn
+    }
+
+    fn photo(conn: &Connection, n: u64, device: &str, size: u64, at: DateTime<Utc>) {
+        conn.execute(
+            "INSERT INTO photos (sha256, size, content_type, uploaded_at, user_id, device_id)
+             VALUES (?1, ?2, 'image/jpeg', ?3, 'u', ?4)",
+            rusqlite::params![format!("{n:064x}"), size as i64, format_at(at), device],
+        )
+        .unwrap();
+    }
+
+    fn refused(r: Result<(), StoreError>) -> bool {
+        matches!(r, Err(StoreError::QuotaExceeded { .. }))
+    }
+
+    #[test]
+    fn photos_per_device_are_bounded_in_count_over_the_window() {
+        let conn = db();
+        for n in 0..MAX_PHOTOS_PER_DEVICE_PER_WINDOW - 1 {
+            photo(&conn, n, "d1", 1, now() - Duration::minutes(1));
+        }
+        // One under the quota: one more may come in.
+        check_photo_quota(&conn, "d1", 1, now()).unwrap();
+        photo(&conn, 1_000_000, "d1", 1, now() - Duration::minutes(1));
+        // At the quota: refused, saying when to retry; another device is not affected.
+        match check_photo_quota(&conn, "d1", 1, now()) {
+            Err(StoreError::QuotaExceeded {
+                message,
+                retry_after,
+            }) => {
+                assert!(message.contains("limite de fotos"), "{message}");
+                let secs = retry_after.unwrap();
+                assert!(secs > 0 && secs <= 3600 * PHOTO_QUOTA_WINDOW_HOURS as u64);
+            }
+            other => panic!("{other:?}"),
+        }
+        check_photo_quota(&conn, "d2", 1, now()).unwrap();
+        // Past the window, the same uploads no longer count.
+        check_photo_quota(
+            &conn,
+            "d1",
+            1,
+            now() + Duration::hours(PHOTO_QUOTA_WINDOW_HOURS),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn photos_per_device_are_bounded_in_bytes_over_the_window() {
+        let conn = db();
+        photo(
+            &conn,
+            1,
+            "d1",
+            MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW - 10,
+            now() - Duration::hours(1),
+        );
+        check_photo_quota(&conn, "d1", 10, now()).unwrap();
+        assert!(refused(check_photo_quota(&conn, "d1", 11, now())));
+    }
 }

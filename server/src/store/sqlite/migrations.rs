@@ -25,6 +25,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ),
     ("005_records", include_str!("migrations/005_records.sql")),
     ("006_office", include_str!("migrations/006_office.sql")),
+    (
+        "007_record_numbers",
+        include_str!("migrations/007_record_numbers.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

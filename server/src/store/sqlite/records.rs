@@ -10,8 +10,11 @@
 //!    while it decodes the next window);
 //! 3. each effect is written by [`apply`]: an accepted batch rewrites the record's document
 //!    and projection, appends its changes to `record_changes` and one row to the audit chain
-//!    (payload: the digest of its change hashes); refused changes go to `record_quarantine`
-//!    (a replay finds them already there); actor bindings and per-device state are upserted;
+//!    (payload: the digest of its change hashes) and claims its auto number in
+//!    `record_numbers` (the vetting checked it against the device's leased blocks and the
+//!    numbers held, reading them through [`TxStore`]); refused changes go to
+//!    `record_quarantine` (a replay finds them already there) while the device is within its
+//!    quarantine quota (`crate::limits`); actor bindings and per-device state are upserted;
 //! 4. the pool commits, then the handler answers. Any error rolls everything back (an exchange
 //!    refused as a whole, to the savepoint) and the device retries the same request later.
 
@@ -28,6 +31,7 @@ use uuid::Uuid;
 use super::{bad_text, parse_time};
 use crate::audit::{AuditEntry, AuditRow, change_hashes_digest, format_at, payload_hash};
 use crate::auth::Role;
+use crate::limits::{MAX_QUARANTINE_BYTES_PER_DEVICE, MAX_QUARANTINE_ROWS_PER_DEVICE};
 use crate::store::StoreError;
 use crate::store::records::{
     Caller, EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, RecordRow,
@@ -149,6 +153,31 @@ impl ServerSyncStore for TxStore<'_, '_> {
         Ok(out)
     }
 
+    /// Blocks are leased to registered device ids; the protocol UUID is derived from the one
+    /// this transaction's caller authenticated with, so another device's UUID has none.
+    fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool, StoreError> {
+        if sync_core::sync::device_uuid(&self.caller.device_id) != device {
+            return Ok(false);
+        }
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT 1 FROM number_blocks
+                 WHERE device_id = ?1 AND ?2 BETWEEN start_no AND end_no",
+            )?
+            .exists(params![self.caller.device_id, to_i64(number)])?)
+    }
+
+    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>, StoreError> {
+        let s: Option<String> = self
+            .tx
+            .prepare_cached("SELECT record_id FROM record_numbers WHERE number = ?1")?
+            .query_row([number], |r| r.get(0))
+            .optional()?;
+        s.map(|s| Uuid::parse_str(&s).map_err(|e| corrupt("record_numbers", e)))
+            .transpose()
+    }
+
     fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), StoreError> {
         self.created |= effects
             .iter()
@@ -194,10 +223,8 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
     let (role, unbound) = resolve_role(tx, caller, claims)?;
     let role = role.unwrap_or(UserRole::Admin);
     let sender = sender_of(caller, role);
-    // Only a coordinator's changes are checked against the registry (the art. 17 scope);
-    // indexing a city's registry costs tens of milliseconds, which every other sync — most of
-    // them with nothing to exchange — need not pay (issue 5, sync bench).
-    let index = (role == UserRole::Coordinator).then(|| job.registry.index());
+    // Incoming changes are checked against the registry: the permit a record names, and a
+    // coordinator's art. 17 scope (`ServerSync` indexes the registry only for that).
     let mut store = TxStore {
         tx,
         caller,
@@ -210,9 +237,13 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
     // nothing behind: it runs under a savepoint, rolled back then. A store error fails the
     // whole transaction instead (the pool rolls it back).
     tx.execute_batch("SAVEPOINT sync_exchange")?;
-    let outcome = job
-        .logic
-        .handle(&mut store, &sender, index.as_ref(), &job.request, job.now);
+    let outcome = job.logic.handle(
+        &mut store,
+        &sender,
+        Some(&job.registry),
+        &job.request,
+        job.now,
+    );
     let response = match outcome {
         Ok(response) => {
             tx.execute_batch("RELEASE sync_exchange")?;
@@ -352,6 +383,16 @@ fn apply(
                 ])?;
             }
             ServerEffect::Quarantine(q) => {
+                if !quarantine_has_room(tx, &q.device_id.to_string(), q.bytes.len())? {
+                    // Still refused (the device is told); only the evidence is not kept.
+                    tracing::warn!(
+                        device = %caller.device_id,
+                        record = %q.record_id,
+                        code = q.code.as_str(),
+                        "quarantine quota reached: refused change not stored"
+                    );
+                    continue;
+                }
                 let hashes = serde_json::to_string(&q.change_hashes)
                     .map_err(|e| corrupt("record_quarantine", e))?;
                 tx.prepare_cached(
@@ -393,6 +434,21 @@ fn apply(
         }
     }
     Ok(())
+}
+
+/// Whether the device (protocol UUID) may have one more quarantine row of `len` bytes under
+/// the quotas of `crate::limits` (the oldest rows are kept, none is ever deleted).
+fn quarantine_has_room(tx: &Transaction<'_>, device: &str, len: usize) -> Result<bool, StoreError> {
+    let (rows, bytes): (i64, i64) = tx
+        .prepare_cached(
+            "SELECT count(*), coalesce(sum(length(bytes)), 0) FROM record_quarantine
+             WHERE device_id = ?1",
+        )?
+        .query_row([device], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = u64::try_from(rows).unwrap_or(0);
+    let bytes = u64::try_from(bytes).unwrap_or(0);
+    Ok(rows < MAX_QUARANTINE_ROWS_PER_DEVICE
+        && bytes.saturating_add(len as u64) <= MAX_QUARANTINE_BYTES_PER_DEVICE)
 }
 
 /// The projection columns of a record, from its view.
@@ -486,6 +542,9 @@ fn store_change(
         at,
         p.rules
     ])?;
+    if let Some(number) = &s.view.number {
+        claim_number(tx, &id, number)?;
+    }
     let what = if s.created { "create" } else { "change" };
     let row = super::audit::append(
         tx,
@@ -514,6 +573,31 @@ fn store_change(
         at,
         to_i64(row.seq)
     ])?;
+    Ok(())
+}
+
+/// Records that `id` holds auto number `number`, in the same transaction as the record. The
+/// vetting refused a number another record holds; the table's keys guard it again, and a
+/// clash here (a bug, or a write that raced the vetting) fails the whole exchange instead of
+/// storing a second auto with the same number.
+fn claim_number(tx: &Transaction<'_>, id: &str, number: &str) -> Result<(), StoreError> {
+    // The number as an integer when it is one (device blocks), for counting a device's unused
+    // numbers (`store::sqlite::field::unused_numbers`).
+    let value = number.trim().parse::<u64>().ok().map(to_i64);
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO record_numbers (number, record_id, value) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![number, id, value])?;
+    let holder: Option<String> = tx
+        .prepare_cached("SELECT record_id FROM record_numbers WHERE number = ?1")?
+        .query_row([number], |r| r.get(0))
+        .optional()?;
+    if holder.as_deref() != Some(id) {
+        return Err(corrupt(
+            "record_numbers",
+            format!("auto number {number} already held by another record"),
+        ));
+    }
     Ok(())
 }
 
@@ -683,4 +767,52 @@ pub(super) fn quarantine(conn: &Connection, id: &str) -> Result<Vec<QuarantineRo
         })
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rusqlite::Connection;
+
+    use super::quarantine_has_room;
+    use crate::limits::{MAX_QUARANTINE_BYTES_PER_DEVICE, MAX_QUARANTINE_ROWS_PER_DEVICE};
+
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn, ":memory:").unwrap();
+        conn
+    }
+
+    fn row(conn: &Connection, n: u64, device: &str, len: usize) {
+        conn.execute(
+            "INSERT INTO record_quarantine (record_id, device_id, user_id, role, code, message,
+                 change_hashes, bytes, bytes_sha256, at)
+             VALUES ('r', ?1, 'u', 'guarda_municipal', 'malformed', 'm', '[]', ?2, ?3, 't')",
+            rusqlite::params![device, vec![0u8; len], format!("{n}")],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn quarantine_rows_per_device_are_bounded() {
+        let mut conn = db();
+        let tx = conn.transaction().unwrap();
+        for n in 0..MAX_QUARANTINE_ROWS_PER_DEVICE - 1 {
+            row(&tx, n, "d1", 1);
+        }
+        assert!(quarantine_has_room(&tx, "d1", 1).unwrap());
+        row(&tx, 1_000_000, "d1", 1);
+        assert!(!quarantine_has_room(&tx, "d1", 1).unwrap());
+        assert!(quarantine_has_room(&tx, "d2", 1).unwrap());
+    }
+
+    #[test]
+    fn quarantine_bytes_per_device_are_bounded() {
+        let mut conn = db();
+        let tx = conn.transaction().unwrap();
+        let big = usize::try_from(MAX_QUARANTINE_BYTES_PER_DEVICE).unwrap() - 10;
+        row(&tx, 1, "d1", big);
+        assert!(quarantine_has_room(&tx, "d1", 10).unwrap());
+        assert!(!quarantine_has_room(&tx, "d1", 11).unwrap());
+    }
 }

@@ -1,0 +1,5 @@
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    taxi_fiscal_server::fuzzing::sync_request(data);
+});
