@@ -1,12 +1,15 @@
 //! The embedded backend: one SQLite file in the data directory (rusqlite with bundled SQLite,
 //! WAL), so `taxi-fiscal serve` needs nothing else installed.
 //!
-//! Flow: [`SqliteStore::open`] recognises and migrates the file ([`migrations`]), then wraps the
-//! writer connection in a [`Pool`]. Each `Store` method hands one closure to the pool, which runs
+//! Flow: [`SqliteStore::open`] creates the file only if the path does not exist (atomically,
+//! 0600) and otherwise refuses anything that is not a whole SQLite file ([`file`]), recognises
+//! and migrates it ([`migrations`]), then wraps the writer connection in a [`Pool`]. Each `Store` method hands one closure to the pool, which runs
 //! it on the blocking pool inside a transaction; the area modules ([`accounts`], [`registry`],
 //! [`field`]) hold the SQL, and [`audit::append`] writes the chain row inside the same
 //! transaction as the change. The registry is cached in memory as an `Arc<Registry>` tagged with
 //! its version; reading it costs one point query on `registry_meta` while the cache is current.
+//! `audit verify` checks the chain ([`audit`]) and the rows derived from what it records
+//! ([`consistency`]).
 //!
 //! For the record sync (next part of issue 4): add `005_records.sql` to [`migrations`], write
 //! with `store.pool().write(|tx| { …; audit::append(tx, &entry)?; … })`.
