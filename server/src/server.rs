@@ -183,6 +183,7 @@ pub async fn launch_with_state(
 ) -> Result<(), ServerError> {
     let addr = listener.local_addr().ok();
     let data_dir = state.config().data_dir.clone();
+    keep_broken_anchor(state.store().as_ref(), &data_dir).await;
     let first = anchor_audit_head(state.store().as_ref(), &data_dir, "start", None).await;
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let anchoring = {
@@ -221,6 +222,38 @@ pub async fn launch_with_state(
     served?;
     tracing::info!("servidor encerrado");
     Ok(())
+}
+
+/// Before the first anchor of a start overwrites the last one: if the chain no longer holds the
+/// anchored head (its tail was cut, or it was rebuilt — or a backup was restored), that is
+/// logged as an error and the old anchor is kept beside the new one as
+/// `audit-anchor.json.broken-SEQ`, so the evidence survives the restart for `audit verify
+/// --anchor`. Starting is not refused: a restored backup is a legitimate reason.
+async fn keep_broken_anchor(store: &dyn Store, data_dir: &std::path::Path) {
+    let path = data_dir.join(audit::ANCHOR_FILE);
+    let Ok(Some(anchor)) = audit::read_anchor(&path) else {
+        return;
+    };
+    let (Ok(head), Ok(hash)) = (
+        store.audit_head().await,
+        store.audit_row_hash(anchor.seq).await,
+    ) else {
+        return;
+    };
+    let Some(problem) = audit::anchor_problem(&anchor, head.seq, hash.as_deref()) else {
+        return;
+    };
+    let kept = data_dir.join(format!("{}.broken-{}", audit::ANCHOR_FILE, anchor.seq));
+    tracing::error!(
+        anchored_seq = anchor.seq,
+        anchored_hash = %anchor.hash,
+        problem = %problem,
+        kept = %kept.display(),
+        "the audit chain does not hold the anchored head"
+    );
+    if let Err(e) = std::fs::rename(&path, &kept) {
+        tracing::warn!(error = %e, "could not keep the broken anchor");
+    }
 }
 
 /// Logs the audit chain's head and writes it to `DIR/audit-anchor.json` unless it is still

@@ -593,6 +593,16 @@ fn verify_checks_the_anchored_head_and_the_tables_derived_from_the_chain() {
         )),
         "{stderr}"
     );
+    // A restart on the cut chain keeps the old anchor aside (the new start anchors the new
+    // head) and logs it: the evidence survives for `--anchor`.
+    let server = start_demo_with(&data, &[]);
+    assert_eq!(stop(server).code(), Some(0));
+    let kept = data.join(format!("audit-anchor.json.broken-{rows}"));
+    assert!(kept.exists(), "old anchor not kept");
+    let (code, _, stderr) = verify_with(&data, &["--anchor", kept.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("broken-"), "{stderr}");
+
     // Without the anchor file (deleted with the rows), the head written down elsewhere still
     // catches it.
     std::fs::remove_file(data.join("audit-anchor.json")).unwrap();

@@ -73,15 +73,17 @@ pub fn head(conn: &Connection) -> Result<ChainHead, StoreError> {
     )
 }
 
+/// The hash of row `seq`, if there is one.
+pub fn row_hash(conn: &Connection, seq: u64) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT hash FROM audit_log WHERE seq = ?1")?
+        .query_row([i64::try_from(seq).unwrap_or(i64::MAX)], |r| r.get(0))
+        .optional()?)
+}
+
 /// Why the chain does not hold `anchor` (see `audit::anchor_problem`), or `None`.
 pub fn anchor_problem(conn: &Connection, anchor: &ChainHead) -> Result<Option<String>, StoreError> {
     let last = head(conn)?.seq;
-    let hash: Option<String> = conn
-        .query_row(
-            "SELECT hash FROM audit_log WHERE seq = ?1",
-            [i64::try_from(anchor.seq).unwrap_or(i64::MAX)],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let hash = row_hash(conn, anchor.seq)?;
     Ok(audit::anchor_problem(anchor, last, hash.as_deref()))
 }

@@ -341,6 +341,10 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(|c| audit::head(c)))
     }
 
+    fn audit_row_hash(&self, seq: u64) -> StoreFuture<'_, Option<String>> {
+        Box::pin(self.pool.read(move |c| audit::row_hash(c, seq)))
+    }
+
     fn sync_records(&self, job: SyncJob) -> StoreFuture<'_, SyncOutcome> {
         Box::pin(self.pool.write(move |tx| records::sync(tx, &job)))
     }
