@@ -15,6 +15,15 @@
 //! no row without its change. This module is the backend-independent part: the entry, the
 //! encoding and the verification.
 //!
+//! **Anchors.** The chain alone cannot show that rows were removed from its *end*, or that the
+//! whole chain was rebuilt: what is left still links. So its head — `seq` and `hash` of the last
+//! row, a [`ChainHead`] — is written down outside it: the server logs it at start and at each
+//! shutdown, keeps it in [`ANCHOR_FILE`] in the data directory (written atomically at start,
+//! every [`ANCHOR_INTERVAL`] while it changes, and at shutdown; never per request, since the
+//! append is on the sync's hot path), and `taxi-fiscal audit head` prints it for a backup's
+//! label. `audit verify` then requires the chain to still hold that row with that hash
+//! ([`anchor_problem`]): a chain cut below an anchored head, or rewritten, fails.
+//!
 //! Canonical encoding (version 1): the ASCII tag `taxi-fiscal-audit-v1`, then each field in the
 //! order above without `hash`: `seq` as 8 bytes big-endian; every text as its length (8 bytes
 //! big-endian) followed by its UTF-8 bytes; an optional text as one byte `0` (absent) or `1`
@@ -77,6 +86,110 @@ pub struct AuditReport {
 pub struct BrokenRow {
     pub seq: u64,
     pub reason: String,
+}
+
+/// File of the data directory holding the last anchored [`ChainHead`] (JSON).
+pub const ANCHOR_FILE: &str = "audit-anchor.json";
+
+/// How often a running server re-anchors the head when it moved: at most this much of the
+/// chain's tail is unanchored if the machine dies (a clean shutdown anchors everything). One
+/// small file write and fsync a minute costs nothing next to a commit's own fsync.
+pub const ANCHOR_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The head of the chain: its last row's `seq` and `hash`; `seq` 0 with [`GENESIS`] for an
+/// empty chain (which every chain contains).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChainHead {
+    pub seq: u64,
+    pub hash: String,
+}
+
+impl ChainHead {
+    /// The head of an empty chain.
+    pub fn genesis() -> Self {
+        Self {
+            seq: 0,
+            hash: GENESIS.to_owned(),
+        }
+    }
+
+    /// Parses `SEQ:HASH` (what `audit head` prints as `anchor`).
+    pub fn parse(text: &str) -> Option<Self> {
+        let (seq, hash) = text.trim().split_once(':')?;
+        let hash = hash.trim().to_ascii_lowercase();
+        let ok = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+        Some(Self {
+            seq: seq.trim().parse().ok()?,
+            hash: ok.then_some(hash)?,
+        })
+    }
+}
+
+impl std::fmt::Display for ChainHead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.seq, self.hash)
+    }
+}
+
+/// Why the chain does not hold `anchor`, given the chain's last `seq` and the hash of its row
+/// `anchor.seq` (if it has one); `None` when it does.
+pub fn anchor_problem(anchor: &ChainHead, last_seq: u64, hash_at: Option<&str>) -> Option<String> {
+    if anchor.seq == 0 {
+        return (anchor.hash != GENESIS)
+            .then(|| String::from("âncora inválida: a linha 0 só pode ter o hash inicial"));
+    }
+    match hash_at {
+        None => Some(format!(
+            "a cadeia termina na linha {last_seq}, antes da linha {} ancorada: linhas finais \
+             foram removidas",
+            anchor.seq
+        )),
+        Some(h) if h != anchor.hash => Some(format!(
+            "a linha {} não é a ancorada (hash diferente): a cadeia foi reescrita",
+            anchor.seq
+        )),
+        Some(_) => None,
+    }
+}
+
+/// Writes `head` to `path` atomically: a temporary file, fsync, rename, fsync of the
+/// directory, so a crash leaves the old anchor or the new one, never half of one.
+pub fn write_anchor(path: &std::path::Path, head: &ChainHead) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let bytes = serde_json::to_vec_pretty(head).map_err(std::io::Error::other)?;
+    {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let mut f = opts.open(&tmp)?;
+        f.write_all(&bytes)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    #[cfg(unix)]
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// The anchor at `path`; `Ok(None)` if there is no such file.
+pub fn read_anchor(path: &std::path::Path) -> Result<Option<ChainHead>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{} não é uma âncora válida: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("não foi possível ler {}: {e}", path.display())),
+    }
 }
 
 /// Time as stored and hashed.
@@ -280,6 +393,48 @@ mod tests {
         b = a.clone();
         b.user_id = Some(String::new());
         assert_ne!(row_hash(&a), row_hash(&b));
+    }
+
+    #[test]
+    fn an_anchor_catches_a_cut_tail_and_a_rewritten_chain() {
+        let rows = chain(5);
+        let head = ChainHead {
+            seq: 4,
+            hash: rows[3].hash.clone(),
+        };
+        assert_eq!(anchor_problem(&head, 5, Some(&rows[3].hash)), None);
+        // Cut to 3 rows: row 4 is gone.
+        let cut = anchor_problem(&head, 3, None).unwrap();
+        assert!(cut.contains("termina na linha 3"), "{cut}");
+        // Rebuilt from scratch: row 4 is there with another hash.
+        let other = chain(6);
+        let mut rewritten = other[3].clone();
+        rewritten.subject = "permit:0009".into();
+        let r = anchor_problem(&head, 6, Some(&row_hash(&rewritten))).unwrap();
+        assert!(r.contains("reescrita"), "{r}");
+        assert_eq!(anchor_problem(&ChainHead::genesis(), 0, None), None);
+
+        assert_eq!(ChainHead::parse(&head.to_string()), Some(head.clone()));
+        assert_eq!(ChainHead::parse("4"), None);
+        assert_eq!(ChainHead::parse("x:abc"), None);
+        assert_eq!(ChainHead::parse(&format!("4:{}", &rows[3].hash[1..])), None);
+    }
+
+    #[test]
+    fn anchors_are_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ANCHOR_FILE);
+        assert_eq!(read_anchor(&path).unwrap(), None);
+        let head = ChainHead {
+            seq: 7,
+            hash: GENESIS.replace('0', "a"),
+        };
+        write_anchor(&path, &head).unwrap();
+        write_anchor(&path, &head).unwrap();
+        assert_eq!(read_anchor(&path).unwrap(), Some(head));
+        assert!(!dir.path().join(format!("{ANCHOR_FILE}.tmp")).exists());
+        std::fs::write(&path, "{").unwrap();
+        assert!(read_anchor(&path).is_err());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod error;
+/// Fuzz entry points (`fuzz/`, `tests/fuzz_*.rs`); not an API.
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod limits;

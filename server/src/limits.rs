@@ -85,7 +85,6 @@ pub const LOGIN_BODY_LIMIT: usize = 16 * 1024;
 /// made-up names from growing the map's memory.
 pub const MAX_USERNAME_KEY_CHARS: usize = 64;
 
-
 // ----- per-device quotas: photos, number blocks, quarantine -----------------------------------
 //
 // A registered device is trusted to record, not to fill the disk: each quota bounds what one

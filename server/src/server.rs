@@ -1,6 +1,6 @@
 //! Start-up and shared state.
 //!
-//! Flow: [`AppState::open`] creates the data directory if needed, loads or generates the JWT
+//! Flow: [`AppState::open`] creates the data directory if needed (0700, [`create_data_dir`]), loads or generates the JWT
 //! secret, opens the SQLite store (migrating it) and builds the services every handler shares
 //! (token signer, password hashing pool, login limiter and per-address throttle, snapshot
 //! cache). [`launch_with_state`] serves [`crate::router`] on a bound listener, with each
@@ -17,6 +17,7 @@ use sync_core::rules::RulesConfig;
 use tokio::net::TcpListener;
 
 use crate::Clock;
+use crate::audit;
 use crate::auth::limiter::LoginLimiter;
 use crate::auth::password::{HashPool, Passwords};
 use crate::auth::throttle::AddressThrottle;
@@ -30,8 +31,9 @@ use crate::store::{Store, StoreError};
 pub enum ServerError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    // Not `#[from]`: a source would be printed twice in the command line's one-line chain.
     #[error("armazenamento: {0}")]
-    Store(#[from] StoreError),
+    Store(StoreError),
     #[error("chave dos tokens: {0}")]
     Token(String),
     #[error("parâmetros de senha: {0}")]
@@ -44,6 +46,37 @@ pub enum ServerError {
     },
     #[error("dados de demonstração: {0}")]
     Seed(String),
+}
+
+/// Creates the data directory (and any missing parent) readable by its owner only (0700): it
+/// holds the database (CPFs, names, photos) and the JWT secret. An existing directory is left
+/// as it is — it may be an operator's choice, e.g. `--data .` — with a warning when others may
+/// enter it; the files inside are 0600 anyway.
+pub fn create_data_dir(dir: &std::path::Path) -> Result<(), ServerError> {
+    let io = |source| ServerError::Io {
+        context: format!("criando {}", dir.display()),
+        source,
+    };
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        if let Ok(meta) = std::fs::metadata(dir) {
+            if meta.permissions().mode() & 0o077 != 0 {
+                tracing::warn!(dir = %dir.display(), "data directory is accessible to other users");
+            }
+            return Ok(());
+        }
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(io)
+}
+
+impl From<StoreError> for ServerError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
 }
 
 /// A compressed snapshot of one registry version, kept until the version changes.
@@ -78,11 +111,7 @@ struct Inner {
 impl AppState {
     /// Opens the data directory of `config` (creating it) with the SQLite store.
     pub async fn open(config: Config) -> Result<Self, ServerError> {
-        let dir = config.data_dir.clone();
-        std::fs::create_dir_all(&dir).map_err(|source| ServerError::Io {
-            context: format!("criando {}", dir.display()),
-            source,
-        })?;
+        create_data_dir(&config.data_dir)?;
         let secret = config.jwt_secret_or_create()?;
         let path = config.db_path();
         let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
@@ -221,25 +250,121 @@ pub async fn launch_with_listener(
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then drains requests in flight.
+/// The audit chain's head is anchored (logged and written to the data directory's
+/// [`audit::ANCHOR_FILE`]) at start, every [`audit::ANCHOR_INTERVAL`] while it moves, and once
+/// more after the last request.
 pub async fn launch_with_state(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     let addr = listener.local_addr().ok();
+    let data_dir = state.config().data_dir.clone();
+    keep_broken_anchor(state.store().as_ref(), &data_dir).await;
+    let first = anchor_audit_head(state.store().as_ref(), &data_dir, "start", None).await;
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let anchoring = {
+        let state = state.clone();
+        let data_dir = data_dir.clone();
+        tokio::spawn(async move {
+            let mut last = first;
+            let mut tick = tokio::time::interval(audit::ANCHOR_INTERVAL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {
+                        let next = anchor_audit_head(
+                            state.store().as_ref(), &data_dir, "periodic", last.as_ref(),
+                        ).await;
+                        last = next.or(last);
+                    }
+                    _ = &mut stopped => return,
+                }
+            }
+        })
+    };
     tracing::info!(addr = ?addr, "servidor no ar");
     if let Some(addr) = addr {
         state.listening_on(addr);
     }
     // The peer address of each connection reaches handlers as `ConnectInfo` (auth::throttle).
-    let app = crate::router(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app)
+    let app = crate::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(|source| ServerError::Io {
             context: String::from("servindo HTTP"),
             source,
-        })?;
+        });
+    let _ = stop.send(());
+    let _ = anchoring.await;
+    // Logged at shutdown even when unchanged: the log shows the head the server stopped at.
+    anchor_audit_head(state.store().as_ref(), &data_dir, "shutdown", None).await;
+    served?;
     tracing::info!("servidor encerrado");
     Ok(())
+}
+
+/// Before the first anchor of a start overwrites the last one: if the chain no longer holds the
+/// anchored head (its tail was cut, or it was rebuilt — or a backup was restored), that is
+/// logged as an error and the old anchor is kept beside the new one as
+/// `audit-anchor.json.broken-SEQ`, so the evidence survives the restart for `audit verify
+/// --anchor`. Starting is not refused: a restored backup is a legitimate reason.
+async fn keep_broken_anchor(store: &dyn Store, data_dir: &std::path::Path) {
+    let path = data_dir.join(audit::ANCHOR_FILE);
+    let Ok(Some(anchor)) = audit::read_anchor(&path) else {
+        return;
+    };
+    let (Ok(head), Ok(hash)) = (
+        store.audit_head().await,
+        store.audit_row_hash(anchor.seq).await,
+    ) else {
+        return;
+    };
+    let Some(problem) = audit::anchor_problem(&anchor, head.seq, hash.as_deref()) else {
+        return;
+    };
+    let kept = data_dir.join(format!("{}.broken-{}", audit::ANCHOR_FILE, anchor.seq));
+    tracing::error!(
+        anchored_seq = anchor.seq,
+        anchored_hash = %anchor.hash,
+        problem = %problem,
+        kept = %kept.display(),
+        "the audit chain does not hold the anchored head"
+    );
+    if let Err(e) = std::fs::rename(&path, &kept) {
+        tracing::warn!(error = %e, "could not keep the broken anchor");
+    }
+}
+
+/// Logs the audit chain's head and writes it to `DIR/audit-anchor.json` unless it is still
+/// `previous`; the head, or `None` if it could not be read. A failure is logged, never fatal:
+/// the anchor is a check on the chain, not part of it.
+pub async fn anchor_audit_head(
+    store: &dyn Store,
+    data_dir: &std::path::Path,
+    moment: &'static str,
+    previous: Option<&audit::ChainHead>,
+) -> Option<audit::ChainHead> {
+    let head = match store.audit_head().await {
+        Ok(h) => h,
+        Err(e) => {
+            tracing::warn!(error = %e, moment, "could not read the audit chain head");
+            return None;
+        }
+    };
+    if previous == Some(&head) {
+        return Some(head);
+    }
+    tracing::info!(seq = head.seq, hash = %head.hash, moment, "audit chain head");
+    let path = data_dir.join(audit::ANCHOR_FILE);
+    let written = head.clone();
+    let result = tokio::task::spawn_blocking(move || audit::write_anchor(&path, &written)).await;
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "could not write the audit anchor"),
+        Err(e) => tracing::warn!(error = %e, "could not write the audit anchor"),
+    }
+    Some(head)
 }

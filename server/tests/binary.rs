@@ -28,11 +28,15 @@ impl Drop for Server {
 }
 
 fn start_demo(data: &Path) -> Server {
+    // Without the sample field records: the first test counts the audit rows.
+    start_demo_with(data, &["--no-sample-records"])
+}
+
+fn start_demo_with(data: &Path, extra: &[&str]) -> Server {
     let mut child = bin()
         .args(["demo", "--listen", "127.0.0.1:0", "--data"])
         .arg(data)
-        // Without the sample field records: this test counts the audit rows.
-        .arg("--no-sample-records")
+        .args(extra)
         .env_remove("TAXI_FISCAL_JWT_SECRET")
         .env("TAXI_FISCAL_LOG", "warn")
         .stdout(Stdio::piped())
@@ -286,4 +290,342 @@ fn command_line_errors_are_one_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("endereço de escuta inválido"));
+}
+
+/// `serve` on `data`; its exit status and stderr (it must fail before listening: one still
+/// running after 20 s has started a server, and is stopped).
+fn serve_fails(data: &Path) -> (Option<i32>, String) {
+    let mut child = bin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .env("TAXI_FISCAL_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, String::from("the server started"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[cfg(unix)]
+#[test]
+fn an_existing_file_that_is_not_a_server_database_is_refused_never_initialised() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("dados");
+    // Private, as the server makes it (a shared one is warned about on stderr).
+    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+        .create(&data)
+        .unwrap();
+    let db = data.join("taxi-fiscal.db");
+    let verify = |data: &Path| {
+        let out = bin()
+            .args(["audit", "verify", "--data"])
+            .arg(data)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+
+    // Zero bytes: a failed copy or a full disk, not a new deployment.
+    std::fs::write(&db, b"").unwrap();
+    let (code, stderr) = serve_fails(&data);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.starts_with("erro: "), "{stderr}");
+    assert!(stderr.contains("está vazio"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let (code, stderr) = verify(&data);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("está vazio"), "{stderr}");
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), 0, "left untouched");
+
+    // Not SQLite at all.
+    std::fs::write(&db, b"id,nome\n1,Fulano\n".repeat(100)).unwrap();
+    let (code, stderr) = serve_fails(&data);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("não é um banco de dados SQLite"),
+        "{stderr}"
+    );
+
+    // SQLite, but nobody's schema (what the old code would have migrated into a new server).
+    std::fs::remove_file(&db).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA user_version = 0;")
+        .unwrap();
+    drop(conn);
+    let (code, stderr) = serve_fails(&data);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("não tem o esquema do servidor"), "{stderr}");
+
+    // A real database cut short (a truncated copy).
+    std::fs::remove_dir_all(&data).unwrap();
+    let csv = dir.path().join("cadastro.csv");
+    let mut reg = sync_core::testkit::sample_registry();
+    reg.stands[0].coordinator_id = Some("P01".into());
+    std::fs::write(
+        &csv,
+        taxi_fiscal_server::registry::csv::export(&reg).unwrap(),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["import", "--data"])
+        .arg(&data)
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, stderr) = verify(&data);
+    assert_eq!(code, Some(0), "{stderr}");
+    let full = std::fs::read(&db).unwrap();
+    assert!(full.len() > 8192, "{}", full.len());
+    std::fs::write(&db, &full[..full.len() / 2]).unwrap();
+    let (code, stderr) = serve_fails(&data);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("está truncado"), "{stderr}");
+    let (code, stderr) = verify(&data);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("está truncado"), "{stderr}");
+
+    // Only a path that does not exist is created.
+    std::fs::remove_file(&db).unwrap();
+    let out = bin()
+        .args(["import", "--data"])
+        .arg(&data)
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!data.join("taxi-fiscal.db.creating").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn the_data_directory_and_database_files_are_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("nova").join("dados");
+    // umask 000: whatever the file modes are, they come from the program, not the shell.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("umask 000; exec \"$0\" demo --listen 127.0.0.1:0 --no-sample-records --data \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_taxi-fiscal"))
+        .arg(&data)
+        .env_remove("TAXI_FISCAL_JWT_SECRET")
+        .env("TAXI_FISCAL_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("http://"), "{first:?}");
+    let server = Server {
+        child,
+        url: String::new(),
+    };
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "data directory");
+    for f in [
+        "taxi-fiscal.db",
+        "taxi-fiscal.db-wal",
+        "taxi-fiscal.db-shm",
+        "jwt-secret",
+    ] {
+        assert_eq!(mode(&data.join(f)), 0o600, "{f}");
+    }
+    assert_eq!(stop(server).code(), Some(0));
+
+    // A database left readable by others (an old version, a careless copy) is narrowed at
+    // start.
+    let db = data.join("taxi-fiscal.db");
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = start_demo(&data);
+    assert_eq!(mode(&db), 0o600);
+    assert_eq!(stop(server).code(), Some(0));
+}
+
+/// `audit verify` on `data` with `extra` arguments: exit code, stdout JSON, stderr.
+fn verify_with(data: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let out = bin()
+        .args(["audit", "verify", "--data"])
+        .arg(data)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        stdout,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Edits the database behind the server's back, as someone with the file would (no foreign key
+/// checks to stop them).
+fn sql(data: &Path, batch: &str) {
+    let conn = rusqlite::Connection::open(data.join("taxi-fiscal.db")).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF;").unwrap();
+    conn.execute_batch(batch).unwrap();
+}
+
+#[test]
+fn verify_checks_the_anchored_head_and_the_tables_derived_from_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("dados");
+    // With the sample field records: records whose projections can be checked.
+    let server = start_demo_with(&data, &[]);
+    assert_eq!(stop(server).code(), Some(0));
+
+    // Untouched: the chain, the server's anchor and every derived row agree.
+    let (code, v, stderr) = verify_with(&data, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(v["ok"], true);
+    assert!(v["consistency"]["records"].as_u64().unwrap() > 0, "{v:#}");
+    assert!(
+        v["consistency"]["registry_versions"].as_u64().unwrap() >= 1,
+        "{v:#}"
+    );
+    assert_eq!(v["consistency"]["mismatches"], json!([]));
+    let anchors = v["anchors"].as_array().unwrap();
+    assert_eq!(anchors.len(), 1, "{v:#}");
+    assert!(anchors[0]["problem"].is_null(), "{v:#}");
+
+    // `audit head` is the last row, and is what the server anchored at shutdown.
+    let out = bin()
+        .args(["audit", "head", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let head: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(head["seq"], v["rows"]);
+    assert_eq!(head["hash"], v["head"]);
+    let anchored: Value =
+        serde_json::from_slice(&std::fs::read(data.join("audit-anchor.json")).unwrap()).unwrap();
+    assert_eq!(
+        (&anchored["seq"], &anchored["hash"]),
+        (&head["seq"], &head["hash"])
+    );
+    let expect = head["anchor"].as_str().unwrap().to_owned();
+    let (code, _, stderr) = verify_with(&data, &["--expect-head", &expect]);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let pristine = std::fs::read(data.join("taxi-fiscal.db")).unwrap();
+
+    // A projection column edited behind the server's back: found, by record and column.
+    let record: String = rusqlite::Connection::open(data.join("taxi-fiscal.db"))
+        .unwrap()
+        .query_row("SELECT id FROM records ORDER BY id LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    sql(
+        &data,
+        &format!("UPDATE records SET plate = 'ZZZ9Z99' WHERE id = '{record}'"),
+    );
+    let (code, v, stderr) = verify_with(&data, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(v["ok"], false);
+    assert!(
+        stderr.contains(&format!("record:{record}, coluna plate")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("ZZZ9Z99"),
+        "no value in the message: {stderr}"
+    );
+    let m = &v["consistency"]["mismatches"];
+    assert_eq!(m.as_array().unwrap().len(), 1, "{m:#}");
+    assert_eq!(m[0]["column"], "plate");
+
+    // A registry entity edited: found too.
+    std::fs::write(data.join("taxi-fiscal.db"), &pristine).unwrap();
+    sql(
+        &data,
+        "UPDATE registry_entities SET body = json_set(body, '$.name', 'Outro Nome') \
+         WHERE kind = 'person' AND key = (SELECT min(key) FROM registry_entities \
+         WHERE kind = 'person')",
+    );
+    let (code, v, stderr) = verify_with(&data, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("registry:person:"), "{stderr}");
+    assert_eq!(v["consistency"]["mismatches"][0]["column"], "body");
+
+    // The chain's last rows cut off: what is left still links, the anchor does not.
+    std::fs::write(data.join("taxi-fiscal.db"), &pristine).unwrap();
+    let rows = head["seq"].as_u64().unwrap();
+    sql(
+        &data,
+        &format!(
+            "DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log WHERE seq > {};",
+            rows - 2
+        ),
+    );
+    let (code, v, stderr) = verify_with(&data, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        v["first_broken"].is_null(),
+        "the chain itself still links: {v:#}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "termina na linha {}, antes da linha {rows}",
+            rows - 2
+        )),
+        "{stderr}"
+    );
+    // A restart on the cut chain keeps the old anchor aside (the new start anchors the new
+    // head) and logs it: the evidence survives for `--anchor`.
+    let server = start_demo_with(&data, &[]);
+    assert_eq!(stop(server).code(), Some(0));
+    let kept = data.join(format!("audit-anchor.json.broken-{rows}"));
+    assert!(kept.exists(), "old anchor not kept");
+    let (code, _, stderr) = verify_with(&data, &["--anchor", kept.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("broken-"), "{stderr}");
+
+    // Without the anchor file (deleted with the rows), the head written down elsewhere still
+    // catches it.
+    std::fs::remove_file(data.join("audit-anchor.json")).unwrap();
+    let (code, v, stderr) = verify_with(&data, &["--expect-head", &expect]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--expect-head"), "{stderr}");
+    assert!(!v["warnings"].as_array().unwrap().is_empty(), "{v:#}");
+
+    // A chain emptied, on a deployment that has data: the registry history has no audit rows.
+    std::fs::write(data.join("taxi-fiscal.db"), &pristine).unwrap();
+    sql(
+        &data,
+        "DROP TRIGGER audit_log_no_delete; DELETE FROM audit_log;",
+    );
+    let (code, v, stderr) = verify_with(&data, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(v["rows"], 0);
+    assert!(
+        v["consistency"]["mismatches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["subject"] == "registry_log:1"),
+        "{v:#}"
+    );
 }

@@ -15,6 +15,7 @@ pub mod client;
 pub mod domain;
 pub mod feed;
 pub mod field;
+/// Fuzz entry points (`fuzz/`, `tests/fuzz_*.rs`); not an API.
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod limits;

@@ -44,7 +44,7 @@ enum Command {
     Demo(server::DemoArgs),
     /// Replace the server's registry with a CSV file (one row per permit), all or nothing.
     Import(server::ImportArgs),
-    /// The audit chain: `audit verify --data DIR`.
+    /// The audit chain: `audit verify --data DIR` (chain, anchors, derived tables), `audit head`.
     Audit(server::AuditArgs),
     /// Accounts from the command line: `admin add-user` (first administrator of a `serve`).
     Admin(server::AdminArgs),

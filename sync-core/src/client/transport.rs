@@ -238,7 +238,23 @@ impl Transport for HttpTransport {
             .iter()
             .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
             .collect();
-        let body = response.bytes().map_err(transport_error)?.to_vec();
+        // Read under the client's bound: a server sending without end must not fill the phone.
+        let limit = super::MAX_RESPONSE_BYTES;
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(response, limit as u64 + 1),
+            &mut body,
+        )
+        .map_err(|e| TransportError {
+            kind: TransportErrorKind::Io,
+            detail: e.to_string(),
+        })?;
+        if body.len() > limit {
+            return Err(TransportError {
+                kind: TransportErrorKind::Io,
+                detail: format!("resposta maior que {limit} bytes, o máximo aceito"),
+            });
+        }
         Ok(HttpResponse {
             status,
             headers,

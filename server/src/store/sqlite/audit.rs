@@ -7,7 +7,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction};
 
-use crate::audit::{self, AuditEntry, AuditReport, AuditRow};
+use crate::audit::{self, AuditEntry, AuditReport, AuditRow, ChainHead};
 use crate::store::StoreError;
 
 /// Appends the row recording `entry`; call it in the transaction of the change itself.
@@ -57,4 +57,33 @@ pub fn verify(conn: &Connection) -> Result<AuditReport, StoreError> {
         })
     })?;
     Ok(audit::verify_rows(rows)?)
+}
+
+/// The chain's head (`ChainHead::genesis` when it is empty).
+pub fn head(conn: &Connection) -> Result<ChainHead, StoreError> {
+    let head: Option<(i64, String)> = conn
+        .prepare_cached("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    Ok(
+        head.map_or_else(ChainHead::genesis, |(seq, hash)| ChainHead {
+            seq: seq.max(0) as u64,
+            hash,
+        }),
+    )
+}
+
+/// The hash of row `seq`, if there is one.
+pub fn row_hash(conn: &Connection, seq: u64) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT hash FROM audit_log WHERE seq = ?1")?
+        .query_row([i64::try_from(seq).unwrap_or(i64::MAX)], |r| r.get(0))
+        .optional()?)
+}
+
+/// Why the chain does not hold `anchor` (see `audit::anchor_problem`), or `None`.
+pub fn anchor_problem(conn: &Connection, anchor: &ChainHead) -> Result<Option<String>, StoreError> {
+    let last = head(conn)?.seq;
+    let hash = row_hash(conn, anchor.seq)?;
+    Ok(audit::anchor_problem(anchor, last, hash.as_deref()))
 }

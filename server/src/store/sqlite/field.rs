@@ -270,7 +270,7 @@ mod tests {
 
     fn db() -> Connection {
         let mut conn = Connection::open_in_memory().unwrap();
-        super::super::migrations::migrate(&mut conn, ":memory:").unwrap();
+        super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
         conn
     }
 

@@ -34,8 +34,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
 /// The schema version this code writes.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Checks what the file is, then migrates it to the latest version.
-pub(super) fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
+/// Checks what the file is, then migrates it to the latest version. Only a database the caller
+/// has just created (`fresh`) may be at version 0: an existing file at version 0 is an empty or
+/// foreign SQLite file, and initialising it would start an empty server in its place.
+pub(super) fn migrate(conn: &mut Connection, path: &str, fresh: bool) -> Result<(), StoreError> {
     let open_err = |reason: String| StoreError::Open {
         path: path.to_owned(),
         reason,
@@ -55,6 +57,12 @@ pub(super) fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreErro
     if version == 0 && tables > 0 {
         return Err(open_err(String::from(
             "o arquivo já tem tabelas de outro programa",
+        )));
+    }
+    if version == 0 && !fresh {
+        return Err(open_err(String::from(
+            "o arquivo existe mas não tem o esquema do servidor taxi-fiscal (banco vazio ou de \
+             outro programa); restaure o backup, ou remova o arquivo para criar um banco novo",
         )));
     }
     if version > LATEST_VERSION {

@@ -1,19 +1,24 @@
 //! The embedded backend: one SQLite file in the data directory (rusqlite with bundled SQLite,
 //! WAL), so `taxi-fiscal serve` needs nothing else installed.
 //!
-//! Flow: [`SqliteStore::open`] recognises and migrates the file ([`migrations`]), then wraps the
-//! writer connection in a [`Pool`]. Each `Store` method hands one closure to the pool, which runs
+//! Flow: [`SqliteStore::open`] creates the file only if the path does not exist (atomically,
+//! 0600) and otherwise refuses anything that is not a whole SQLite file ([`file`]), recognises
+//! and migrates it ([`migrations`]), then wraps the writer connection in a [`Pool`]. Each `Store` method hands one closure to the pool, which runs
 //! it on the blocking pool inside a transaction; the area modules ([`accounts`], [`registry`],
 //! [`field`]) hold the SQL, and [`audit::append`] writes the chain row inside the same
 //! transaction as the change. The registry is cached in memory as an `Arc<Registry>` tagged with
 //! its version; reading it costs one point query on `registry_meta` while the cache is current.
+//! `audit verify` checks the chain ([`audit`]) and the rows derived from what it records
+//! ([`consistency`]).
 //!
 //! For the record sync (next part of issue 4): add `005_records.sql` to [`migrations`], write
 //! with `store.pool().write(|tx| { …; audit::append(tx, &entry)?; … })`.
 
 mod accounts;
 pub mod audit;
+pub mod consistency;
 mod field;
+mod file;
 pub mod migrations;
 mod office;
 mod pool;
@@ -48,23 +53,37 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating if absent) and migrates the database at `path`. Blocking.
+    /// Opens and migrates the database at `path`, creating it only if the path does not exist
+    /// (an existing file that is not a server database is refused: see [`file`]). Blocking.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let mut conn = pool::connect(path, false)?;
-        let mode: String =
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::Open {
-                path: path.display().to_string(),
-                reason: format!("não foi possível ativar o modo WAL (ficou {mode})"),
-            });
+        if std::fs::symlink_metadata(path).is_err() {
+            create(path)?;
+        } else {
+            file::check_existing(path)?;
+            file::make_private(path)?;
         }
-        migrations::migrate(&mut conn, &path.display().to_string())?;
+        let mut conn = wal_connection(path)?;
+        migrations::migrate(&mut conn, &path.display().to_string(), false)?;
         office::backfill_rules(&mut conn)?;
         Ok(Self {
             pool: Pool::new(path, conn)?,
             cache: Arc::new(Mutex::new(None)),
         })
+    }
+
+    /// Why the chain does not hold `anchor` (a cut tail, a rewritten chain), or `None`.
+    pub async fn audit_anchor_problem(
+        &self,
+        anchor: crate::audit::ChainHead,
+    ) -> Result<Option<String>, StoreError> {
+        self.pool
+            .read(move |c| audit::anchor_problem(c, &anchor))
+            .await
+    }
+
+    /// Checks the derived tables against the documents and the chain (see [`consistency`]).
+    pub async fn check_consistency(&self) -> Result<consistency::ConsistencyReport, StoreError> {
+        self.pool.read(|c| consistency::check(c)).await
     }
 
     /// The connection pool, for modules that add their own tables (record sync).
@@ -83,6 +102,34 @@ impl SqliteStore {
             *cache = Some(reg);
         }
     }
+}
+
+/// The writer connection in WAL mode.
+fn wal_connection(path: &Path) -> Result<rusqlite::Connection, StoreError> {
+    let conn = pool::connect(path, false)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Open {
+            path: path.display().to_string(),
+            reason: format!("não foi possível ativar o modo WAL (ficou {mode})"),
+        });
+    }
+    Ok(conn)
+}
+
+/// A new database at `path`: built and migrated beside it, then renamed into place (see
+/// [`file`]), so `path` never holds a half-made database.
+fn create(path: &Path) -> Result<(), StoreError> {
+    let tmp = file::sibling(path, ".creating");
+    file::remove_leftovers(&tmp)?;
+    file::create_private(&tmp)?;
+    {
+        let mut conn = wal_connection(&tmp)?;
+        migrations::migrate(&mut conn, &tmp.display().to_string(), true)?;
+        // Closing the only connection checkpoints the WAL into the file and removes it.
+        conn.close().map_err(|(_, e)| StoreError::Sqlite(e))?;
+    }
+    file::publish(&tmp, path)
 }
 
 pub(crate) fn parse_time(s: &str) -> rusqlite::Result<DateTime<Utc>> {
@@ -293,6 +340,14 @@ impl Store for SqliteStore {
 
     fn verify_audit(&self) -> StoreFuture<'_, AuditReport> {
         Box::pin(self.pool.read(|c| audit::verify(c)))
+    }
+
+    fn audit_head(&self) -> StoreFuture<'_, crate::audit::ChainHead> {
+        Box::pin(self.pool.read(|c| audit::head(c)))
+    }
+
+    fn audit_row_hash(&self, seq: u64) -> StoreFuture<'_, Option<String>> {
+        Box::pin(self.pool.read(move |c| audit::row_hash(c, seq)))
     }
 
     fn sync_records(&self, job: SyncJob) -> StoreFuture<'_, SyncOutcome> {

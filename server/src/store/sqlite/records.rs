@@ -452,20 +452,20 @@ fn quarantine_has_room(tx: &Transaction<'_>, device: &str, len: usize) -> Result
 }
 
 /// The projection columns of a record, from its view.
-struct Projection {
-    number: Option<String>,
-    status: &'static str,
-    plate: Option<String>,
-    stand_id: Option<String>,
-    permit_number: Option<String>,
-    author_user_id: String,
-    author_role: &'static str,
-    author_device_id: String,
-    occurred_at: String,
-    sealed: bool,
-    invalid_events: i64,
-    conflicts: i64,
-    rules: String,
+pub(super) struct Projection {
+    pub(super) number: Option<String>,
+    pub(super) status: &'static str,
+    pub(super) plate: Option<String>,
+    pub(super) stand_id: Option<String>,
+    pub(super) permit_number: Option<String>,
+    pub(super) author_user_id: String,
+    pub(super) author_role: &'static str,
+    pub(super) author_device_id: String,
+    pub(super) occurred_at: String,
+    pub(super) sealed: bool,
+    pub(super) invalid_events: i64,
+    pub(super) conflicts: i64,
+    pub(super) rules: String,
 }
 
 /// The rule ids a record is judged under, space-separated: the office's classification, else
@@ -478,7 +478,8 @@ pub(super) fn rules_of(view: &RecordView) -> String {
     ids.join(" ")
 }
 
-fn project(view: &RecordView) -> Projection {
+/// Shared with `consistency`, which recomputes it to check the stored columns.
+pub(super) fn project(view: &RecordView) -> Projection {
     Projection {
         number: view.number.clone(),
         status: view.status.as_str(),
@@ -779,7 +780,7 @@ mod tests {
 
     fn db() -> Connection {
         let mut conn = Connection::open_in_memory().unwrap();
-        super::super::migrations::migrate(&mut conn, ":memory:").unwrap();
+        super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
         conn
     }
 

@@ -30,7 +30,9 @@ fn json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
 }
 
 /// `(kind, key, body)`: body `None` for a delete.
-fn entity_of(c: &RegistryChange) -> Result<(&'static str, String, Option<String>), StoreError> {
+pub(super) fn entity_of(
+    c: &RegistryChange,
+) -> Result<(&'static str, String, Option<String>), StoreError> {
     use RegistryChange as C;
     Ok(match c {
         C::UpsertPerson { person } => ("person", person.id.clone(), Some(json(person)?)),

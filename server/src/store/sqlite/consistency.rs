@@ -1,0 +1,313 @@
+//! What `audit verify` checks besides the hash chain: that the tables the server reads agree
+//! with what the chain vouches for. The chain covers each change's *payload hash*, not the rows
+//! derived from it, so an edited projection column or registry row would otherwise pass.
+//!
+//! 1. **Records**: each record's projection columns (plate, status, number, …) are recomputed
+//!    from its stored Automerge document with the sync's own projection
+//!    (`records::project`), and its `heads` from the document; each batch in `record_changes`
+//!    must match the payload digest of the audit row it names.
+//! 2. **Registry**: `registry_log` is replayed from version 0 and must give exactly
+//!    `registry_entities` (body and version of every entity) and `registry_meta.version`; each
+//!    logged batch must be the payload of an audit row (`registry::commit` hashes version and
+//!    changes).
+//!
+//! Every disagreement is reported (record or entity, column), never a value: the values may be
+//! CPFs or plates.
+
+use std::collections::{BTreeMap, HashSet};
+
+use rusqlite::Connection;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::records::project;
+use super::registry::entity_of;
+use crate::audit::{change_hashes_digest, payload_hash};
+use crate::store::StoreError;
+
+/// One row that does not match what it is derived from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Mismatch {
+    /// `record:<id>`, `registry:<kind>:<key>`, `registry_log:<version>`, `record_changes:<id>`.
+    pub subject: String,
+    /// The column that disagrees.
+    pub column: String,
+    /// Why, in Portuguese.
+    pub reason: String,
+}
+
+/// What was compared and what disagreed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ConsistencyReport {
+    /// Records whose projection was recomputed.
+    pub records: u64,
+    /// Registry versions replayed.
+    pub registry_versions: u64,
+    pub mismatches: Vec<Mismatch>,
+}
+
+fn mismatch(subject: String, column: &str, reason: impl Into<String>) -> Mismatch {
+    Mismatch {
+        subject,
+        column: column.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Runs every check (read-only) on `conn`.
+pub fn check(conn: &Connection) -> Result<ConsistencyReport, StoreError> {
+    let mut report = ConsistencyReport::default();
+    check_records(conn, &mut report)?;
+    check_record_changes(conn, &mut report)?;
+    check_registry(conn, &mut report)?;
+    Ok(report)
+}
+
+/// The stored projection of one record, column by column, as `records::store_change` writes it.
+type StoredProjection = Vec<(&'static str, rusqlite::types::Value)>;
+
+fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<(), StoreError> {
+    use rusqlite::types::Value as V;
+    let mut stmt = conn.prepare(
+        "SELECT id, doc, kind, heads, number, status, plate, stand_id, permit_number,
+             author_user_id, author_role, author_device_id, occurred_at, sealed, invalid_events,
+             conflicts, rules
+         FROM records ORDER BY id",
+    )?;
+    const COLUMNS: [&str; 15] = [
+        "kind",
+        "heads",
+        "number",
+        "status",
+        "plate",
+        "stand_id",
+        "permit_number",
+        "author_user_id",
+        "author_role",
+        "author_device_id",
+        "occurred_at",
+        "sealed",
+        "invalid_events",
+        "conflicts",
+        "rules",
+    ];
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        report.records += 1;
+        let id: String = row.get(0)?;
+        let subject = format!("record:{id}");
+        let doc: Vec<u8> = row.get(1)?;
+        let stored: StoredProjection = COLUMNS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Ok((*c, row.get::<_, V>(i + 2)?)))
+            .collect::<rusqlite::Result<_>>()?;
+        let loaded = sync_core::records::RecordDoc::load(&doc).and_then(|mut d| {
+            let heads = sync_core::sync::hex_heads(&mut d);
+            d.view().map(|v| (heads, v))
+        });
+        let (heads, view) = match loaded {
+            Ok(x) => x,
+            Err(e) => {
+                report.mismatches.push(mismatch(
+                    subject,
+                    "doc",
+                    format!("o documento não pôde ser lido: {e}"),
+                ));
+                continue;
+            }
+        };
+        let p = project(&view);
+        let text = |s: &str| V::Text(s.to_owned());
+        let opt = |s: &Option<String>| s.as_deref().map_or(V::Null, text);
+        let heads =
+            serde_json::to_string(&heads).map_err(|e| super::records::corrupt("records", e))?;
+        let expected: [V; 15] = [
+            text(view.kind.as_str()),
+            V::Text(heads),
+            opt(&p.number),
+            text(p.status),
+            opt(&p.plate),
+            opt(&p.stand_id),
+            opt(&p.permit_number),
+            text(&p.author_user_id),
+            text(p.author_role),
+            text(&p.author_device_id),
+            text(&p.occurred_at),
+            V::Integer(i64::from(p.sealed)),
+            V::Integer(p.invalid_events),
+            V::Integer(p.conflicts),
+            text(&p.rules),
+        ];
+        for ((column, got), want) in stored.iter().zip(expected.iter()) {
+            if got != want {
+                report.mismatches.push(mismatch(
+                    subject.clone(),
+                    column,
+                    "difere do que o documento do registro diz",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_record_changes(
+    conn: &Connection,
+    report: &mut ConsistencyReport,
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT c.id, c.change_hashes, a.payload_hash, a.subject, c.record_id
+         FROM record_changes c LEFT JOIN audit_log a ON a.seq = c.audit_seq ORDER BY c.id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        let subject = format!("record_changes:{id}");
+        let hashes: String = row.get(1)?;
+        let audit_payload: Option<String> = row.get(2)?;
+        let audit_subject: Option<String> = row.get(3)?;
+        let record: String = row.get(4)?;
+        let Some(audit_payload) = audit_payload else {
+            report.mismatches.push(mismatch(
+                subject,
+                "audit_seq",
+                "a linha de auditoria deste lote não existe",
+            ));
+            continue;
+        };
+        let digest = serde_json::from_str::<Vec<String>>(&hashes)
+            .map(|h| change_hashes_digest(&h))
+            .ok();
+        if digest.as_deref() != Some(audit_payload.as_str()) {
+            report.mismatches.push(mismatch(
+                subject.clone(),
+                "change_hashes",
+                "não confere com o payload da linha de auditoria do lote",
+            ));
+        }
+        if audit_subject.as_deref() != Some(format!("record:{record}").as_str()) {
+            report.mismatches.push(mismatch(
+                subject,
+                "record_id",
+                "não é o registro da linha de auditoria do lote",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_registry(conn: &Connection, report: &mut ConsistencyReport) -> Result<(), StoreError> {
+    let corrupt = |e: serde_json::Error| StoreError::Corrupt {
+        what: "cadastro",
+        reason: e.to_string(),
+    };
+    let payloads: HashSet<String> = {
+        let mut stmt = conn.prepare("SELECT payload_hash FROM audit_log")?;
+        stmt.query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    // (kind, key) → (body, version), replayed.
+    let mut replayed: BTreeMap<(String, String), (String, i64)> = BTreeMap::new();
+    let mut last = 0i64;
+    {
+        let mut stmt = conn
+            .prepare("SELECT version, from_version, changes FROM registry_log ORDER BY version")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let version: i64 = row.get(0)?;
+            let from: i64 = row.get(1)?;
+            let text: String = row.get(2)?;
+            let subject = format!("registry_log:{version}");
+            report.registry_versions += 1;
+            if from != last {
+                report.mismatches.push(mismatch(
+                    subject.clone(),
+                    "version",
+                    format!("o histórico do cadastro salta da versão {last} para a {from}"),
+                ));
+            }
+            last = version;
+            if !payloads.contains(&payload_hash(format!("{version}\n{text}").as_bytes())) {
+                report.mismatches.push(mismatch(
+                    subject.clone(),
+                    "changes",
+                    "nenhuma linha de auditoria registra este lote de alterações",
+                ));
+            }
+            let batch: Vec<sync_core::feed::RegistryChange> = match serde_json::from_str(&text) {
+                Ok(b) => b,
+                Err(_) => {
+                    report
+                        .mismatches
+                        .push(mismatch(subject, "changes", "lote ilegível"));
+                    continue;
+                }
+            };
+            for change in &batch {
+                let (kind, key, body) = entity_of(change)?;
+                match body {
+                    Some(body) => {
+                        replayed.insert((kind.to_owned(), key), (body, version));
+                    }
+                    None => {
+                        replayed.remove(&(kind.to_owned(), key));
+                    }
+                }
+            }
+        }
+    }
+    let meta: i64 = conn.query_row("SELECT version FROM registry_meta WHERE id = 1", [], |r| {
+        r.get(0)
+    })?;
+    if meta != last {
+        report.mismatches.push(mismatch(
+            String::from("registry_meta"),
+            "version",
+            format!("a versão do cadastro ({meta}) não é a última do histórico ({last})"),
+        ));
+    }
+    let mut stmt = conn.prepare("SELECT kind, key, body, version FROM registry_entities")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let kind: String = row.get(0)?;
+        let key: String = row.get(1)?;
+        let body: String = row.get(2)?;
+        let version: i64 = row.get(3)?;
+        let subject = format!("registry:{kind}:{key}");
+        match replayed.remove(&(kind, key)) {
+            None => report.mismatches.push(mismatch(
+                subject,
+                "key",
+                "a entidade não consta do histórico do cadastro",
+            )),
+            Some((want, want_version)) => {
+                // Compared as JSON values: the same entity, however the text is spaced.
+                let same = serde_json::from_str::<serde_json::Value>(&body).ok()
+                    == Some(serde_json::from_str::<serde_json::Value>(&want).map_err(corrupt)?);
+                if !same {
+                    report.mismatches.push(mismatch(
+                        subject.clone(),
+                        "body",
+                        "difere do que o histórico do cadastro diz",
+                    ));
+                }
+                if version != want_version {
+                    report.mismatches.push(mismatch(
+                        subject,
+                        "version",
+                        "difere da versão que a escreveu no histórico",
+                    ));
+                }
+            }
+        }
+    }
+    for (kind, key) in replayed.into_keys() {
+        report.mismatches.push(mismatch(
+            format!("registry:{kind}:{key}"),
+            "key",
+            "a entidade do histórico falta no cadastro",
+        ));
+    }
+    Ok(())
+}
