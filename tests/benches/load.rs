@@ -92,6 +92,16 @@ impl Clock {
     }
 }
 
+/// The status of an answer, after reading its body as a client would; 0 when none came.
+fn answered(r: reqwest::Result<reqwest::blocking::Response>) -> u16 {
+    r.map(|r| {
+        let status = r.status().as_u16();
+        let _ = r.bytes();
+        status
+    })
+    .unwrap_or(0)
+}
+
 fn http() -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(60))
@@ -108,16 +118,11 @@ fn reader(url: String, token: String, clock: Arc<Clock>, seed: usize) -> Samples
         let phase = clock.phase();
         n = n % 121 + 1;
         let t = Instant::now();
-        let status = http
-            .get(format!("{url}/v1/permits/{n:04}"))
-            .bearer_auth(&token)
-            .send()
-            .map(|r| {
-                let st = r.status().as_u16();
-                let _ = r.bytes();
-                st
-            })
-            .unwrap_or(0);
+        let status = answered(
+            http.get(format!("{url}/v1/permits/{n:04}"))
+                .bearer_auth(&token)
+                .send(),
+        );
         s.add(phase, "permit_read", t.elapsed(), status);
     }
     s
@@ -131,16 +136,7 @@ fn login(url: String, user: String, device: String, clock: Arc<Clock>) -> Sample
     while clock.running() {
         let phase = clock.phase();
         let t = Instant::now();
-        let status = http
-            .post(format!("{url}/v1/auth/login"))
-            .json(&body)
-            .send()
-            .map(|r| {
-                let st = r.status().as_u16();
-                let _ = r.bytes();
-                st
-            })
-            .unwrap_or(0);
+        let status = answered(http.post(format!("{url}/v1/auth/login")).json(&body).send());
         s.add(phase, "login", t.elapsed(), status);
         // A refused login (throttled) is retried after a pause, as an app would: without it
         // the thread would measure only how fast the server says no.
@@ -162,16 +158,7 @@ fn attacker(url: String, clock: Arc<Clock>, seed: usize, sent: Arc<AtomicU64>) -
         let body = json!({"username": format!("invasor-{seed}-{i}"), "password": "chute",
                           "device_id": "desktop-admin"});
         let t = Instant::now();
-        let status = http
-            .post(format!("{url}/v1/auth/login"))
-            .json(&body)
-            .send()
-            .map(|r| {
-                let st = r.status().as_u16();
-                let _ = r.bytes();
-                st
-            })
-            .unwrap_or(0);
+        let status = answered(http.post(format!("{url}/v1/auth/login")).json(&body).send());
         sent.fetch_add(1, Ordering::Relaxed);
         s.add(phase, "login_storm", t.elapsed(), status);
     }
