@@ -72,13 +72,11 @@ impl FiscalError {
         }
     }
 
-    fn by_law(rule_id: &str, reason: impl Into<String>) -> Self {
+    fn by_law(rule_id: rules::RuleId, reason: impl Into<String>) -> Self {
         Self::RefusedByLaw {
-            rule_id: rule_id.to_owned(),
-            // The catalogue's own citation; every id used here is in it (tested below).
-            citation: rules::spec(rule_id)
-                .map(|r| r.citation())
-                .unwrap_or_default(),
+            rule_id: rule_id.to_string(),
+            // The catalogue's own citation.
+            citation: rules::spec(rule_id).citation(),
             reason: reason.into(),
         }
     }
@@ -108,10 +106,10 @@ impl FiscalError {
 }
 
 // Transgression reports are art. 17 matters (R27); autos are for the bodies of art. 36 (R35).
-const ART_17: &str = "R27";
-const ART_36: &str = "R35";
+const ART_17: rules::RuleId = rules::RuleId::R27;
+const ART_36: rules::RuleId = rules::RuleId::R35;
 /// Decisions on a record belong to the Unidade de Transportes (art. 32 §1).
-const OFFICE_DECIDES: &str = "R32";
+const OFFICE_DECIDES: rules::RuleId = rules::RuleId::R32;
 
 impl From<ClientError> for FiscalError {
     fn from(e: ClientError) -> Self {
@@ -324,9 +322,9 @@ pub(crate) fn legal_basis(
     ids.iter()
         .map(|id| {
             let id = id.trim().to_ascii_uppercase();
-            rules::spec(&id)
+            rules::lookup(&id)
                 .map(|r| sync_core::records::LegalBasis {
-                    rule_id: r.id.to_owned(),
+                    rule_id: r.id.to_string(),
                     citation: r.citation(),
                 })
                 .ok_or_else(|| {

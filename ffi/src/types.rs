@@ -547,7 +547,7 @@ pub struct Finding {
 impl From<sc_rules::Finding> for Finding {
     fn from(f: sc_rules::Finding) -> Self {
         Self {
-            rule_id: f.rule_id,
+            rule_id: f.rule_id.to_string(),
             citation: f.citation,
             wording_verified: f.wording_verified,
             severity: f.severity.into(),

@@ -387,7 +387,7 @@ fn verdict(version: u64, age_seconds: i64, plate: &str) -> Verdict {
             age_seconds: Some(age_seconds),
         },
         findings: vec![Finding::new(
-            "R24",
+            sync_core::rules::RuleId::R24,
             "Táxi parado fora do próprio ponto em horário obrigatório.",
         )],
     }

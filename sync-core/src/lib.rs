@@ -1,9 +1,8 @@
 //! sync-core: what the officer's phone and the central server share.
 //!
-//! Layers, each usable and testable alone:
-//! `domain` (registry types; plate, CPF, CNH and RENAVAM normalisation) → `rules` (Lei
-//! 4.019/2004 as data plus pure evaluation: facts + an instant → a verdict citing articles) →
-//! later `records` (Automerge field records), `store` (device SQLite) and `sync` (sans-IO
+//! Layers, each usable and testable alone: the law kernel (crate `law`, re-exported here as
+//! `domain`, `rules` and `time`: registry types and Lei 4.019/2004 as data plus pure evaluation)
+//! → `records` (Automerge field records), `store` (device SQLite) and `sync` (sans-IO
 //! protocol). `field` joins records to the store: what the device writes, one transaction per
 //! change, with auto numbers and photos. `time` pins the reasoning to America/Sao_Paulo while
 //! storage stays in UTC. `client` (feature `client`, the only part doing network I/O) drives
@@ -12,7 +11,6 @@
 
 #[cfg(feature = "client")]
 pub mod client;
-pub mod domain;
 pub mod feed;
 pub mod field;
 /// Fuzz entry points (`fuzz/`, `tests/fuzz_*.rs`); not an API.
@@ -20,11 +18,11 @@ pub mod field;
 pub mod fuzzing;
 pub mod limits;
 pub mod records;
-pub mod rules;
 pub mod schemas;
 pub mod store;
 pub mod sync;
-pub mod time;
 
-#[cfg(any(test, feature = "testkit"))]
-pub mod testkit;
+pub use law::{domain, rules, time};
+
+#[cfg(feature = "testkit")]
+pub use law::testkit;

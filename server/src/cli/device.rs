@@ -638,9 +638,9 @@ fn legal_basis(ids: &[String]) -> anyhow::Result<Vec<LegalBasis>> {
     ids.iter()
         .map(|id| {
             let id = id.trim().to_ascii_uppercase();
-            match sync_core::rules::spec(&id) {
+            match sync_core::rules::lookup(&id) {
                 Some(r) => Ok(LegalBasis {
-                    rule_id: r.id.to_owned(),
+                    rule_id: r.id.to_string(),
                     citation: r.citation(),
                 }),
                 None => bail!("regra {id} não consta do catálogo (veja `taxi-fiscal rules`)"),

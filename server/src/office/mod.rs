@@ -176,7 +176,7 @@ pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox
         ));
     }
     if let Some(r) = q.rule.as_deref().map(str::trim).filter(|s| !s.is_empty())
-        && sync_core::rules::spec(&r.to_uppercase()).is_none()
+        && sync_core::rules::lookup(&r.to_uppercase()).is_none()
     {
         return Err(AppError::bad_request(
             "invalid_query",
@@ -951,7 +951,7 @@ pub async fn classify(
     let mut legal_basis = Vec::new();
     for raw in &req.rule_ids {
         let rid = raw.trim().to_uppercase();
-        let Some(rule) = sync_core::rules::spec(&rid) else {
+        let Some(rule) = sync_core::rules::lookup(&rid) else {
             return Err(bad(
                 "unknown_rule",
                 format!("Regra desconhecida no catálogo: «{}».", raw.trim()),
@@ -972,7 +972,7 @@ pub async fn classify(
             .any(|b: &LegalBasis| b.rule_id == rule.id)
         {
             legal_basis.push(LegalBasis {
-                rule_id: rule.id.to_owned(),
+                rule_id: rule.id.to_string(),
                 citation: rule.citation(),
             });
         }

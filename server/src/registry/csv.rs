@@ -1194,7 +1194,7 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
     };
 
     // Art. 14: the file may not describe more live taxis than the cap.
-    if ctx.rules.is_enabled("R23") {
+    if ctx.rules.is_enabled(sync_core::rules::RuleId::R23) {
         let live = next
             .permits
             .iter()

@@ -18,7 +18,7 @@ use sync_core::domain::{
     ServiceKind, Stand, Transfer, TransferReason, Vehicle,
 };
 use sync_core::rules::office::{self, Refusal};
-use sync_core::rules::{Consequence, Finding};
+use sync_core::rules::{Consequence, Finding, RuleId};
 
 use super::{Ctx, EditError};
 
@@ -151,7 +151,7 @@ fn invalid(code: &'static str, message: impl Into<String>) -> EditError {
     }
 }
 
-fn refusal(rule: &str, message: String) -> EditError {
+fn refusal(rule: RuleId, message: String) -> EditError {
     EditError::Refused(Refusal {
         findings: vec![Finding::new(rule, message).with_consequence(Consequence::OfficeRefusal)],
     })
@@ -350,7 +350,7 @@ fn check_stand(reg: &Registry, s: &Stand) -> Result<(), EditError> {
         .collect();
     if !mismatched.is_empty() {
         return Err(refusal(
-            "R38",
+            RuleId::R38,
             format!(
                 "O ponto {} tem alvarás de outro tipo de serviço ({}): rádio-táxis e táxis \
                  comuns não usam os mesmos pontos (art. 28).",
@@ -463,7 +463,7 @@ pub fn grant_permit(
     let service = req.service.unwrap_or(stand.service);
     if service != stand.service {
         return Err(refusal(
-            "R38",
+            RuleId::R38,
             format!(
                 "O ponto {} não é do tipo de serviço do alvará: rádio-táxis e táxis comuns não \
                  usam os mesmos pontos (art. 28).",
@@ -740,7 +740,7 @@ mod tests {
 
     fn rule_ids(e: &EditError) -> Vec<String> {
         match e {
-            EditError::Refused(r) => r.findings.iter().map(|f| f.rule_id.clone()).collect(),
+            EditError::Refused(r) => r.findings.iter().map(|f| f.rule_id.to_string()).collect(),
             other => panic!("not a refusal: {other:?}"),
         }
     }

@@ -170,7 +170,7 @@ impl Phone {
             facts: "Táxi parado fora do seu ponto no horário obrigatório.".into(),
             legal_basis: vec![LegalBasis {
                 rule_id: spec.rule.into(),
-                citation: sync_core::rules::spec(spec.rule).unwrap().citation(),
+                citation: sync_core::rules::lookup(spec.rule).unwrap().citation(),
             }],
             verdict: None,
             witnesses: Vec::new(),

@@ -277,7 +277,7 @@ impl LegalBasis {
             .iter()
             .filter(|f| f.severity == crate::rules::Severity::Irregular)
             .map(|f| Self {
-                rule_id: f.rule_id.clone(),
+                rule_id: f.rule_id.as_str().to_owned(),
                 citation: f.citation.clone(),
             })
             .collect()

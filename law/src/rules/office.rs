@@ -27,7 +27,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Consequence, EarMissing, Finding, RulesConfig, Severity};
+use super::{Consequence, EarMissing, Finding, RuleId, RulesConfig, Severity};
 use crate::domain::{
     Fine, LicenceKind, Permit, PermitState, Person, RegistryIndex, Transfer, TransferReason,
 };
@@ -73,7 +73,7 @@ fn join_messages(findings: &[Finding]) -> String {
 }
 
 /// A finding that makes the office refuse the requested change.
-fn refuse(rule_id: &str, message: impl Into<String>) -> Finding {
+fn refuse(rule_id: RuleId, message: impl Into<String>) -> Finding {
     Finding::new(rule_id, message).with_consequence(Consequence::OfficeRefusal)
 }
 
@@ -81,7 +81,7 @@ fn refuse(rule_id: &str, message: impl Into<String>) -> Finding {
 /// lacks (both when both are missing), filed under the operation's rule so it cites an article.
 fn permit_and_person<'r>(
     index: &RegistryIndex<'r>,
-    rule_id: &str,
+    rule_id: RuleId,
     permit_number: &str,
     person_id: &str,
     person_label: &str,
@@ -138,10 +138,11 @@ pub fn check_add_auxiliary(
     on: NaiveDate,
     config: &RulesConfig,
 ) -> OfficeResult {
-    let (permit, person) = permit_and_person(index, "R13", permit_number, person_id, "A pessoa")?;
+    let (permit, person) =
+        permit_and_person(index, RuleId::R13, permit_number, person_id, "A pessoa")?;
     if let PermitState::Revoked { on: revoked_on } = permit.state {
         return Refusal::one(refuse(
-            "R13",
+            RuleId::R13,
             format!(
                 "O alvará {} foi cassado em {}: não se inscrevem motoristas auxiliares em \
                  alvará cassado.",
@@ -152,7 +153,7 @@ pub fn check_add_auxiliary(
     }
     if permit.holder_id == person.id {
         return Refusal::one(refuse(
-            "R13",
+            RuleId::R13,
             format!(
                 "{} é o titular do alvará {}: o titular não se inscreve como motorista \
                  auxiliar do próprio alvará (art. 8º).",
@@ -162,7 +163,7 @@ pub fn check_add_auxiliary(
     }
     if permit.auxiliaries.iter().any(|a| a.person_id == person.id) {
         return Refusal::one(refuse(
-            "R13",
+            RuleId::R13,
             format!(
                 "{} já é motorista auxiliar do alvará {}.",
                 person.name, permit.number
@@ -171,9 +172,9 @@ pub fn check_add_auxiliary(
     }
 
     let mut findings = Vec::new();
-    if config.is_enabled("R13") && permit.auxiliaries.len() >= 2 {
+    if config.is_enabled(RuleId::R13) && permit.auxiliaries.len() >= 2 {
         findings.push(refuse(
-            "R13",
+            RuleId::R13,
             format!(
                 "O alvará {} já tem {} motoristas auxiliares (art. 8º: no máximo 2).",
                 permit.number,
@@ -181,13 +182,13 @@ pub fn check_add_auxiliary(
             ),
         ));
     }
-    if config.is_enabled("R14") {
+    if config.is_enabled(RuleId::R14) {
         for other in index.permits_with_auxiliary(&person.id) {
             if other.number == permit.number || is_revoked(other) {
                 continue;
             }
             findings.push(refuse(
-                "R14",
+                RuleId::R14,
                 format!(
                     "{} já é motorista auxiliar do alvará {}: o alvará de auxiliar vale só para \
                      o veículo do alvará do titular (art. 8º, § 2º).",
@@ -225,15 +226,15 @@ pub fn check_grant_permit(
 ) -> OfficeResult {
     let Some(person) = index.person(person_id) else {
         return Refusal::one(refuse(
-            "R03",
+            RuleId::R03,
             format!("A pessoa {person_id} não consta do cadastro."),
         ));
     };
     let mut findings = Vec::new();
-    if config.is_enabled("R03") {
+    if config.is_enabled(RuleId::R03) {
         findings.extend(holds_permit(index, person, None));
     }
-    if config.is_enabled("R43") {
+    if config.is_enabled(RuleId::R43) {
         findings.extend(transferor_bar(index, person, on));
     }
     findings.extend(driver_refusals(person, on, config));
@@ -248,7 +249,7 @@ fn holds_permit(index: &RegistryIndex<'_>, person: &Person, except: Option<&str>
         .filter(|p| !is_revoked(p) && Some(p.number.as_str()) != except)
         .map(|p| {
             refuse(
-                "R03",
+                RuleId::R03,
                 format!(
                     "{} já é titular do alvará {} (art. 9º: um único alvará por titular).",
                     person.name, p.number
@@ -269,7 +270,7 @@ fn transferor_bar(index: &RegistryIndex<'_>, person: &Person, on: NaiveDate) -> 
             let free_from = add_years(t.on, 3);
             (on < free_from).then(|| {
                 refuse(
-                    "R43",
+                    RuleId::R43,
                     format!(
                         "{} transferiu o alvará {} em {}: só pode inscrever-se para obter outra \
                          permissão a partir de {} (art. 10, § 2º: três anos após a \
@@ -315,7 +316,7 @@ pub fn check_new_vacancies(
     additional: u32,
     config: &RulesConfig,
 ) -> OfficeResult {
-    if additional == 0 || !config.is_enabled("R23") {
+    if additional == 0 || !config.is_enabled(RuleId::R23) {
         return Ok(());
     }
     let active = index
@@ -350,7 +351,7 @@ pub fn check_new_vacancies(
         ),
     };
     Refusal::one(refuse(
-        "R23",
+        RuleId::R23,
         format!(
             "Criar {} vaga(s) levaria a {} táxis, acima do limite de {} do art. 14: há {} táxis \
              ativos e o limite é 1 táxi para cada {} habitantes (censo: {} habitantes; {} ÷ {} = \
@@ -398,11 +399,16 @@ pub fn check_transfer(
     on: NaiveDate,
     config: &RulesConfig,
 ) -> OfficeResult {
-    let (permit, receiver) =
-        permit_and_person(index, "R43", permit_number, to_person_id, "O recebedor")?;
+    let (permit, receiver) = permit_and_person(
+        index,
+        RuleId::R43,
+        permit_number,
+        to_person_id,
+        "O recebedor",
+    )?;
     if let PermitState::Revoked { on: revoked_on } = permit.state {
         return Refusal::one(refuse(
-            "R43",
+            RuleId::R43,
             format!(
                 "O alvará {} foi cassado em {}: alvará cassado não se transfere.",
                 permit.number,
@@ -412,7 +418,7 @@ pub fn check_transfer(
     }
     if permit.holder_id == receiver.id {
         return Refusal::one(refuse(
-            "R43",
+            RuleId::R43,
             format!(
                 "{} já é o titular do alvará {}: não há transferência a fazer.",
                 receiver.name, permit.number
@@ -421,7 +427,7 @@ pub fn check_transfer(
     }
 
     let mut findings = Vec::new();
-    if config.is_enabled("R43") {
+    if config.is_enabled(RuleId::R43) {
         if reason == TransferReason::Voluntary {
             let (since, what) = match last_transfer(index, &permit.number, on) {
                 Some(t) if t.on > permit.issued_on => (t.on, "transferido"),
@@ -430,7 +436,7 @@ pub fn check_transfer(
             let free_from = add_years(since, 2);
             if on < free_from {
                 findings.push(refuse(
-                    "R43",
+                    RuleId::R43,
                     format!(
                         "O alvará {} foi {} em {}: a transferência voluntária só é possível a \
                          partir de {} (art. 10, I: dois anos, salvo morte, aposentadoria ou \
@@ -445,14 +451,16 @@ pub fn check_transfer(
         }
         findings.extend(transferor_bar(index, receiver, on));
     }
-    if config.is_enabled("R03") {
+    if config.is_enabled(RuleId::R03) {
         findings.extend(holds_permit(index, receiver, Some(&permit.number)));
     }
-    if config.is_enabled("R27") {
-        findings.extend(
-            unpaid_fines(index, &permit.number, on)
-                .map(|f| refuse("R27", unpaid_fine_message(f, &permit.number, "transferido"))),
-        );
+    if config.is_enabled(RuleId::R27) {
+        findings.extend(unpaid_fines(index, &permit.number, on).map(|f| {
+            refuse(
+                RuleId::R27,
+                unpaid_fine_message(f, &permit.number, "transferido"),
+            )
+        }));
     }
     findings.extend(driver_refusals(receiver, on, config));
     Refusal::result(findings)
@@ -504,13 +512,13 @@ pub fn check_renewal(
 ) -> OfficeResult {
     let Some(permit) = index.permit(permit_number) else {
         return Refusal::one(refuse(
-            "R11",
+            RuleId::R11,
             format!("O alvará {permit_number} não consta do cadastro."),
         ));
     };
     if let PermitState::Revoked { on: revoked_on } = permit.state {
         return Refusal::one(refuse(
-            "R11",
+            RuleId::R11,
             format!(
                 "O alvará {} foi cassado em {}: alvará cassado não se renova.",
                 permit.number,
@@ -520,7 +528,7 @@ pub fn check_renewal(
     }
     if permit.renewal_year >= year {
         return Refusal::one(refuse(
-            "R11",
+            RuleId::R11,
             format!(
                 "O alvará {} já está renovado para {}.",
                 permit.number, permit.renewal_year
@@ -529,21 +537,23 @@ pub fn check_renewal(
     }
 
     let mut findings = Vec::new();
-    if config.is_enabled("R27") {
+    if config.is_enabled(RuleId::R27) {
         // Catalogue consequence kept: RenewalBlocked is exactly what art. 17 §2 III says.
-        findings.extend(
-            unpaid_fines(index, &permit.number, on)
-                .map(|f| Finding::new("R27", unpaid_fine_message(f, &permit.number, "renovado"))),
-        );
+        findings.extend(unpaid_fines(index, &permit.number, on).map(|f| {
+            Finding::new(
+                RuleId::R27,
+                unpaid_fine_message(f, &permit.number, "renovado"),
+            )
+        }));
     }
-    if config.is_enabled("R02") {
+    if config.is_enabled(RuleId::R02) {
         findings.extend(taximeter_refusal(index, permit, on, config));
     }
     if !matches!(permit.state, PermitState::InSuccession { .. }) {
         match index.person(&permit.holder_id) {
             Some(holder) => findings.extend(driver_refusals(holder, on, config)),
             None => findings.push(refuse(
-                "R11",
+                RuleId::R11,
                 format!(
                     "O titular {} do alvará {} não consta do cadastro.",
                     permit.holder_id, permit.number
@@ -588,7 +598,7 @@ fn taximeter_refusal(
     // RenewalBlocked (catalogue consequence) is what art. 1 §1 implies.
     let Some(vehicle) = index.vehicle(&permit.vehicle_id) else {
         return Some(Finding::new(
-            "R02",
+            RuleId::R02,
             format!(
                 "O veículo {} do alvará {} não consta do cadastro: sem ele não há comprovante de \
                  aferição do taxímetro (art. 1º, § 1º).",
@@ -599,7 +609,7 @@ fn taximeter_refusal(
     let plate = vehicle.plate.canonical();
     let Some(meter) = &vehicle.taximeter else {
         return Some(Finding::new(
-            "R02",
+            RuleId::R02,
             format!(
                 "O táxi {plate} do alvará {} não tem comprovante de aferição do taxímetro pelo \
                  INMETRO, que deve ser apresentado na renovação (art. 1º, § 1º).",
@@ -609,7 +619,7 @@ fn taximeter_refusal(
     };
     if !meter.seal_intact {
         return Some(Finding::new(
-            "R02",
+            RuleId::R02,
             format!(
                 "O lacre do taxímetro do táxi {plate} (alvará {}) não está intacto: é preciso \
                  nova aferição e lacração pelo INMETRO antes da renovação (art. 1º, § 1º).",
@@ -627,7 +637,7 @@ fn taximeter_refusal(
         .map(|y| format!(", selo \"verificado até {y}\""))
         .unwrap_or_default();
     Some(Finding::new(
-        "R02",
+        RuleId::R02,
         format!(
             "A aferição do taxímetro do táxi {plate} (alvará {}) é de {}{label} e já não vale em \
              {} (validade configurada: {} ano(s)); apresente nova aferição do INMETRO (art. 1º, \
@@ -661,7 +671,7 @@ pub fn check_swap(
 ) -> OfficeResult {
     if permit_a == permit_b {
         return Refusal::one(refuse(
-            "R44",
+            RuleId::R44,
             format!("A permuta exige dois alvarás diferentes (recebido {permit_a} duas vezes)."),
         ));
     }
@@ -670,14 +680,14 @@ pub fn check_swap(
     for number in [permit_a, permit_b] {
         match index.permit(number) {
             None => pre.push(refuse(
-                "R44",
+                RuleId::R44,
                 format!("O alvará {number} não consta do cadastro."),
             )),
             Some(Permit {
                 state: PermitState::Revoked { on },
                 ..
             }) => pre.push(refuse(
-                "R44",
+                RuleId::R44,
                 format!(
                     "O alvará {number} foi cassado em {}: não pode participar de permuta.",
                     br(*on)
@@ -691,7 +701,7 @@ pub fn check_swap(
     };
     if a.stand_id == b.stand_id {
         return Refusal::one(refuse(
-            "R44",
+            RuleId::R44,
             format!(
                 "Os alvarás {} e {} já são do mesmo ponto ({}): não há permuta a fazer.",
                 a.number,
@@ -702,9 +712,9 @@ pub fn check_swap(
     }
 
     let mut findings = Vec::new();
-    if config.is_enabled("R44") && !fee_paid {
+    if config.is_enabled(RuleId::R44) && !fee_paid {
         findings.push(refuse(
-            "R44",
+            RuleId::R44,
             format!(
                 "A taxa de permuta dos alvarás {} e {} não foi paga (art. 11: permuta só \
                  depois de paga a taxa).",
@@ -712,14 +722,14 @@ pub fn check_swap(
             ),
         ));
     }
-    if config.is_enabled("R38") {
+    if config.is_enabled(RuleId::R38) {
         for (moving, to) in [(a, b), (b, a)] {
             let Some(stand) = index.stand(&to.stand_id) else {
                 continue;
             };
             if stand.service != moving.service {
                 findings.push(refuse(
-                    "R38",
+                    RuleId::R38,
                     format!(
                         "Com a permuta, o alvará {} ({}) passaria ao ponto {} ({}): \
                          rádio-táxis e táxis comuns não usam os mesmos pontos (art. 28).",
@@ -766,11 +776,11 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
     let name = &person.name;
     let lic = &person.licence;
 
-    if config.is_enabled("R06") {
+    if config.is_enabled(RuleId::R06) {
         let age = full_years(person.birth_date, on);
         if age < 21 {
             out.push(Finding::new(
-                "R06",
+                RuleId::R06,
                 format!(
                     "{name} tem {age} anos em {}; o art. 2º, I exige idade mínima de 21 anos \
                      (completa 21 em {}).",
@@ -781,7 +791,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
         }
     }
 
-    if config.is_enabled("R07") {
+    if config.is_enabled(RuleId::R07) {
         let category = lic.category.trim().to_uppercase();
         let covers_b = config
             .categories_covering_b
@@ -794,7 +804,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
                 category
             };
             out.push(Finding::new(
-                "R07",
+                RuleId::R07,
                 format!(
                     "A CNH de {name} é da categoria {shown}, que não abrange a categoria B \
                      exigida pelo art. 2º, II."
@@ -803,7 +813,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
         }
     }
 
-    if config.is_enabled("R08") {
+    if config.is_enabled(RuleId::R08) {
         let mut reasons = Vec::new();
         if lic.kind == LicenceKind::P {
             reasons.push(String::from(
@@ -819,7 +829,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
         }
         if !reasons.is_empty() {
             out.push(Finding::new(
-                "R08",
+                RuleId::R08,
                 format!(
                     "A CNH de {name} {} (art. 2º, II: CNH expedida há mais de dois anos).",
                     reasons.join(", e ")
@@ -828,10 +838,10 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
         }
     }
 
-    if config.is_enabled("R09") {
+    if config.is_enabled(RuleId::R09) {
         if lic.forbids_paid_activity() {
             out.push(Finding::new(
-                "R09",
+                RuleId::R09,
                 format!(
                     "A CNH de {name} traz \"VEDADA ATIVIDADE REMUNERADA\" (art. 2º, II: não pode \
                      constar)."
@@ -844,7 +854,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
             };
             out.push(
                 Finding::new(
-                    "R09",
+                    RuleId::R09,
                     format!(
                         "A CNH de {name} não traz a observação EAR (exerce atividade \
                          remunerada; CTB, art. 147, § 5º)."
@@ -855,7 +865,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
         }
     }
 
-    if config.is_enabled("R10") {
+    if config.is_enabled(RuleId::R10) {
         let limit = lic
             .expiry
             .checked_add_days(Days::new(u64::from(config.cnh_grace_days)))
@@ -871,7 +881,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
                 String::new()
             };
             out.push(Finding::new(
-                "R10",
+                RuleId::R10,
                 format!(
                     "A CNH de {name} venceu em {}{grace} (art. 2º, II: CNH válida).",
                     br(lic.expiry)
@@ -1014,7 +1024,10 @@ mod tests {
     #[test]
     fn refusal_display_joins_messages() {
         let r = Refusal {
-            findings: vec![Finding::new("R13", "um"), Finding::new("R14", "dois")],
+            findings: vec![
+                Finding::new(RuleId::R13, "um"),
+                Finding::new(RuleId::R14, "dois"),
+            ],
         };
         assert_eq!(r.to_string(), "um; dois");
         assert_eq!(r.rule_ids(), ["R13", "R14"]);
@@ -1058,7 +1071,7 @@ mod tests {
     fn third_auxiliary_allowed_when_r13_disabled() {
         let reg = sample_registry();
         let mut config = cfg();
-        config.disabled_rules.push("R13".into());
+        config.disabled_rules.push(RuleId::R13);
         assert_eq!(
             check_add_auxiliary(&reg.index(), "0001", "P10", today(), &config),
             Ok(())
@@ -1125,7 +1138,7 @@ mod tests {
         assert!(r.to_string().contains("pessoa P77 não consta"));
         // Preconditions hold even when the rule is disabled.
         let mut config = cfg();
-        config.disabled_rules.push("R13".into());
+        config.disabled_rules.push(RuleId::R13);
         refused(
             check_add_auxiliary(&reg.index(), "0002", "P77", today(), &config),
             &["R13"],
@@ -1413,7 +1426,7 @@ mod tests {
         // Zero is no increase; R23 disabled lets anything through.
         assert_eq!(check_new_vacancies(&reg.index(), 0, &cfg()), Ok(()));
         let mut config = cfg();
-        config.disabled_rules.push("R23".into());
+        config.disabled_rules.push(RuleId::R23);
         assert_eq!(check_new_vacancies(&reg.index(), 10_000, &config), Ok(()));
         // A zero ratio refuses every increase and says why.
         let mut config = cfg();
@@ -1753,7 +1766,7 @@ mod tests {
             Ok(())
         );
         // R02 disabled: the proof is not required.
-        config.disabled_rules.push("R02".into());
+        config.disabled_rules.push(RuleId::R02);
         assert_eq!(
             check_renewal(&reg.index(), "0001", 2027, d(2026, 12, 20), &config),
             Ok(())
@@ -1833,7 +1846,7 @@ mod tests {
         assert!(r.to_string().contains("0002 foi cassado"));
         // Fee not required when R44 is off, but preconditions still apply.
         let mut config = cfg();
-        config.disabled_rules.push("R44".into());
+        config.disabled_rules.push(RuleId::R44);
         let reg = sample_registry();
         assert_eq!(
             check_swap(&reg.index(), "0001", "0003", false, &config),

@@ -21,7 +21,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use catalogue::{CATALOGUE, RuleSpec, spec};
+pub use catalogue::{CATALOGUE, RuleId, RuleSpec, UnknownRule, lookup, spec};
 pub use field::check;
 
 use crate::domain::{DriverRole, PermitNumber, StandId};
@@ -77,7 +77,7 @@ pub enum Overall {
 /// One reason in a verdict or refusal, always citing its rule and article.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
-    pub rule_id: String,
+    pub rule_id: RuleId,
     /// E.g. `Lei 4.019/2004, art. 8, § 4`.
     pub citation: String,
     /// False when the cited provision was amended and its text in force is unknown.
@@ -90,27 +90,15 @@ pub struct Finding {
 
 impl Finding {
     /// A finding for a catalogue rule with its default severity and consequence.
-    ///
-    /// Panics never: an id missing from the catalogue is a programming error caught by the
-    /// catalogue tests, and yields a finding that says so instead of crashing a field check.
-    pub fn new(rule_id: &str, message: impl Into<String>) -> Self {
-        match spec(rule_id) {
-            Some(r) => Self {
-                rule_id: r.id.to_owned(),
-                citation: r.citation(),
-                wording_verified: r.wording_verified,
-                severity: r.severity,
-                consequence: r.consequence,
-                message: message.into(),
-            },
-            None => Self {
-                rule_id: rule_id.to_owned(),
-                citation: String::from("regra desconhecida no catálogo"),
-                wording_verified: false,
-                severity: Severity::Warning,
-                consequence: Consequence::None,
-                message: message.into(),
-            },
+    pub fn new(rule_id: RuleId, message: impl Into<String>) -> Self {
+        let r = spec(rule_id);
+        Self {
+            rule_id,
+            citation: r.citation(),
+            wording_verified: r.wording_verified,
+            severity: r.severity,
+            consequence: r.consequence,
+            message: message.into(),
         }
     }
 
@@ -240,9 +228,9 @@ pub struct RulesConfig {
     /// R18: maximum vehicle age in years (original art. 13 III).
     pub max_vehicle_age_years: i32,
     /// Rule ids switched off in addition to the catalogue defaults.
-    pub disabled_rules: Vec<String>,
+    pub disabled_rules: Vec<RuleId>,
     /// Rule ids switched on although off by default (e.g. R21 once confirmed).
-    pub enabled_rules: Vec<String>,
+    pub enabled_rules: Vec<RuleId>,
     /// Holiday calendar used for deadlines (national holidays are built in).
     pub calendar: deadline::CalendarConfig,
     /// Name of the issuing body, printed on records (NOTES §1.4: it changed over time).
@@ -271,12 +259,12 @@ impl Default for RulesConfig {
 
 impl RulesConfig {
     /// Whether a rule is evaluated under this configuration.
-    pub fn is_enabled(&self, id: &str) -> bool {
-        let Some(r) = spec(id) else { return false };
-        if r.repealed || self.disabled_rules.iter().any(|d| d == id) {
+    pub fn is_enabled(&self, id: RuleId) -> bool {
+        let r = spec(id);
+        if r.repealed || self.disabled_rules.contains(&id) {
             return false;
         }
-        r.enabled_by_default || self.enabled_rules.iter().any(|e| e == id)
+        r.enabled_by_default || self.enabled_rules.contains(&id)
     }
 }
 

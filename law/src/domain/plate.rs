@@ -38,7 +38,8 @@ impl Plate {
     /// `parse`, writing the raw and canonical forms into these two strings (whatever they held
     /// is cleared): the device store hands over spare buffers when it decodes a check bundle
     /// (issue 3, device bench).
-    pub(crate) fn parse_into(
+    #[doc(hidden)]
+    pub fn parse_into(
         input: &str,
         mut raw: String,
         mut canonical: String,
@@ -79,7 +80,8 @@ impl Plate {
     }
 
     /// The two strings, raw and canonical, for reuse.
-    pub(crate) fn into_buffers(self) -> (String, String) {
+    #[doc(hidden)]
+    pub fn into_buffers(self) -> (String, String) {
         (self.raw, self.canonical)
     }
 

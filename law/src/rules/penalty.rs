@@ -25,7 +25,7 @@ use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::catalogue::spec;
+use super::catalogue::lookup;
 use super::money::{self, Corrected};
 use super::{Consequence, Severity};
 use crate::domain::{Penalty, PenaltyKind};
@@ -120,7 +120,7 @@ pub fn penalty_citation(kind: PenaltyKind) -> String {
 /// Where a rule's grading starts, and why (Portuguese). `None`: the rule grounds no penalty
 /// (information, warnings, office refusals of registry changes).
 pub fn base_grade(rule_id: &str) -> Option<(Grade, String)> {
-    let rule = spec(rule_id)?;
+    let rule = lookup(rule_id)?;
     if rule.repealed {
         return None;
     }
@@ -230,7 +230,7 @@ pub fn propose(input: ProposalInput<'_>) -> Proposal {
     let mut wording_verified = true;
     let mut grounded = false;
     for id in input.rule_ids {
-        if let Some(r) = spec(id)
+        if let Some(r) = lookup(id)
             && !r.wording_verified
         {
             wording_verified = false;

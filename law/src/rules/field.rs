@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use chrono::{Datelike, Days, Months, NaiveDate, NaiveTime, Timelike};
 
 use super::{
-    CheckInput, Consequence, EarMissing, Finding, RegistryStamp, RulesConfig, Severity,
+    CheckInput, Consequence, EarMissing, Finding, RegistryStamp, RuleId, RulesConfig, Severity,
     VehicleQuery, Verdict,
 };
 use crate::domain::{
@@ -58,7 +58,7 @@ pub fn check_refreshed(
     let plate = query_plate.or_else(|| vehicle.map(|v| v.plate.canonical().to_owned()));
 
     let Some(permit) = permit else {
-        if out.on("R01") {
+        if out.on(RuleId::R01) {
             let message = match &input.vehicle {
                 VehicleQuery::Plate(p) => format!(
                     "Nenhum alvará de táxi cadastrado para o veículo de placa {} (informada como \
@@ -75,7 +75,8 @@ pub fn check_refreshed(
                 ),
             };
             out.push(
-                Finding::new("R01", message).with_consequence(Consequence::ReferToTrafficAuthority),
+                Finding::new(RuleId::R01, message)
+                    .with_consequence(Consequence::ReferToTrafficAuthority),
             );
         }
         return verdict(
@@ -150,13 +151,13 @@ struct Findings<'c> {
 }
 
 impl Findings<'_> {
-    fn on(&self, id: &str) -> bool {
+    fn on(&self, id: RuleId) -> bool {
         self.config.is_enabled(id)
     }
 
     /// Adds a finding if its rule is enabled (callers usually test `on` first to skip work).
     fn push(&mut self, finding: Finding) {
-        if self.config.is_enabled(&finding.rule_id) {
+        if self.config.is_enabled(finding.rule_id) {
             self.list.push(finding);
         }
     }
@@ -211,9 +212,9 @@ fn check_role(
     taxi: &Taxi<'_>,
 ) {
     let Some(person) = driver else {
-        if out.on("R12") {
+        if out.on(RuleId::R12) {
             out.push(Finding::new(
-                "R12",
+                RuleId::R12,
                 format!(
                     "O condutor identificado não consta do cadastro municipal de titulares e \
                      auxiliares e dirigia o {taxi}: táxi dirigido por quem não é titular nem \
@@ -231,18 +232,18 @@ fn check_role(
                 .map(|a| format!("de {} a {}", br(a.valid_from), br(a.valid_until)))
                 .unwrap_or_default();
             if auth.is_some_and(|a| a.medical_proof_on_file) {
-                if out.on("R04") {
+                if out.on(RuleId::R04) {
                     out.push(Finding::new(
-                        "R04",
+                        RuleId::R04,
                         format!(
                             "Condutor autorizado por escrito pelo titular enfermo a dirigir o \
                              {taxi}, {window}, com comprovação médica em arquivo (art. 1º, § 3º)."
                         ),
                     ));
                 }
-            } else if out.on("R12") {
+            } else if out.on(RuleId::R12) {
                 out.push(Finding::new(
-                    "R12",
+                    RuleId::R12,
                     format!(
                         "O condutor tem autorização do titular por enfermidade ({window}), mas \
                          sem comprovação médica do estado de saúde em arquivo (art. 1º, § 3º): a \
@@ -253,7 +254,7 @@ fn check_role(
             }
         }
         DriverRole::AuxiliaryOfAnotherPermit => {
-            if out.on("R14") {
+            if out.on(RuleId::R14) {
                 let registrations: Vec<String> = index
                     .permits_with_auxiliary(&person.id)
                     .iter()
@@ -268,7 +269,7 @@ fn check_role(
                     .collect();
                 out.push(
                     Finding::new(
-                        "R14",
+                        RuleId::R14,
                         format!(
                             "Motorista auxiliar registrado no {} flagrado dirigindo o {taxi}: o \
                              auxiliar só pode dirigir o veículo do alvará do seu titular (art. 8º, \
@@ -281,7 +282,7 @@ fn check_role(
             }
         }
         DriverRole::HolderOfAnotherPermit | DriverRole::Unauthorised => {
-            if out.on("R12") {
+            if out.on(RuleId::R12) {
                 let who = if role == DriverRole::HolderOfAnotherPermit {
                     let held: Vec<String> = index
                         .permits_held_by(&person.id)
@@ -306,7 +307,7 @@ fn check_role(
                         br(date)
                     ));
                 }
-                out.push(Finding::new("R12", message));
+                out.push(Finding::new(RuleId::R12, message));
             }
         }
     }
@@ -316,9 +317,9 @@ fn check_role(
 fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
     let lic = &person.licence;
 
-    if out.on("R06") && date.years_since(person.birth_date).unwrap_or(0) < 21 {
+    if out.on(RuleId::R06) && date.years_since(person.birth_date).unwrap_or(0) < 21 {
         out.push(Finding::new(
-            "R06",
+            RuleId::R06,
             format!(
                 "Condutor com menos de 21 anos em {} (idade mínima, art. 2º, I; art. 30, I): \
                  verificar o cadastro.",
@@ -327,7 +328,7 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
         ));
     }
 
-    if out.on("R07") {
+    if out.on(RuleId::R07) {
         // Compared upper-cased char by char: no string built unless the finding fires. ASCII
         // (every category there is) byte by byte, the same answer without the per-char
         // iterators (issue 3, device bench).
@@ -348,7 +349,7 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
         if !covered {
             let category = lic.category.trim().to_uppercase();
             out.push(Finding::new(
-                "R07",
+                RuleId::R07,
                 format!(
                     "CNH de categoria \"{category}\", que não abrange a categoria B exigida \
                      (art. 2º, II; art. 30, II)."
@@ -357,7 +358,7 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
         }
     }
 
-    if out.on("R08") {
+    if out.on(RuleId::R08) {
         let mut reasons = Vec::new();
         if lic.kind == LicenceKind::P {
             reasons.push(String::from(
@@ -375,7 +376,7 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
         }
         if !reasons.is_empty() {
             out.push(Finding::new(
-                "R08",
+                RuleId::R08,
                 format!(
                     "CNH não expedida há mais de dois anos: {} (art. 2º, II; art. 30, II).",
                     reasons.join("; ")
@@ -384,11 +385,11 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
         }
     }
 
-    if out.on("R09") {
+    if out.on(RuleId::R09) {
         if lic.forbids_paid_activity() {
             out.push(
                 Finding::new(
-                    "R09",
+                    RuleId::R09,
                     "A CNH traz a observação \"VEDADA ATIVIDADE REMUNERADA\" (art. 2º, II; \
                      art. 30, II).",
                 )
@@ -401,7 +402,7 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
             };
             out.push(
                 Finding::new(
-                    "R09",
+                    RuleId::R09,
                     "A CNH não traz a observação EAR (exerce atividade remunerada, CTB art. 147, \
                      § 5º) exigida de quem dirige táxi.",
                 )
@@ -410,7 +411,7 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
         }
     }
 
-    if out.on("R10") {
+    if out.on(RuleId::R10) {
         let grace = out.config.cnh_grace_days;
         let last_valid = lic.expiry.checked_add_days(Days::new(u64::from(grace)));
         if last_valid.is_some_and(|last| last < date) {
@@ -424,20 +425,20 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
                 ));
             }
             message.push_str(&format!("; fiscalização em {}.", br(date)));
-            out.push(Finding::new("R10", message));
+            out.push(Finding::new(RuleId::R10, message));
         }
     }
 
-    if out.on("D01") && !person.cpf.check_digits_ok() {
+    if out.on(RuleId::D01) && !person.cpf.check_digits_ok() {
         out.push(Finding::new(
-            "D01",
+            RuleId::D01,
             "O CPF do condutor no cadastro tem dígitos verificadores inválidos (possível erro de \
              digitação no cadastro).",
         ));
     }
-    if out.on("D02") && !lic.number.check_digits_ok() {
+    if out.on(RuleId::D02) && !lic.number.check_digits_ok() {
         out.push(Finding::new(
-            "D02",
+            RuleId::D02,
             "O número de registro da CNH do condutor no cadastro tem dígitos verificadores \
              inválidos (possível erro de digitação; as implementações divergem).",
         ));
@@ -451,7 +452,7 @@ fn check_permit_state(
     permit: &Permit,
     date: NaiveDate,
 ) {
-    if out.on("R32") {
+    if out.on(RuleId::R32) {
         let mut revoked_on: Option<NaiveDate> = match permit.state {
             PermitState::Revoked { on } if on <= date => Some(on),
             _ => None,
@@ -484,7 +485,7 @@ fn check_permit_state(
         if let Some(on) = revoked_on {
             out.push(
                 Finding::new(
-                    "R32",
+                    RuleId::R32,
                     format!(
                         "Alvará nº {} cassado em {} (art. 32, V): o veículo não pode operar como \
                          táxi.",
@@ -506,7 +507,7 @@ fn check_permit_state(
             };
             out.push(
                 Finding::new(
-                    "R32",
+                    RuleId::R32,
                     format!(
                         "Alvará nº {} suspenso de {} a {} (art. 32, {inciso}): o veículo não pode \
                          operar como táxi neste período.",
@@ -522,10 +523,10 @@ fn check_permit_state(
     }
 
     if let PermitState::InSuccession { since } = permit.state
-        && out.on("R05")
+        && out.on(RuleId::R05)
     {
         out.push(Finding::new(
-            "R05",
+            RuleId::R05,
             format!(
                 "Alvará nº {} em sucessão desde {} (óbito do titular; o direito passa aos \
                  herdeiros, art. 1º, § 4º): a situação deve ser regularizada na Unidade de \
@@ -539,7 +540,7 @@ fn check_permit_state(
 
 /// Art. 7: renewed by 31 January for the current year.
 fn check_renewal(out: &mut Findings<'_>, permit: &Permit, date: NaiveDate) {
-    if !out.on("R11") {
+    if !out.on(RuleId::R11) {
         return;
     }
     let year = date.year();
@@ -550,7 +551,7 @@ fn check_renewal(out: &mut Findings<'_>, permit: &Permit, date: NaiveDate) {
         return;
     }
     out.push(Finding::new(
-        "R11",
+        RuleId::R11,
         format!(
             "Alvará nº {} renovado por último para {}; em {} só vale o alvará renovado para {} \
              (prazo de renovação até 31/01/{}): a não renovação implica cassação automática da \
@@ -615,11 +616,11 @@ fn check_vehicle(
     let plate = v.plate.canonical();
     let obs = &input.observation;
 
-    if out.on("R16")
+    if out.on(RuleId::R16)
         && (!folds_to(&v.licensing_municipality, "AMERICANA") || !folds_to(&v.licensing_uf, "SP"))
     {
         out.push(Finding::new(
-            "R16",
+            RuleId::R16,
             format!(
                 "Veículo de placa {plate} licenciado em {}/{} segundo o CRLV; o táxi deve estar \
                  licenciado no Município de Americana/SP (art. 13, I).",
@@ -629,7 +630,7 @@ fn check_vehicle(
         ));
     }
 
-    if out.on("R17") {
+    if out.on(RuleId::R17) {
         let doors = obs.doors.unwrap_or(v.doors);
         let mut reasons = Vec::new();
         if doors < 4 {
@@ -649,7 +650,7 @@ fn check_vehicle(
         }
         if !reasons.is_empty() {
             out.push(Finding::new(
-                "R17",
+                RuleId::R17,
                 format!(
                     "Veículo de placa {plate}: {} (art. 13, II).",
                     reasons.join("; ")
@@ -658,13 +659,13 @@ fn check_vehicle(
         }
     }
 
-    if out.on("R18")
+    if out.on(RuleId::R18)
         && let Some(edital) = permit.edital_date
     {
         let oldest = edital.year() - out.config.max_vehicle_age_years;
         if v.year_of_manufacture < oldest {
             out.push(Finding::new(
-                "R18",
+                RuleId::R18,
                 format!(
                     "Veículo de placa {plate} fabricado em {}, mais de {} anos antes do Edital de \
                      Chamamento de {} do alvará nº {} (fabricação mínima {oldest}; art. 13, III, \
@@ -678,9 +679,9 @@ fn check_vehicle(
         }
     }
 
-    if out.on("R19") && obs.roof_sign_present == Some(false) {
+    if out.on(RuleId::R19) && obs.roof_sign_present == Some(false) {
         out.push(Finding::new(
-            "R19",
+            RuleId::R19,
             format!(
                 "Veículo de placa {plate} sem o dispositivo luminoso \"TÁXI\" no teto (art. 13, \
                  § 1º)."
@@ -688,12 +689,12 @@ fn check_vehicle(
         ));
     }
 
-    if out.on("R40")
+    if out.on(RuleId::R40)
         && let Some(holder) = index.person(&permit.holder_id)
         && holder.cpf != v.owner_cpf
     {
         out.push(Finding::new(
-            "R40",
+            RuleId::R40,
             format!(
                 "Veículo de placa {plate} não está registrado (CRLV) em nome do permissionário \
                  do alvará nº {} (art. 30, III).",
@@ -702,7 +703,7 @@ fn check_vehicle(
         ));
     }
 
-    if out.on("R02") {
+    if out.on(RuleId::R02) {
         let mut reasons = Vec::new();
         match &v.taximeter {
             None => reasons.push(String::from("nenhum taxímetro aferido registrado")),
@@ -737,7 +738,7 @@ fn check_vehicle(
         }
         if !reasons.is_empty() {
             out.push(Finding::new(
-                "R02",
+                RuleId::R02,
                 format!(
                     "Taxímetro do veículo de placa {plate}: {} (art. 1º, § 1º).",
                     reasons.join("; ")
@@ -746,9 +747,9 @@ fn check_vehicle(
         }
     }
 
-    if out.on("D03") && !v.renavam.check_digits_ok() {
+    if out.on(RuleId::D03) && !v.renavam.check_digits_ok() {
         out.push(Finding::new(
-            "D03",
+            RuleId::D03,
             format!(
                 "RENAVAM {} do veículo de placa {plate} com dígito verificador inválido (possível \
                  erro de digitação no cadastro).",
@@ -757,7 +758,7 @@ fn check_vehicle(
         ));
     }
 
-    if out.on("D04") && v.category != VehicleCategory::Aluguel {
+    if out.on(RuleId::D04) && v.category != VehicleCategory::Aluguel {
         let category = match v.category {
             VehicleCategory::Aluguel => "ALUGUEL",
             VehicleCategory::Particular => "PARTICULAR",
@@ -765,7 +766,7 @@ fn check_vehicle(
             VehicleCategory::Outra => "OUTRA",
         };
         out.push(Finding::new(
-            "D04",
+            RuleId::D04,
             format!(
                 "Veículo de placa {plate} com categoria {category} no CRLV: um táxi deve ser da \
                  categoria ALUGUEL (placa de aluguel)."
@@ -809,12 +810,12 @@ fn check_stand(
         return;
     };
 
-    if out.on("R38")
+    if out.on(RuleId::R38)
         && found.service == ServiceKind::Common
         && permit.service == ServiceKind::RadioTaxi
     {
         out.push(Finding::new(
-            "R38",
+            RuleId::R38,
             format!(
                 "Rádio-táxi ({taxi}) no ponto de táxi comum \"{}\" (art. 28).",
                 found.name
@@ -833,9 +834,9 @@ fn check_stand(
     let hhmm = format_args!("{:02}:{:02}", t.hour(), t.minute());
     let window = window_label(own.schedule);
     if in_mandatory_hours(own.schedule, t) {
-        if out.on("R24") {
+        if out.on(RuleId::R24) {
             out.push(Finding::new(
-                "R24",
+                RuleId::R24,
                 format!(
                     "{} parado no ponto \"{}\" e não no seu ponto \"{}\" às {hhmm}, dentro do \
                      horário obrigatório {window} do seu ponto (art. 16, I; art. 31, VI).",
@@ -845,9 +846,9 @@ fn check_stand(
                 ),
             ));
         }
-    } else if out.on("R25") {
+    } else if out.on(RuleId::R25) {
         out.push(Finding::new(
-            "R25",
+            RuleId::R25,
             format!(
                 "{} parado no ponto \"{}\" às {hhmm}, fora do horário obrigatório {window} do seu \
                  ponto \"{}\": horário facultativo, a ausência do ponto não é infração (art. 16, \
@@ -1102,7 +1103,7 @@ mod tests {
         assert_eq!(v.rule_ids(), vec!["R01"]);
 
         // Disabled, it does not fire.
-        let config = with_config(|c| c.disabled_rules = vec!["R01".into()]);
+        let config = with_config(|c| c.disabled_rules = vec![RuleId::R01]);
         let v = run_with(&reg, &by_plate("QWE1R23", stranger(), utc(NOON)), &config);
         assert_eq!(v.findings, vec![]);
     }
@@ -1915,10 +1916,10 @@ mod tests {
     fn r25_optional_hours_only_when_enabled() {
         let reg = sample_registry();
         let late = idle_at(&reg, "ABC-1234", "P04", "S01", "2026-11-30 20:01");
-        let without_r25 = with_config(|c| c.disabled_rules = vec!["R25".into()]);
+        let without_r25 = with_config(|c| c.disabled_rules = vec![RuleId::R25]);
         assert_eq!(run_with(&reg, &late, &without_r25).findings, vec![]);
 
-        let with_r25 = with_config(|c| c.enabled_rules = vec!["R25".into()]);
+        let with_r25 = with_config(|c| c.enabled_rules = vec![RuleId::R25]);
         let v = run_with(&reg, &late, &with_r25);
         assert_eq!(v.rule_ids(), vec!["R25"]);
         assert_eq!(v.findings[0].severity, Severity::Info);
@@ -1939,16 +1940,16 @@ mod tests {
         let reg = sample_registry();
         let unrenewed = by_plate("GHI7J89", driver(&reg, "P07"), utc(NOON));
         assert_eq!(run(&reg, &unrenewed).rule_ids(), vec!["R11"]);
-        let no_r11 = with_config(|c| c.disabled_rules = vec!["R11".into()]);
+        let no_r11 = with_config(|c| c.disabled_rules = vec![RuleId::R11]);
         let v = run_with(&reg, &unrenewed, &no_r11);
         assert_eq!(v.findings, vec![]);
         assert_eq!(v.overall, Overall::Regular);
 
-        let no_r12 = with_config(|c| c.disabled_rules = vec!["R12".into()]);
+        let no_r12 = with_config(|c| c.disabled_rules = vec![RuleId::R12]);
         let v = run_with(&reg, &by_plate("ABC-1234", stranger(), utc(NOON)), &no_r12);
         assert_eq!(v.findings, vec![]);
 
-        let no_r32 = with_config(|c| c.disabled_rules = vec!["R32".into()]);
+        let no_r32 = with_config(|c| c.disabled_rules = vec![RuleId::R32]);
         assert_eq!(
             run_with(&reg, &lucas(&reg, utc(NOON)), &no_r32).findings,
             vec![]

@@ -7,7 +7,100 @@
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+macro_rules! rule_ids {
+    ($($id:ident),* $(,)?) => {
+        /// A rule of the catalogue. The only way to name a rule in code: a finding, a refusal
+        /// or a legal basis cites one of these, and each has exactly one catalogue row.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+            JsonSchema,
+        )]
+        pub enum RuleId {
+            $($id),*
+        }
+
+        impl RuleId {
+            /// Every rule, in catalogue order.
+            pub const ALL: [RuleId; [$(RuleId::$id),*].len()] = [$(RuleId::$id),*];
+
+            /// The id as printed: `R01`…`R44`, `D01`…`D04`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(RuleId::$id => stringify!($id)),*
+                }
+            }
+        }
+    };
+}
+
+rule_ids!(
+    R01, R02, R03, R04, R05, R06, R07, R08, R09, R10, R11, R12, R13, R14, R15, R16, R17, R18, R19,
+    R20, R21, R22, R23, R24, R25, R26, R27, R28, R29, R30, R31, R32, R33, R34, R35, R36, R37, R38,
+    R39, R40, R41, R42, R43, R44, D01, D02, D03, D04,
+);
+
+impl RuleId {
+    /// The rule named by `text` (exact spelling, e.g. `R24`), if it is a catalogue id.
+    pub fn parse(text: &str) -> Option<RuleId> {
+        RuleId::ALL.iter().copied().find(|r| r.as_str() == text)
+    }
+
+    /// This rule's catalogue row.
+    pub fn spec(self) -> &'static RuleSpec {
+        spec(self)
+    }
+}
+
+impl std::fmt::Display for RuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RuleId {
+    type Err = UnknownRule;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RuleId::parse(s).ok_or_else(|| UnknownRule(s.chars().take(16).collect()))
+    }
+}
+
+/// Text that is no catalogue rule id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a regra {0:?} não existe no catálogo")]
+pub struct UnknownRule(pub String);
+
+impl PartialEq<&str> for RuleId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<str> for RuleId {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<RuleId> for &str {
+    fn eq(&self, other: &RuleId) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<String> for RuleId {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<RuleId> for String {
+    fn eq(&self, other: &RuleId) -> bool {
+        self == other.as_str()
+    }
+}
 
 use super::{Consequence, Severity};
 
@@ -37,7 +130,7 @@ pub enum Scope {
 /// A rule of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RuleSpec {
-    pub id: &'static str,
+    pub id: RuleId,
     /// Short title in Portuguese.
     pub title: &'static str,
     pub provisions: &'static [Provision],
@@ -137,7 +230,7 @@ use Severity::{Info, Irregular, Warning};
 
 #[allow(clippy::too_many_arguments)]
 const fn rule(
-    id: &'static str,
+    id: RuleId,
     title: &'static str,
     provisions: &'static [Provision],
     other_basis: Option<&'static str>,
@@ -171,10 +264,25 @@ const fn repealed(mut r: RuleSpec) -> RuleSpec {
     r
 }
 
-/// The catalogue, in NOTES order.
-pub static CATALOGUE: &[RuleSpec] = &[
+/// The catalogue, in rule id order.
+pub static CATALOGUE: &[RuleSpec] = &ROWS;
+
+/// Row `i` is the rule `RuleId::ALL[i]`, so that `spec` is an index that cannot miss.
+const ROWS_MATCH_IDS: () = {
+    assert!(ROWS.len() == RuleId::ALL.len());
+    let mut i = 0;
+    while i < ROWS.len() {
+        assert!(ROWS[i].id as usize == i);
+        i += 1;
+    }
+};
+
+#[allow(clippy::let_unit_value)]
+const _: () = ROWS_MATCH_IDS;
+
+const ROWS: [RuleSpec; RuleId::ALL.len()] = [
     rule(
-        "R01",
+        RuleId::R01,
         "Transporte remunerado sem alvará ou veículo não táxi (clandestino)",
         &[art("1")],
         Some("CTB, art. 231, VIII"),
@@ -184,7 +292,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::ReferToTrafficAuthority,
     ),
     rule(
-        "R02",
+        RuleId::R02,
         "Taxímetro sem aferição válida ou lacre rompido",
         &[par("1", "1")],
         Some("Portaria Inmetro 433/2025"),
@@ -194,7 +302,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RenewalBlocked,
     ),
     rule(
-        "R03",
+        RuleId::R03,
         "Mais de um alvará para a mesma pessoa ou parente",
         &[par("1", "2"), art("9")],
         None,
@@ -204,7 +312,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R04",
+        RuleId::R04,
         "Terceiro autorizado pelo titular enfermo",
         &[par("1", "3")],
         None,
@@ -214,7 +322,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "R05",
+        RuleId::R05,
         "Alvará em sucessão (óbito do titular)",
         &[par("1", "4")],
         None,
@@ -224,7 +332,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeReview,
     ),
     rule(
-        "R06",
+        RuleId::R06,
         "Condutor com menos de 21 anos",
         &[inc("2", "I"), inc("30", "I")],
         None,
@@ -234,7 +342,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R07",
+        RuleId::R07,
         "CNH não abrange a categoria B",
         &[inc("2", "II"), inc("30", "II")],
         None,
@@ -244,7 +352,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R08",
+        RuleId::R08,
         "Habilitação há menos de dois anos ou Permissão para Dirigir",
         &[inc("2", "II"), inc("30", "II")],
         None,
@@ -254,7 +362,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R09",
+        RuleId::R09,
         "CNH sem EAR ou com \"Vedada Atividade Remunerada\"",
         &[inc("2", "II"), inc("30", "II")],
         Some("CTB, art. 147, § 5"),
@@ -264,7 +372,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R10",
+        RuleId::R10,
         "CNH vencida",
         &[inc("2", "II"), inc("7", "II")],
         Some("CTB, art. 162, V"),
@@ -274,7 +382,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R11",
+        RuleId::R11,
         "Alvará não renovado até 31 de janeiro",
         &[art("7")],
         None,
@@ -284,7 +392,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RevokePermit,
     ),
     rule(
-        "R12",
+        RuleId::R12,
         "Táxi dirigido por quem não é titular nem auxiliar",
         &[par("8", "4")],
         None,
@@ -294,7 +402,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RevokePermit,
     ),
     rule(
-        "R13",
+        RuleId::R13,
         "Mais de dois motoristas auxiliares no alvará",
         &[art("8")],
         None,
@@ -304,7 +412,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R14",
+        RuleId::R14,
         "Auxiliar dirigindo táxi de outro alvará",
         &[par("8", "2"), par("8", "3")],
         None,
@@ -314,7 +422,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RevokeAuxiliaryLicence,
     ),
     repealed(rule(
-        "R15",
+        RuleId::R15,
         "RPA/INSS do auxiliar (revogado)",
         &[par("8", "5")],
         Some("revogado pela Lei 4.374/2006"),
@@ -324,7 +432,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     )),
     rule(
-        "R16",
+        RuleId::R16,
         "Veículo não licenciado em Americana",
         &[inc("13", "I")],
         None,
@@ -334,7 +442,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R17",
+        RuleId::R17,
         "Menos de 4 portas ou lotação acima de 6 passageiros",
         &[inc("13", "II")],
         None,
@@ -344,7 +452,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R18",
+        RuleId::R18,
         "Veículo com mais de 10 anos de fabricação",
         &[inc("13", "III")],
         None,
@@ -354,7 +462,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R19",
+        RuleId::R19,
         "Sem dispositivo luminoso \"TÁXI\" no teto",
         &[par("13", "1")],
         None,
@@ -364,7 +472,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R20",
+        RuleId::R20,
         "Publicidade fora do permitido",
         &[par("13", "2")],
         Some("Resolução CONTRAN 73/1998"),
@@ -374,7 +482,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     disabled(rule(
-        "R21",
+        RuleId::R21,
         "Adesivo \"TAXI DE AMERICANA\" e cor prata (texto da Lei 5.350/2012 não confirmado)",
         &[par("13", "4"), par("13", "5")],
         None,
@@ -384,7 +492,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     )),
     rule(
-        "R22",
+        RuleId::R22,
         "Valores de taxas e multas corrigidos pelo IPCA",
         &[
             art("12"),
@@ -399,7 +507,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "R23",
+        RuleId::R23,
         "Nova vaga acima da proporção de táxis por habitantes",
         &[art("14")],
         None,
@@ -409,7 +517,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R24",
+        RuleId::R24,
         "Táxi fora do seu ponto no horário obrigatório",
         &[inc("16", "I"), inc("31", "VI")],
         None,
@@ -419,7 +527,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::InfractionNotice,
     ),
     rule(
-        "R25",
+        RuleId::R25,
         "Horário facultativo: ausência do ponto não é infração",
         &[par("16", "único")],
         None,
@@ -429,7 +537,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "R26",
+        RuleId::R26,
         "Ponto sem escala de plantão",
         &[inc("16", "II")],
         None,
@@ -439,7 +547,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeReview,
     ),
     rule(
-        "R27",
+        RuleId::R27,
         "Transgressão no ponto: coordenador; graves por escrito com testemunhas; multa não paga impede o alvará",
         &[par("17", "1"), par("17", "2"), art("18")],
         None,
@@ -449,7 +557,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RenewalBlocked,
     ),
     rule(
-        "R28",
+        RuleId::R28,
         "Descumprimento de dever do condutor",
         &[art("19"), inc("31", "VII")],
         None,
@@ -459,7 +567,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::InfractionNotice,
     ),
     rule(
-        "R29",
+        RuleId::R29,
         "Veículo abandonado na fila do ponto",
         &[art("20")],
         None,
@@ -469,7 +577,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::InfractionNotice,
     ),
     rule(
-        "R30",
+        RuleId::R30,
         "Angariar passageiros junto a outro ponto",
         &[art("21")],
         None,
@@ -479,7 +587,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::InfractionNotice,
     ),
     rule(
-        "R31",
+        RuleId::R31,
         "Infrações do art. 31 (urbanidade, traje, embriaguez, arrendamento do ponto)",
         &[
             inc("31", "I"),
@@ -495,7 +603,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::InfractionNotice,
     ),
     rule(
-        "R32",
+        RuleId::R32,
         "Penalidades graduadas pela Unidade de Transportes",
         &[art("32"), par("32", "1")],
         None,
@@ -505,7 +613,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "R33",
+        RuleId::R33,
         "Infração do auxiliar responsabiliza também o titular",
         &[par("32", "2")],
         None,
@@ -515,7 +623,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "R34",
+        RuleId::R34,
         "Recurso único ao Prefeito, 10 dias da ciência",
         &[art("33"), art("34"), art("35")],
         Some("Lei 9.784/1999, art. 66"),
@@ -525,7 +633,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R35",
+        RuleId::R35,
         "Fiscal deve ser da Secretaria de Transportes ou da Guarda Municipal",
         &[art("36")],
         None,
@@ -535,7 +643,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R36",
+        RuleId::R36,
         "Rádio-táxi sem cooperativa ou rádio sem homologação ANATEL",
         &[par("23", "1"), art("27")],
         None,
@@ -545,7 +653,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R37",
+        RuleId::R37,
         "Rádio-táxi sem identificação da cooperativa",
         &[par("27", "único")],
         None,
@@ -555,7 +663,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R38",
+        RuleId::R38,
         "Rádio-táxi em ponto de táxi comum",
         &[art("28")],
         None,
@@ -565,7 +673,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::InfractionNotice,
     ),
     repealed(rule(
-        "R39",
+        RuleId::R39,
         "Controle de chamadas do rádio-táxi (revogado)",
         &[art("25")],
         Some("revogado pela Lei 4.374/2006"),
@@ -575,7 +683,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     )),
     rule(
-        "R40",
+        RuleId::R40,
         "Veículo não registrado em nome do permissionário",
         &[inc("30", "III")],
         None,
@@ -585,7 +693,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::RecordIrregularity,
     ),
     rule(
-        "R41",
+        RuleId::R41,
         "Residência, antecedentes criminais e atestado médico",
         &[
             inc("2", "III"),
@@ -600,7 +708,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R42",
+        RuleId::R42,
         "Prazos de inscrição, edital e recurso da escolha",
         &[par("2", "único"), art("4"), art("5"), art("6")],
         None,
@@ -610,7 +718,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R43",
+        RuleId::R43,
         "Transferência do alvará",
         &[art("10"), par("10", "1"), par("10", "2")],
         None,
@@ -620,7 +728,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "R44",
+        RuleId::R44,
         "Permuta de ponto",
         &[art("11")],
         None,
@@ -630,7 +738,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::OfficeRefusal,
     ),
     rule(
-        "D01",
+        RuleId::D01,
         "Dígitos verificadores do CPF",
         &[],
         Some("Receita Federal (CPF)"),
@@ -640,7 +748,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "D02",
+        RuleId::D02,
         "Dígitos verificadores da CNH",
         &[],
         Some("CNH, nº de registro"),
@@ -650,7 +758,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "D03",
+        RuleId::D03,
         "Dígito verificador do RENAVAM",
         &[],
         Some("RENAVAM"),
@@ -660,7 +768,7 @@ pub static CATALOGUE: &[RuleSpec] = &[
         C::None,
     ),
     rule(
-        "D04",
+        RuleId::D04,
         "Placa e categoria de aluguel",
         &[inc("13", "I")],
         Some("Res. CONTRAN 780/2019"),
@@ -677,24 +785,15 @@ pub static CATALOGUE: &[RuleSpec] = &[
 /// ids go straight to their row: the catalogue lists R01–R44 then D01–D04 in order, and the
 /// guess is confirmed by comparing the id. Anything else (or a reordered catalogue) falls back
 /// to the scan, so the answer is always the first row with that id.
-pub fn spec(id: &str) -> Option<&'static RuleSpec> {
-    let guess = match id.as_bytes() {
-        [kind @ (b'R' | b'D'), t @ b'0'..=b'9', u @ b'0'..=b'9'] => {
-            let n = usize::from((t - b'0') * 10 + (u - b'0'));
-            match (kind, n) {
-                (b'R', 1..=44) => Some(n - 1),
-                (b'D', 1..=4) => Some(44 + n - 1),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    if let Some(r) = guess.and_then(|i| CATALOGUE.get(i))
-        && r.id == id
-    {
-        return Some(r);
-    }
-    CATALOGUE.iter().find(|r| r.id == id)
+pub fn spec(id: RuleId) -> &'static RuleSpec {
+    // In bounds and the right row: `ROWS_MATCH_IDS` checks both at compile time.
+    &ROWS[id as usize]
+}
+
+/// The catalogue row of a rule id given as text (a record's legal basis, a configuration
+/// file, a command line); `None` for anything that is not a catalogue id.
+pub fn lookup(id: &str) -> Option<&'static RuleSpec> {
+    RuleId::parse(id).map(spec)
 }
 
 #[cfg(test)]
@@ -703,46 +802,46 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_complete() {
-        let mut ids: Vec<&str> = CATALOGUE.iter().map(|r| r.id).collect();
+        let mut ids: Vec<&str> = CATALOGUE.iter().map(|r| r.id.as_str()).collect();
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), 48);
         for n in 1..=44 {
-            assert!(spec(&format!("R{n:02}")).is_some(), "R{n:02}");
+            assert!(lookup(&format!("R{n:02}")).is_some(), "R{n:02}");
         }
         for n in 1..=4 {
-            assert!(spec(&format!("D{n:02}")).is_some(), "D{n:02}");
+            assert!(lookup(&format!("D{n:02}")).is_some(), "D{n:02}");
+        }
+        for r in RuleId::ALL {
+            assert_eq!(spec(r).id, r);
+            assert_eq!(r.as_str().parse::<RuleId>(), Ok(r));
+            assert_eq!(
+                serde_json::to_value(r).ok(),
+                Some(serde_json::json!(r.as_str()))
+            );
         }
     }
 
     #[test]
     fn citations_read_like_the_law() {
+        assert_eq!(spec(RuleId::R12).citation(), "Lei 4.019/2004, art. 8, § 4");
         assert_eq!(
-            spec("R12").map(RuleSpec::citation).as_deref(),
-            Some("Lei 4.019/2004, art. 8, § 4")
+            spec(RuleId::R07).citation(),
+            "Lei 4.019/2004, art. 2, II; art. 30, II"
         );
+        assert_eq!(spec(RuleId::D01).citation(), "Receita Federal (CPF)");
         assert_eq!(
-            spec("R07").map(RuleSpec::citation).as_deref(),
-            Some("Lei 4.019/2004, art. 2, II; art. 30, II")
-        );
-        assert_eq!(
-            spec("D01").map(RuleSpec::citation).as_deref(),
-            Some("Receita Federal (CPF)")
-        );
-        assert_eq!(
-            spec("R25").map(RuleSpec::citation).as_deref(),
-            Some("Lei 4.019/2004, art. 16, parágrafo único")
+            spec(RuleId::R25).citation(),
+            "Lei 4.019/2004, art. 16, parágrafo único"
         );
     }
 
-    /// The direct guess in `spec` and the cached citations answer exactly like a scan and a
-    /// fresh format.
+    /// The cached citations answer exactly like a fresh format, and text that is no id is
+    /// refused.
     #[test]
     fn fast_lookups_agree_with_the_scan() {
         for r in CATALOGUE {
-            let by_scan = CATALOGUE.iter().find(|x| x.id == r.id);
-            assert!(spec(r.id).is_some_and(|s| std::ptr::eq(s, r)), "{}", r.id);
-            assert!(by_scan.is_some_and(|s| std::ptr::eq(s, r)), "{}", r.id);
+            assert!(std::ptr::eq(spec(r.id), r), "{}", r.id);
             assert_eq!(r.citation(), r.format_citation(), "{}", r.id);
             // A copy is not a catalogue row: formatted on the spot, same text.
             let copy = *r;
@@ -751,21 +850,20 @@ mod tests {
         for id in [
             "R00", "R45", "D00", "D05", "X01", "R1", "R001", "", "r01", "Rab",
         ] {
-            assert!(spec(id).is_none(), "{id}");
+            assert!(lookup(id).is_none(), "{id}");
+            assert!(id.parse::<RuleId>().is_err(), "{id}");
         }
     }
 
     #[test]
     fn amended_provisions_are_unverified_and_repealed_ones_off() {
-        for id in ["R12", "R18", "R19", "R20", "R21", "R23", "R29"] {
-            assert!(spec(id).is_some_and(|r| !r.wording_verified), "{id}");
+        use RuleId::*;
+        for id in [R12, R18, R19, R20, R21, R23, R29] {
+            assert!(!spec(id).wording_verified, "{id}");
         }
-        for id in ["R15", "R39"] {
-            assert!(
-                spec(id).is_some_and(|r| r.repealed && !r.enabled_by_default),
-                "{id}"
-            );
+        for id in [R15, R39] {
+            assert!(spec(id).repealed && !spec(id).enabled_by_default, "{id}");
         }
-        assert!(spec("R21").is_some_and(|r| !r.enabled_by_default));
+        assert!(!spec(R21).enabled_by_default);
     }
 }
