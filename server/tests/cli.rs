@@ -153,6 +153,18 @@ fn rules_lists_the_whole_catalogue() {
     assert_eq!(r21["enabled"], false);
 }
 
+/// `rules --markdown` prints the checked-in rule catalogue document, byte for byte.
+#[test]
+fn rules_markdown_is_the_checked_in_catalogue_document() {
+    let out = run(&["rules", "--markdown"]);
+    assert!(out.status.success(), "{out:?}");
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/rules.md"),
+    )
+    .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), doc);
+}
+
 #[test]
 fn bad_input_is_one_line_and_nonzero() {
     let f = fixture();

@@ -16,6 +16,7 @@ pub mod field;
 pub mod money;
 pub mod office;
 pub mod penalty;
+pub mod reference;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;

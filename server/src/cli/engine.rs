@@ -134,6 +134,9 @@ pub(crate) struct RulesArgs {
     /// Rules configuration, to show which rules it enables.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Print the catalogue as the Markdown document `docs/rules.md` instead of JSON.
+    #[arg(long, conflicts_with = "config")]
+    markdown: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -145,6 +148,10 @@ struct RuleRow<'a> {
 }
 
 pub(crate) fn rules(a: RulesArgs) -> anyhow::Result<()> {
+    if a.markdown {
+        print!("{}", rules::reference::markdown());
+        return Ok(());
+    }
     let config = load_config(a.config.as_ref())?;
     let rows: Vec<RuleRow<'_>> = rules::CATALOGUE
         .iter()
