@@ -93,7 +93,7 @@ impl From<sc_client::LoginSummary> for LoginInfo {
 
 // ---------------------------------------------------------------------------- registry
 
-/// The registry version an answer comes from and how old it was then (DESIGN: every verdict
+/// The registry version an answer comes from and how old it was then (every verdict
 /// says what the officer knew).
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct RegistryStamp {

@@ -1,7 +1,7 @@
 //! The demo: a registry of Americana generated deterministically, users of every role with
 //! their devices, seeded once into an empty data directory by `taxi-fiscal demo`.
 //!
-//! The registry ([`registry`]) has the stands the law and the news name (NOTES §3): Terminal
+//! The registry ([`registry`]) has the stands the law and the news name (docs/law/reference.md, Americana): Terminal
 //! Urbano, Terminal Rodoviário and Praça Comendador Muller / R. Fernando de Camargo (06–24),
 //! Praça Basílio Rangel, Av. Dr. Antônio Lobo, Hospital Municipal Dr. Waldemar Tebaldi and
 //! Rua 12 de Novembro (06–20), and one radio-taxi central. It has 121 permits of which 118 are not

@@ -7,7 +7,7 @@
 //! mismatch is 422 `hash_mismatch` and nothing is stored. Storing is idempotent: the same photo
 //! again is 200 with `stored: false`, so an interrupted upload is simply retried.
 //!
-//! `POST /v1/photos/have` (uploaders; added for the sync client, issue 5) answers which of up
+//! `POST /v1/photos/have` (uploaders; added for the sync client) answers which of up
 //! to 1,000 hashes are already stored, so a client resuming after an interruption skips the
 //! photos whose confirmation it lost instead of sending megabytes again. Knowing a hash means
 //! holding the photo, so the answer discloses nothing new.

@@ -326,7 +326,7 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// The refused changes of one record.
     fn record_quarantine(&self, id: String) -> StoreFuture<'_, Vec<QuarantineRow>>;
 
-    // ----- office workflow (module `office`, issue 7) -------------------------------------------
+    // ----- office workflow (module `office`) -------------------------------------------
 
     /// The office's inbox: one page of the projection, filtered (rule too), newest first, with
     /// the total and the counts per status, read in one snapshot.

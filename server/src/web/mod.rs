@@ -1,4 +1,4 @@
-//! The office's web pages (issue 7): server-rendered HTML in Brazilian Portuguese for the
+//! The office's web pages: server-rendered HTML in Brazilian Portuguese for the
 //! Unidade de Transportes, at `/`, `/login`, `/escritorio/…`, beside the JSON API at `/v1/…`.
 //!
 //! Plain HTML forms and redirects after POST, one small stylesheet (`/static/escritorio.css`,

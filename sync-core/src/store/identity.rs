@@ -1,7 +1,7 @@
 //! Who this device is: its registered id, the user signed in, their role and (for a stand
 //! coordinator) their stand — one row, set once by `device init` and read by every record write.
 //!
-//! The device id is the Automerge actor of every change the device writes (DESIGN §Sync: the
+//! The device id is the Automerge actor of every change the device writes (ARCHITECTURE.md, Sync: the
 //! server binds a change to the authenticated device by its actor). Changing it once records
 //! exist would make the same device write under two actors and orphan the sequence numbers of
 //! the first, so `set_device_identity` refuses it; the user and role may change (another officer

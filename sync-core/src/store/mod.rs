@@ -26,9 +26,9 @@
 //! for each other instead of failing. Writers open `BEGIN IMMEDIATE` transactions so that two
 //! connections never deadlock upgrading a read lock.
 
-// Precomputed check bundles and driver rows, kept with the replica (issue 3).
+// Precomputed check bundles and driver rows, kept with the replica.
 mod bundle;
-// Sync client's session, photo upload marks and sync status (issue 5).
+// Sync client's session, photo upload marks and sync status.
 mod client_state;
 mod error;
 mod identity;

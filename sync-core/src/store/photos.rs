@@ -1,5 +1,5 @@
 //! Photos, content-addressed: the key is the SHA-256 of the bytes, computed when the photo is
-//! stored (at capture), and the record document holds only that hash (DESIGN §Records).
+//! stored (at capture), and the record document holds only that hash (ARCHITECTURE.md, Records).
 //!
 //! The bytes live in the database (table `photos`), not in files beside it: a photo and the
 //! record naming it commit in the same WAL, a backup is one file, and a crash cannot leave a

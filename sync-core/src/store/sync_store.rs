@@ -109,7 +109,7 @@ impl DeviceSyncStore for Store {
             .filter(|s| !s.is_empty()))
     }
 
-    // The `heads` column written with every record change (issue 5: lets an acknowledgement
+    // The `heads` column written with every record change (lets an acknowledgement
     // be applied without loading the document).
     fn record_heads(&self, record_id: &str) -> StoreResult<Option<Vec<u8>>> {
         Ok(self

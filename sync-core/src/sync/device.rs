@@ -223,8 +223,8 @@ impl DeviceSync {
                 .map_err(boxed)?
                 .and_then(|b| State::decode(&b).ok());
             // A record the server never acknowledged and that is stored as one whole save (a
-            // document chunk, as `FieldRecords` writes a new record) goes as stored: loading and saving it again would produce the same document (issue 5,
-            // sync bench: that round trip was most of the time spent preparing a backlog of
+            // document chunk, as `FieldRecords` writes a new record) goes as stored: loading
+            // and saving it again would produce the same document (sync bench: that round trip was most of the time spent preparing a backlog of
             // new records). Bytes the server cannot read come back as `malformed`, which keeps
             // the record here.
             if parts.len() == 1
@@ -393,7 +393,7 @@ impl DeviceSync {
 
         // Records the response only acknowledges (no message, document or rejection for them):
         // their new state needs only their heads, which the store keeps with the row, so they
-        // are not loaded (issue 5, sync bench: loading every acknowledged record was most of
+        // are not loaded (sync bench: loading every acknowledged record was most of
         // the time spent applying the answer to a backlog).
         let touched: BTreeSet<Uuid> = response
             .rejections

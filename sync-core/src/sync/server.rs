@@ -28,7 +28,7 @@
 //!
 //! Step 2 runs a window of records at a time: the pure work (decoding, vetting) on `workers`
 //! scoped threads, each taking the next record when it is free, while the calling thread hands
-//! the previous window's effects to the store (issue 5, sync bench: the SQLite writes of a
+//! the previous window's effects to the store (sync bench: the SQLite writes of a
 //! large request then overlap the decoding instead of following it). Results are committed in
 //! request order, so the outcome is the same for any number of workers.
 //!
@@ -1011,7 +1011,7 @@ impl ServerSync {
         {
             // A new record accepted whole: the bytes the device sent are a save of exactly this
             // document (they loaded into it), so they are stored as they came instead of being
-            // encoded and compressed again (issue 5, sync bench).
+            // encoded and compressed again (sync bench).
             let as_sent = match incoming {
                 Incoming::Whole(bytes) if server.is_none() && vetted.refused.is_none() => {
                     Some(bytes)
@@ -1295,7 +1295,7 @@ fn decode_into(
     match incoming {
         Incoming::Whole(bytes) if scratch.get_heads().is_empty() => {
             // A record new to the server: the loaded document becomes the scratch copy as it
-            // is. Not viewed here (issue 5, sync bench): the vetting views the record after
+            // is. Not viewed here (sync bench): the vetting views the record after
             // each of its changes anyway, and refuses as malformed whatever is not a record.
             let mut am = AutoCommit::load(bytes).map_err(|e| e.to_string())?;
             let id = RecordDoc::claimed_id(&am);

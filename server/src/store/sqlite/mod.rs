@@ -11,7 +11,7 @@
 //! `audit verify` checks the chain ([`audit`]) and the rows derived from what it records
 //! ([`consistency`]).
 //!
-//! For the record sync (next part of issue 4): add `005_records.sql` to [`migrations`], write
+//! For the record sync: add `005_records.sql` to [`migrations`], write
 //! with `store.pool().write(|tx| { …; audit::append(tx, &entry)?; … })`.
 
 mod accounts;

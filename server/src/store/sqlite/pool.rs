@@ -3,7 +3,7 @@
 //! `MAX_IDLE_READERS` kept). Every call runs on tokio's blocking pool (`spawn_blocking`).
 //!
 //! Why not deadpool/r2d2: their SQLite adapters pin an older rusqlite, and only one
-//! libsqlite3-sys may be linked (notes/CRATES.md). Why one writer: SQLite has one writer at a
+//! libsqlite3-sys may be linked. Why one writer: SQLite has one writer at a
 //! time anyway; serialising writers in-process means they queue on a mutex instead of spinning
 //! on `SQLITE_BUSY`, and a write transaction starts `IMMEDIATE` so it never has to upgrade a read
 //! lock. Readers see a consistent snapshot per transaction (WAL) and never block the writer.
@@ -14,7 +14,7 @@
 //!
 //! Checkpoints run on their own thread (`checkpointer`): SQLite's automatic checkpoint runs
 //! inside the commit that crosses 1,000 WAL pages, so whichever request made that commit (a
-//! device's sync of a few hundred records, issue 5 bench) waited ~10–20 ms for the copy into
+//! device's sync of a few hundred records, sync bench) waited ~10–20 ms for the copy into
 //! the database file and its fsync. The writer's WAL hook replaces the automatic checkpoint and
 //! only wakes the thread, which runs a `PASSIVE` checkpoint (it never blocks the writer or the
 //! readers) on its own connection. If that thread is gone, the hook checkpoints inline as

@@ -1,4 +1,4 @@
--- Migration 1: the registry replica (DESIGN §Data 1).
+-- Migration 1: the registry replica (ARCHITECTURE.md, Two kinds of data).
 --
 -- Each entity is one row: the few columns a lookup or a reference needs, indexed, plus the whole
 -- entity as JSON in `body` (what the rules engine reads). Reading a permit is then one B-tree

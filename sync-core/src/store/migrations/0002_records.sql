@@ -1,4 +1,4 @@
--- Migration 2: field records and what they need offline (DESIGN §Records, §Sync).
+-- Migration 2: field records and what they need offline (ARCHITECTURE.md, Records and Sync).
 --
 -- The store keeps Automerge bytes opaque: `records` holds the last full save and the row the
 -- lists need; `record_chunks` holds one incremental save per write since then, so a write

@@ -1,4 +1,4 @@
--- Migration 3: sync bookkeeping beyond the per-record `sync_state` of migration 2 (DESIGN §Sync,
+-- Migration 3: sync bookkeeping beyond the per-record `sync_state` of migration 2 (ARCHITECTURE.md, Sync,
 -- module `crate::sync`).
 
 -- Per peer (the server): the cursor of the last response applied. Stored in the same

@@ -1,4 +1,4 @@
--- Migration 4: who this device is (DESIGN §Records: one Automerge actor per device).
+-- Migration 4: who this device is (ARCHITECTURE.md, Records: one Automerge actor per device).
 --
 -- One row (id = 1) once the device was set up: its registered id (whose 16 bytes are the actor
 -- of every change it writes), the user signed in and their role, the coordinator's stand. Kept

@@ -1,4 +1,4 @@
--- Migration 002: the registry, server-authoritative (DESIGN §Data 1).
+-- Migration 002: the registry, server-authoritative (ARCHITECTURE.md, Two kinds of data).
 --
 -- Whole entities as JSON keyed by (kind, key): the server validates the whole registry in memory
 -- (`Registry::validate`) before every commit, so integrity is enforced in one place for every

@@ -15,7 +15,7 @@ CREATE UNIQUE INDEX number_blocks_end ON number_blocks (end_no);
 CREATE INDEX number_blocks_device ON number_blocks (device_id);
 
 -- Photos by SHA-256 (verified on receipt). `record_id` is what the uploader said the photo
--- belongs to; the record sync checks that link (issue 4, part 2).
+-- belongs to; the record sync checks that link.
 CREATE TABLE photos (
     sha256 TEXT PRIMARY KEY NOT NULL CHECK (length(sha256) = 64),
     size INTEGER NOT NULL CHECK (size >= 0),

@@ -1,4 +1,4 @@
--- Migration 006: the office workflow (issue 7, module `crate::office`).
+-- Migration 006: the office workflow (module `crate::office`).
 --
 -- `rules`: the rule ids a record is classified under — the office's latest `classified` event,
 -- else the author's legal basis — space-separated (`R24 R28`), so the inbox filters by rule
