@@ -36,7 +36,7 @@ use sync_core::client::ClientOptions;
 use sync_core::domain::{DriverId, Plate};
 use sync_core::field::NewInfraction;
 use sync_core::records::{LegalBasis, Signature};
-use sync_core::rules::{Observation, VehicleQuery};
+use sync_core::rules::{Observation, RuleId, VehicleQuery};
 use sync_core::store::Store;
 
 /// Tenfold smaller with `TAXI_FISCAL_BENCH_QUICK=1`.
@@ -118,10 +118,7 @@ fn create_records(d: &mut Device, n: usize, taxis: &[(Plate, DriverId)]) -> Vec<
                 observation: Observation::default(),
                 position: None,
                 facts: Some(format!("Auto de teste {i}: recusa de passageiro.")),
-                extra_legal_basis: vec![LegalBasis {
-                    rule_id: "R24".into(),
-                    citation: "Lei 4.019/2004, art. 31".into(),
-                }],
+                extra_legal_basis: vec![LegalBasis::of(RuleId::R24)],
                 witnesses: Vec::new(),
                 photos: Vec::new(),
                 issue: Some(Signature::Missing {

@@ -14,7 +14,7 @@ use sync_core::client::{
 use sync_core::domain::{DriverId, Plate};
 use sync_core::field::{FieldRecords, NewInfraction, NewTransgression, RecordOutcome};
 use sync_core::records::{Gravity, LegalBasis, RecordDoc, Signature};
-use sync_core::rules::{Observation, VehicleQuery};
+use sync_core::rules::{Observation, RuleId, VehicleQuery};
 use sync_core::store::Store;
 use sync_core::sync::hex_heads;
 
@@ -196,10 +196,7 @@ impl Device {
             observation: Observation::default(),
             position: None,
             facts: Some(facts.to_owned()),
-            extra_legal_basis: vec![LegalBasis {
-                rule_id: "R24".into(),
-                citation: "Lei 4.019/2004, art. 31".into(),
-            }],
+            extra_legal_basis: vec![LegalBasis::of(RuleId::R24)],
             witnesses: Vec::new(),
             photos,
             issue: Some(Signature::Missing {
@@ -218,10 +215,7 @@ impl Device {
             coordinator_stand: None,
             gravity: Gravity::Serious,
             facts: facts.into(),
-            legal_basis: vec![LegalBasis {
-                rule_id: "R24".into(),
-                citation: "Lei 4.019/2004, art. 31".into(),
-            }],
+            legal_basis: vec![LegalBasis::of(RuleId::R24)],
             at,
             monotonic: u64::try_from(at.timestamp_millis()).unwrap_or_default(),
             position: None,

@@ -43,7 +43,7 @@ use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeZone, Utc};
 use sync_core::domain::{DriverId, Plate, Registry};
 use sync_core::field::{FieldRecords, NewInfraction, RecordOutcome};
 use sync_core::records::{LegalBasis, Position, Signature};
-use sync_core::rules::{CheckInput, Observation, Overall, RulesConfig, VehicleQuery};
+use sync_core::rules::{CheckInput, Observation, Overall, RuleId, RulesConfig, VehicleQuery};
 use sync_core::store::{DeviceIdentity, Store as DeviceStore, sha256_hex};
 use sync_core::sync::{DeviceSync, ServerSync, device_uuid};
 
@@ -172,10 +172,7 @@ pub async fn seed_records(state: &AppState) -> Result<Option<SampleRecords>, App
 
     // The conflict: a draft synced to both devices of fiscal02, whose facts each rewrites.
     let draft = NewInfraction {
-        extra_legal_basis: vec![LegalBasis {
-            rule_id: "R28".into(),
-            citation: "Lei 4.019/2004, art. 19, VIII; art. 31, VII".into(),
-        }],
+        extra_legal_basis: vec![LegalBasis::of(RuleId::R28)],
         ..infraction(&conflict_taxi, at(10, 5), ANTONIO_LOBO, FACTS_DRAFT)
     };
     let c = tablet02.infraction(draft)?;
@@ -589,7 +586,7 @@ mod tests {
             assert!(v.sealed && v.number.is_some() && v.conflicts.is_empty());
             assert_eq!(v.stand_id.as_deref(), Some("S02"));
             assert!(
-                v.legal_basis.iter().any(|l| l.rule_id == "R24"),
+                v.legal_basis.iter().any(|l| l.rule_id == RuleId::R24),
                 "{:?}",
                 v.legal_basis
             );

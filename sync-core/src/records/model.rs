@@ -271,6 +271,14 @@ pub struct LegalBasis {
 }
 
 impl LegalBasis {
+    /// A catalogue rule with the catalogue's own citation.
+    pub fn of(rule: crate::rules::RuleId) -> Self {
+        Self {
+            rule_id: rule.to_string(),
+            citation: crate::rules::spec(rule).citation(),
+        }
+    }
+
     /// The legal basis of every finding that grounds a record (irregular or a notice).
     pub fn from_findings(findings: &[Finding]) -> Vec<Self> {
         findings
