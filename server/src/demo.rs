@@ -5,9 +5,10 @@
 //! Urbano, Terminal Rodoviário and Praça Comendador Muller / R. Fernando de Camargo (06–24),
 //! Praça Basílio Rangel, Av. Dr. Antônio Lobo, Hospital Municipal Dr. Waldemar Tebaldi and
 //! Rua 12 de Novembro (06–20), and one radio-taxi central. It has 121 permits of which 118 are not
-//! revoked: exactly the art. 14 cap at 1 taxi per 2,000 inhabitants of the Censo 2022
-//! (237,240 ÷ 2,000 = 118, `office::taxi_cap`), so the demo's rules configuration uses the
-//! original 1:2,000 ratio and any new permit or vacancy is refused with R23. CPFs, CNH numbers
+//! revoked, and every stand has exactly as many places as permits in force (the revoked
+//! permits' places were closed): exactly the art. 14 cap at 1 taxi per 2,000 inhabitants of the
+//! Censo 2022 (237,240 ÷ 2,000 = 118, `office::taxi_cap`), so the demo's rules configuration
+//! uses the original 1:2,000 ratio and any new permit or vacancy is refused with R23. CPFs, CNH numbers
 //! and RENAVAMs carry valid check digits (computed here); plates mix Mercosul and old formats.
 //! Every verdict can be seen: see [`CASES`].
 //!
@@ -54,7 +55,7 @@ pub const CASES: &[(&str, &str)] = &[
     ("0012", "CNH do titular vencida (art. 2º, II)"),
     (
         "0019",
-        "não renovado este ano e com multa não paga: renovação recusada (art. 17, § 2º, III)",
+        "não renovado até 31 de janeiro, com multa não paga: renovação recusada (arts. 7º e 17, § 2º, III)",
     ),
     ("0022", "CNH do motorista auxiliar vencida"),
     ("0027", "motorista auxiliar sem a observação EAR (aviso)"),
@@ -560,6 +561,17 @@ pub fn registry(today: NaiveDate) -> Registry {
             });
         }
     }
+    // The places of the revoked permits were closed (art. 7 declares them vacant; here the
+    // office then lowered the stands' vacancies), so the registry is exactly at the art. 14 cap
+    // counted as the office counts it: places open or filled over all stands.
+    for p in permits
+        .iter()
+        .filter(|p| matches!(p.state, PermitState::Revoked { .. }))
+    {
+        if let Some(s) = stands.iter_mut().find(|s| s.id == p.stand_id) {
+            s.vacancies = s.vacancies.saturating_sub(1);
+        }
+    }
     sync_core::feed::sorted(Registry {
         version: 0,
         generated_at: None,
@@ -674,7 +686,10 @@ mod tests {
         );
         assert!(r.permits.iter().all(|p| p.auxiliaries.len() <= 2));
         assert_eq!(r.stands.len(), 8);
-        // One more taxi is refused by the cap.
-        assert!(office::check_new_vacancies(&r.index(), 1, &rules_config()).is_err());
+        // Every place is filled and the registry is at the cap: one more place is refused.
+        assert_eq!(office::fleet_size(&r), 118);
+        let mut more = r.clone();
+        more.stands[0].vacancies += 1;
+        assert!(office::check_cap(&r, &more, &rules_config()).is_err());
     }
 }

@@ -368,6 +368,10 @@ async fn renewal_refused_by_law_names_rule_and_article_and_keeps_the_registry() 
         .await;
     p.html(StatusCode::UNPROCESSABLE_ENTITY);
     let err = p.from("erro-renovacao");
+    // 0019 was last renewed for 2025 (deadline 31/01/2026 missed, art. 7) and has an unpaid
+    // fine (art. 17 §2 III): both reasons.
+    assert!(err.contains("R11") && err.contains("art. 7"), "{err}");
+    assert!(err.contains("cassação automática"), "{err}");
     assert!(err.contains("R27"), "{err}");
     assert!(err.contains("art. 17"), "{err}");
     assert!(err.contains("Nada foi gravado"));
@@ -388,7 +392,7 @@ async fn renewal_refused_by_law_names_rule_and_article_and_keeps_the_registry() 
     p.html(StatusCode::UNPROCESSABLE_ENTITY);
     assert!(p.from("erro-renovacao").contains("Ano inválido"));
 
-    // Once the fine is paid (through the API), the same form renews: a new registry version.
+    // Once the fine is paid (through the API), the lapse remains: still refused.
     let reg = app.registry().await;
     let fine = reg
         .fines
@@ -417,17 +421,55 @@ async fn renewal_refused_by_law_names_rule_and_article_and_keeps_the_registry() 
             &[("ano", "2026")],
         )
         .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    let err = p.from("erro-renovacao");
+    assert!(err.contains("R11") && !err.contains("R27"), "{err}");
+    assert_eq!(app.registry().await.version, paid);
+
+    // A permit renewed for 2026 renews for 2027 with the same form: a new registry version.
+    let page = "/escritorio/alvaras/0020";
+    let p = c
+        .post_form(
+            page,
+            "/escritorio/alvaras/0020/renovacao",
+            &[("ano", "2027")],
+        )
+        .await;
     assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
-    assert_eq!(p.location(), "/escritorio/alvaras/0019");
+    assert_eq!(p.location(), page);
     let reg = app.registry().await;
     assert_eq!(reg.version, paid + 1);
-    let permit = reg.permits.iter().find(|x| x.number == "0019").unwrap();
-    assert_eq!(permit.renewal_year, 2026);
+    let permit = reg.permits.iter().find(|x| x.number == "0020").unwrap();
+    assert_eq!(permit.renewal_year, 2027);
     let after = c.get(page).await;
     assert!(
-        after.from("aviso").contains("renovado para 2026"),
+        after.from("aviso").contains("renovado para 2027"),
         "{}",
         after.body
+    );
+}
+
+/// A JSON request to the API as the office, which must succeed.
+async fn api_ok(app: &App, method: &str, path: &str, body: serde_json::Value) {
+    let api = api_token(app).await;
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .method(method)
+                .uri(path)
+                .header("authorization", format!("Bearer {api}"))
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        res.status().is_success(),
+        "{method} {path}: {}",
+        res.status()
     );
 }
 
@@ -490,9 +532,37 @@ async fn transfer_and_swap_use_the_registry_operations() {
     p.html(StatusCode::UNPROCESSABLE_ENTITY);
     assert!(p.from("erro-transferencia").contains("Ninguém no cadastro"));
 
-    // A transfer the law allows: permit 0003 (issued years ago) to its own auxiliary, by CPF
-    // as typed on paper; the receiver stops being an auxiliary and the history shows it.
+    // Permit 0003 (issued years ago) to its own auxiliary, by CPF as typed on paper: refused
+    // while the vehicle's CRLV is the former holder's (art. 30 III), the new holder would be
+    // irregular at once.
     let receiver = reg.people.iter().find(|x| x.id == aux).unwrap();
+    let p = c
+        .post_form(
+            "/escritorio/alvaras/0003",
+            "/escritorio/alvaras/0003/transferencia",
+            &[("para", &receiver.cpf.masked()), ("motivo", "voluntaria")],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    let err = p.from("erro-transferencia");
+    assert!(err.contains("R40") && err.contains("art. 30, III"), "{err}");
+    // The office records the new CRLV (through the API), then the transfer goes through; the
+    // receiver stops being an auxiliary and the history shows it.
+    let permit = reg.permits.iter().find(|p| p.number == "0003").unwrap();
+    let mut vehicle = reg
+        .vehicles
+        .iter()
+        .find(|v| v.id == permit.vehicle_id)
+        .unwrap()
+        .clone();
+    vehicle.owner_cpf = receiver.cpf.clone();
+    api_ok(
+        &app,
+        "PUT",
+        &format!("/v1/vehicles/{}", vehicle.id),
+        serde_json::to_value(&vehicle).unwrap(),
+    )
+    .await;
     let p = c
         .post_form(
             "/escritorio/alvaras/0003",

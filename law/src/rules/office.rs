@@ -22,14 +22,17 @@
 //! (Lei 9.784/1999 art. 66 §3), the anniversary day being the first day the bar no longer
 //! applies; a 29 February start with no anniversary ends on 1 March (Código Civil art. 132 §3).
 
-use chrono::{Datelike, Days, NaiveDate};
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Datelike, Days, NaiveDate, TimeZone, Utc};
 use rust_decimal::{Decimal, RoundingStrategy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Consequence, EarMissing, Finding, RuleId, RulesConfig, Severity};
 use crate::domain::{
-    Fine, LicenceKind, Permit, PermitState, Person, RegistryIndex, Transfer, TransferReason,
+    DriverId, Fine, LicenceKind, Permit, PermitState, Person, Registry, RegistryIndex, Transfer,
+    TransferReason,
 };
 
 /// Refused by the law: every reason, each citing its rule and article.
@@ -214,7 +217,7 @@ pub fn check_add_auxiliary(
 ///
 /// Not checked here: the art. 1 §2 kinship bar (no kinship data; its wording in force is also
 /// unknown), residence, criminal record and medical certificate (R41: documents, not registry
-/// data), the art. 14 cap ([`check_new_vacancies`]).
+/// data), the art. 14 cap and the stand's places ([`judge_write`], on the registry after it).
 ///
 /// Decisão: the three-year bar applies whatever the reason of the transfer (art. 10 §2 speaks of
 /// "o permissionário alienante" without exceptions).
@@ -303,31 +306,43 @@ pub fn taxi_cap(config: &RulesConfig) -> u32 {
         .unwrap_or(0)
 }
 
-/// Creating `additional` vacancies (new stands or more places at existing ones), R23, art. 14.
+/// The taxis art. 14 counts in a registry: every place at a stand, open or filled, plus the
+/// permits in force beyond their stand's places (data older than the stand rule).
 ///
-/// Active taxis are the permits not revoked (suspended, in-succession and radio-taxi permits
-/// count: they are taxis). Refused when active + additional > cap.
+/// Permits in force are those not revoked (suspended, in-succession and radio-taxi permits
+/// count: they are taxis). A revoked permit's place stays open (art. 7: "declarado vago o
+/// ponto") until the office closes it by lowering the stand's vacancies: an open vacancy is a
+/// taxi the registry already allows, so filling it is no "aumento" (art. 3 orders it filled).
+pub fn fleet_size(registry: &Registry) -> u64 {
+    let mut live_at: BTreeMap<&str, u64> = BTreeMap::new();
+    for p in registry.permits.iter().filter(|p| !is_revoked(p)) {
+        *live_at.entry(p.stand_id.as_str()).or_default() += 1;
+    }
+    let mut total = 0u64;
+    for s in &registry.stands {
+        let live = live_at.remove(s.id.as_str()).unwrap_or(0);
+        total = total.saturating_add(live.max(u64::from(s.vacancies)));
+    }
+    // Permits on a stand the registry does not have (it does not validate) still count.
+    total.saturating_add(live_at.values().sum::<u64>())
+}
+
+/// R23, art. 14, on the whole registry after a write: refused when the write makes the count of
+/// [`fleet_size`] larger than it was *and* larger than [`taxi_cap`]. Checked on every write
+/// (stands and their vacancies, grants, reinstatements, imports), so the cap holds across
+/// requests, not only within one.
 ///
-/// Decisão: reaching the cap exactly is allowed ("obedecida a proporção" is met at equality;
-/// NOTES' "≥" would forbid the last taxi the ratio pays for). Zero additional vacancies is no
-/// "aumento" and is never refused, even if the fleet is already above the cap.
-pub fn check_new_vacancies(
-    index: &RegistryIndex<'_>,
-    additional: u32,
-    config: &RulesConfig,
-) -> OfficeResult {
-    if additional == 0 || !config.is_enabled(RuleId::R23) {
+/// Decisão: reaching the cap exactly is allowed ("obedecida a proporção" is met at equality).
+/// A write that does not raise the count is no "aumento" and is never refused, even when the
+/// registry is already above the cap (a new census, a new ratio): closing places is the way
+/// down, and it is always allowed.
+pub fn check_cap(before: &Registry, after: &Registry, config: &RulesConfig) -> OfficeResult {
+    if !config.is_enabled(RuleId::R23) {
         return Ok(());
     }
-    let active = index
-        .registry
-        .permits
-        .iter()
-        .filter(|p| !is_revoked(p))
-        .count() as u64;
+    let (was, total) = (fleet_size(before), fleet_size(after));
     let cap = u64::from(taxi_cap(config));
-    let total = active + u64::from(additional);
-    if total <= cap {
+    if total <= cap || total <= was {
         return Ok(());
     }
     let ratio = config.inhabitants_per_taxi;
@@ -353,22 +368,78 @@ pub fn check_new_vacancies(
     Refusal::one(refuse(
         RuleId::R23,
         format!(
-            "Criar {} vaga(s) levaria a {} táxis, acima do limite de {} do art. 14: há {} táxis \
-             ativos e o limite é 1 táxi para cada {} habitantes (censo: {} habitantes; {} ÷ {} = \
-             {}); ainda cabem {} vaga(s). {}",
-            thousands(u64::from(additional)),
+            "A alteração levaria o cadastro de {} a {} táxis (alvarás em vigor e vagas abertas \
+             em todos os pontos), acima do limite de {} do art. 14: 1 táxi para cada {} \
+             habitantes (censo: {} habitantes; {} ÷ {} = {}); ainda cabem {} vaga(s). {}",
+            thousands(was),
             thousands(total),
             thousands(cap),
-            thousands(active),
             thousands(u64::from(ratio)),
             thousands(u64::from(config.census_population)),
             thousands(u64::from(config.census_population)),
             thousands(u64::from(ratio)),
             thousands(cap),
-            thousands(cap.saturating_sub(active)),
+            thousands(cap.saturating_sub(was)),
             source
         ),
     ))
+}
+
+/// R23, art. 14 and art. 15: a stand holds at most its vacancies in permits in force. Refused
+/// when a write leaves a stand with more permits in force than places, and more in excess than
+/// before (a grant or swap onto a full stand, vacancies lowered below the permits there, a
+/// reinstatement on a stand whose place was given to someone else).
+///
+/// Decisão: filed under R23 because one more taxi at a full stand is "aumento das vagas nos
+/// atuais pontos" (art. 14), which is made by raising the stand's vacancies first — a write the
+/// cap then judges.
+pub fn check_stand_places(
+    before: &Registry,
+    after: &Registry,
+    config: &RulesConfig,
+) -> OfficeResult {
+    if !config.is_enabled(RuleId::R23) {
+        return Ok(());
+    }
+    let excess = |reg: &Registry| -> BTreeMap<String, (u64, u32)> {
+        let mut live: BTreeMap<&str, u64> = BTreeMap::new();
+        for p in reg.permits.iter().filter(|p| !is_revoked(p)) {
+            *live.entry(p.stand_id.as_str()).or_default() += 1;
+        }
+        reg.stands
+            .iter()
+            .map(|s| {
+                let n = live.get(s.id.as_str()).copied().unwrap_or(0);
+                (s.id.clone(), (n, s.vacancies))
+            })
+            .collect()
+    };
+    let (was, now) = (excess(before), excess(after));
+    let findings = after
+        .stands
+        .iter()
+        .filter_map(|s| {
+            let (live, places) = now.get(&s.id).copied().unwrap_or((0, s.vacancies));
+            let over = live.saturating_sub(u64::from(places));
+            let was_over = was
+                .get(&s.id)
+                .map_or(0, |(l, v)| l.saturating_sub(u64::from(*v)));
+            (over > was_over).then(|| {
+                refuse(
+                    RuleId::R23,
+                    format!(
+                        "O ponto {} tem {} vaga(s) e ficaria com {} alvará(s) em vigor: não há \
+                         vaga aberta nele; um táxi a mais no ponto é aumento de vagas, que só se \
+                         faz criando a vaga dentro da proporção do art. 14.",
+                        s.name,
+                        thousands(u64::from(places)),
+                        thousands(live)
+                    ),
+                )
+            })
+        })
+        .collect();
+    Refusal::result(findings)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,6 +493,20 @@ pub fn check_transfer(
             format!(
                 "{} já é o titular do alvará {}: não há transferência a fazer.",
                 receiver.name, permit.number
+            ),
+        ));
+    }
+
+    if let PermitState::InSuccession { since } = permit.state
+        && reason != TransferReason::Death
+    {
+        return Refusal::one(refuse(
+            RuleId::R43,
+            format!(
+                "O alvará {} está em sucessão desde {} (óbito do titular): o direito passa aos \
+                 herdeiros (art. 1º, § 4º), e a transferência só se faz por óbito.",
+                permit.number,
+                br(since)
             ),
         ));
     }
@@ -496,10 +581,18 @@ fn last_transfer<'r>(
 ///   presented at renewal;
 /// - the holder's art. 2 requirements (art. 7 par. único II: the CNH is presented).
 ///
-/// Decisão: a renewal after 31 January of `year` is **not** refused here. Art. 7 makes the
-/// missed deadline a cassação, but declaring it (and the stand vacant) is the office's act,
-/// recorded as a revocation; until the permit is revoked, a late renewal is processed like any
-/// other. Nothing is added for it.
+/// Art. 7 makes renewal annual and its deadline ([`renewal_deadline`]) a condition of the
+/// permit itself ("a não renovação ... implicará na cassação automática da permissão"), so:
+/// - R11 (precondition): only the next year due is renewed, `renewal_year + 1`; renewing for a
+///   later year would skip annual renewals and the documents of par. único. The renewal for a
+///   year is accepted from 1 January of the year before (Decisão: the law sets a deadline, not
+///   an opening; a year ahead is what "anualmente" allows without chaining renewals);
+/// - R11 (bar): when the deadline of the year due has passed without renewal, the permission
+///   has lapsed by law and is not renewed: the office records the cassação and the vacancy.
+///
+/// Decisão: the lapse is the law's, not the office's: there is no late renewal to process. A
+/// permit the field check already calls "cassação automática" (R11) cannot be made regular by
+/// the counter.
 ///
 /// Decisão: for a permit in succession (art. 1 §4) the deceased holder's CNH is not checked —
 /// who drives for the heirs is an office review (R05), outside the registry data.
@@ -537,6 +630,43 @@ pub fn check_renewal(
     }
 
     let mut findings = Vec::new();
+    let due = permit.renewal_year.saturating_add(1);
+    if year != due {
+        findings.push(refuse(
+            RuleId::R11,
+            format!(
+                "O alvará {} está renovado para {}: a renovação seguinte é a de {due}; renovar \
+                 para {year} saltaria as renovações anuais intermediárias e seus documentos \
+                 (art. 7º).",
+                permit.number, permit.renewal_year
+            ),
+        ));
+    } else if on.year() < year.saturating_sub(1) {
+        findings.push(refuse(
+            RuleId::R11,
+            format!(
+                "A renovação do alvará {} para {year} só pode ser feita a partir de 01/01/{} \
+                 (art. 7º: renovação anual).",
+                permit.number,
+                year.saturating_sub(1)
+            ),
+        ));
+    }
+    if config.is_enabled(RuleId::R11)
+        && let Some(deadline) = renewal_deadline(due)
+        && on > deadline
+    {
+        findings.push(refuse(
+            RuleId::R11,
+            format!(
+                "O alvará {} não foi renovado para {due} até {}: a não renovação implica a \
+                 cassação automática da permissão e a vacância do ponto (art. 7º); o alvará não \
+                 pode mais ser renovado, e a cassação deve ser registrada.",
+                permit.number,
+                br(deadline)
+            ),
+        ));
+    }
     if config.is_enabled(RuleId::R27) {
         // Catalogue consequence kept: RenewalBlocked is exactly what art. 17 §2 III says.
         findings.extend(unpaid_fines(index, &permit.number, on).map(|f| {
@@ -562,6 +692,14 @@ pub fn check_renewal(
         }
     }
     Refusal::result(findings)
+}
+
+/// Art. 7: the day of January by which the alvará is renewed for that year.
+pub const RENEWAL_DEADLINE_DAY_OF_JANUARY: u32 = 31;
+
+/// Art. 7: the last day to renew for `year` (31 January of that year), `None` out of range.
+pub fn renewal_deadline(year: i32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(year, 1, RENEWAL_DEADLINE_DAY_OF_JANUARY)
 }
 
 /// Fines on the permit issued by `on` and unpaid on `on`.
@@ -890,6 +1028,217 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
         }
     }
     out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every write: the kernel on the whole registry after it
+// ---------------------------------------------------------------------------------------------
+
+/// What kind of registry write is judged (see [`judge_write`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    /// The office grants or changes a right: a grant, renewal, transfer, swap, auxiliary,
+    /// vacancies, a reinstatement. An irregularity it would create is refused: the clerk cures
+    /// it first (records the taximeter, the new CRLV, the renewed CNH) and then acts.
+    Act,
+    /// The office records a fact or a decision already taken: people, vehicles, fines,
+    /// payments, a suspension, revocation or succession. What it reveals comes back as
+    /// warnings: refusing would keep the registry from saying what is true.
+    Record,
+}
+
+/// What a write touched: its kind and the permits whose field situation it may change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touched {
+    pub kind: WriteKind,
+    pub permits: BTreeSet<String>,
+}
+
+impl Touched {
+    /// An act of the office (see [`WriteKind::Act`]).
+    pub fn act() -> Self {
+        Self {
+            kind: WriteKind::Act,
+            permits: BTreeSet::new(),
+        }
+    }
+
+    /// A record of facts (see [`WriteKind::Record`]).
+    pub fn record() -> Self {
+        Self {
+            kind: WriteKind::Record,
+            permits: BTreeSet::new(),
+        }
+    }
+
+    /// Also field-check this permit after the write.
+    pub fn permit(mut self, number: impl Into<String>) -> Self {
+        self.permits.insert(number.into());
+        self
+    }
+
+    /// Also field-check these permits after the write.
+    pub fn permits<'a>(mut self, numbers: impl IntoIterator<Item = &'a str>) -> Self {
+        self.permits.extend(numbers.into_iter().map(str::to_owned));
+        self
+    }
+}
+
+/// The law on the whole registry after a write, the one judgement every registry write passes.
+///
+/// `after` is the registry as the write would leave it (built on a copy), `before` as it is.
+/// Two kinds of reasons:
+/// - the registry-wide office rules: the art. 14 cap over all stands ([`check_cap`]) and the
+///   places of each stand ([`check_stand_places`]); they refuse any write that breaks them
+///   anew, whatever its kind;
+/// - the field check (`field::check`) of every touched permit, with its holder and then each of
+///   its auxiliaries at the wheel, on `on` at noon in Americana (no observation: only what the
+///   registry says). A finding the same permit already had before the write (same rule, same
+///   text, with any of its drivers) pre-existed; any other was created or changed by the write.
+///
+/// Answer: `Err` with the registry-wide reasons and, for a [`WriteKind::Act`], every
+/// irregularity the write created; otherwise `Ok` with the warnings — every other finding of
+/// severity warning or irregular on the touched permits — for the office to see. Each field
+/// finding is prefixed with the permit and the person at the wheel, by name (never a CPF).
+///
+/// Decisão: created-or-changed is judged by text because the field check's messages are a
+/// deterministic function of the facts (dates, plate, permit): a changed text is a changed fact.
+pub fn judge_write(
+    before: &Registry,
+    after: &Registry,
+    touched: &Touched,
+    on: NaiveDate,
+    config: &RulesConfig,
+) -> Result<Vec<Finding>, Refusal> {
+    let mut refusals: Vec<Finding> = Vec::new();
+    for bar in [
+        check_cap(before, after, config),
+        check_stand_places(before, after, config),
+    ] {
+        if let Err(r) = bar {
+            refusals.extend(r.findings);
+        }
+    }
+
+    let at = noon(on);
+    let (before_index, after_index) = (before.index(), after.index());
+    let mut warnings = Vec::new();
+    for number in &touched.permits {
+        let Some(permit) = after_index.permit(number) else {
+            continue;
+        };
+        let known: BTreeSet<FindingKey> = before_index
+            .permit(number)
+            .map(|p| field_findings(&before_index, p, at, config))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(driver, f)| finding_key(&driver, &f))
+            .collect();
+        let mut seen: BTreeSet<FindingKey> = BTreeSet::new();
+        for (driver, f) in field_findings(&after_index, permit, at, config) {
+            let key = finding_key(&driver, &f);
+            if f.severity < Severity::Warning || !seen.insert(key.clone()) {
+                continue;
+            }
+            let created = !known.contains(&key);
+            let message = format!(
+                "Alvará {}, com {} ao volante: {}",
+                permit.number, driver.label, f.message
+            );
+            let f = Finding { message, ..f };
+            if created && touched.kind == WriteKind::Act && f.severity == Severity::Irregular {
+                refusals.push(f.with_consequence(Consequence::OfficeRefusal));
+            } else {
+                warnings.push(f);
+            }
+        }
+    }
+    if refusals.is_empty() {
+        Ok(warnings)
+    } else {
+        Err(Refusal { findings: refusals })
+    }
+}
+
+/// The rules of the field check about the person at the wheel (art. 8 role, art. 2 licence and
+/// age, the person's data): their findings are that person's, the others the permit's.
+const DRIVER_RULES: &[RuleId] = &[
+    RuleId::R04,
+    RuleId::R06,
+    RuleId::R07,
+    RuleId::R08,
+    RuleId::R09,
+    RuleId::R10,
+    RuleId::R12,
+    RuleId::R14,
+    RuleId::D01,
+    RuleId::D02,
+];
+
+/// A driver of a judged field check: person id and "Name (titular)" for messages.
+struct Driver {
+    person_id: String,
+    label: String,
+}
+
+/// What makes two findings the same: rule and text, and the person for a driver's finding (two
+/// drivers' CNHs expiring the same day are two findings).
+type FindingKey = (Option<String>, RuleId, String);
+
+fn finding_key(driver: &Driver, f: &Finding) -> FindingKey {
+    let person = DRIVER_RULES
+        .contains(&f.rule_id)
+        .then(|| driver.person_id.clone());
+    (person, f.rule_id, f.message.clone())
+}
+
+/// The field findings of `permit` with each of its drivers at the wheel, holder first.
+fn field_findings(
+    index: &RegistryIndex<'_>,
+    permit: &Permit,
+    at: DateTime<Utc>,
+    config: &RulesConfig,
+) -> Vec<(std::rc::Rc<Driver>, Finding)> {
+    let drivers = std::iter::once((permit.holder_id.as_str(), "titular")).chain(
+        permit
+            .auxiliaries
+            .iter()
+            .map(|a| (a.person_id.as_str(), "motorista auxiliar")),
+    );
+    let mut out = Vec::new();
+    for (id, role) in drivers {
+        let Some(person) = index.person(id) else {
+            continue;
+        };
+        let input = super::CheckInput {
+            vehicle: super::VehicleQuery::Permit(permit.number.clone()),
+            driver: DriverId::Cpf(person.cpf.clone()),
+            at,
+            observation: super::Observation::default(),
+            registry_refreshed_at: None,
+        };
+        let driver = std::rc::Rc::new(Driver {
+            person_id: person.id.clone(),
+            label: format!("{} ({role})", person.name),
+        });
+        out.extend(
+            super::field::check(index, &input, config)
+                .findings
+                .into_iter()
+                .map(|f| (driver.clone(), f)),
+        );
+    }
+    out
+}
+
+/// Noon of `on` in Americana: the instant an office write is field-checked at (no rule without
+/// an observation depends on the hour).
+fn noon(on: NaiveDate) -> DateTime<Utc> {
+    let local = on.and_time(chrono::NaiveTime::MIN) + chrono::Duration::hours(12);
+    crate::time::LOCAL_TZ
+        .from_local_datetime(&local)
+        .earliest()
+        .map_or_else(|| local.and_utc(), |t| t.with_timezone(&Utc))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1381,18 +1730,47 @@ mod tests {
         assert_eq!(taxi_cap(&config), 0);
     }
 
+    /// `reg` with `vacancies` places at `stand` (the sample has 4 stands of 10 places: 40).
+    fn with_places(reg: &Registry, stand: &str, vacancies: u32) -> Registry {
+        let mut next = reg.clone();
+        next.stands
+            .iter_mut()
+            .find(|s| s.id == stand)
+            .unwrap()
+            .vacancies = vacancies;
+        next
+    }
+
     #[test]
-    fn cap_131_at_1800() {
-        let reg = sample_registry(); // 5 live permits
+    fn fleet_counts_places_open_or_filled() {
+        let mut reg = sample_registry();
+        assert_eq!(fleet_size(&reg), 40);
+        // A revoked permit's place stays open: revoking frees no room under the cap.
+        permit_mut(&mut reg, "0004").state = PermitState::Revoked { on: d(2026, 2, 1) };
+        assert_eq!(fleet_size(&reg), 40);
+        // Permits beyond their stand's places count one by one.
+        let reg = with_places(&sample_registry(), "S02", 0);
+        assert_eq!(fleet_size(&reg), 32);
+    }
+
+    #[test]
+    fn cap_131_at_1800_at_the_edge() {
+        let reg = sample_registry(); // 40 places
         let config = cfg();
-        assert_eq!(check_new_vacancies(&reg.index(), 126, &config), Ok(()));
-        let r = refused(check_new_vacancies(&reg.index(), 127, &config), &["R23"]);
+        assert_eq!(
+            check_cap(&reg, &with_places(&reg, "S01", 10 + 91), &config),
+            Ok(())
+        );
+        let r = refused(
+            check_cap(&reg, &with_places(&reg, "S01", 10 + 92), &config),
+            &["R23"],
+        );
         cites(&r, "art. 14");
         let text = r.to_string();
         for needle in [
-            "132 táxis",
+            "de 40 a 132 táxis",
             "limite de 131",
-            "há 5 táxis",
+            "ainda cabem 91",
             "1.800",
             "237.240",
             "5.498/2013",
@@ -1409,30 +1787,99 @@ mod tests {
         let mut config = cfg();
         config.inhabitants_per_taxi = 2_000;
         config.census_population = 237_240;
-        assert_eq!(check_new_vacancies(&reg.index(), 113, &config), Ok(()));
-        let r = refused(check_new_vacancies(&reg.index(), 114, &config), &["R23"]);
+        assert_eq!(
+            check_cap(&reg, &with_places(&reg, "S03", 10 + 78), &config),
+            Ok(())
+        );
+        let r = refused(
+            check_cap(&reg, &with_places(&reg, "S03", 10 + 79), &config),
+            &["R23"],
+        );
         let text = r.to_string();
-        for needle in ["119 táxis", "limite de 118", "2.000", "redação original"] {
+        for needle in ["a 119 táxis", "limite de 118", "2.000", "redação original"] {
             assert!(text.contains(needle), "{needle:?} missing in {text}");
         }
     }
 
     #[test]
-    fn cap_counts_only_live_permits() {
-        let mut reg = sample_registry();
-        permit_mut(&mut reg, "0004").state = PermitState::Revoked { on: d(2026, 2, 1) };
-        assert_eq!(check_new_vacancies(&reg.index(), 127, &cfg()), Ok(()));
-        refused(check_new_vacancies(&reg.index(), 128, &cfg()), &["R23"]);
-        // Zero is no increase; R23 disabled lets anything through.
-        assert_eq!(check_new_vacancies(&reg.index(), 0, &cfg()), Ok(()));
-        let mut config = cfg();
-        config.disabled_rules.push(RuleId::R23);
-        assert_eq!(check_new_vacancies(&reg.index(), 10_000, &config), Ok(()));
+    fn cap_holds_across_writes_not_only_within_one() {
+        // Room for 13 more: cap 53 over 40 places.
+        let config = RulesConfig {
+            census_population: 53 * 1_800,
+            ..cfg()
+        };
+        let reg = sample_registry();
+        let first = with_places(&reg, "S01", 23);
+        assert_eq!(check_cap(&reg, &first, &config), Ok(()));
+        // The next +1 is judged on the registry after the first, anywhere in the city.
+        let second = with_places(&first, "S02", 11);
+        let r = refused(check_cap(&first, &second, &config), &["R23"]);
+        assert!(r.to_string().contains("ainda cabem 0"), "{r}");
+        // A new stand with places is an increase too.
+        let mut third = first.clone();
+        let mut stand = third.stands[0].clone();
+        stand.id = "S09".into();
+        stand.vacancies = 1;
+        third.stands.push(stand);
+        refused(check_cap(&first, &third, &config), &["R23"]);
+    }
+
+    #[test]
+    fn above_the_cap_only_increases_are_refused() {
+        let config = RulesConfig {
+            census_population: 10 * 1_800, // cap 10, the registry has 40 places
+            ..cfg()
+        };
+        let reg = sample_registry();
+        assert_eq!(check_cap(&reg, &reg, &config), Ok(()));
+        assert_eq!(
+            check_cap(&reg, &with_places(&reg, "S01", 9), &config),
+            Ok(())
+        );
+        refused(
+            check_cap(&reg, &with_places(&reg, "S01", 11), &config),
+            &["R23"],
+        );
+        let mut off = config.clone();
+        off.disabled_rules.push(RuleId::R23);
+        assert_eq!(
+            check_cap(&reg, &with_places(&reg, "S01", 10_000), &off),
+            Ok(())
+        );
         // A zero ratio refuses every increase and says why.
-        let mut config = cfg();
-        config.inhabitants_per_taxi = 0;
-        let r = refused(check_new_vacancies(&reg.index(), 1, &config), &["R23"]);
+        let mut zero = cfg();
+        zero.inhabitants_per_taxi = 0;
+        let r = refused(
+            check_cap(&reg, &with_places(&reg, "S01", 11), &zero),
+            &["R23"],
+        );
         assert!(r.to_string().contains("não é válido"));
+    }
+
+    #[test]
+    fn a_stand_holds_at_most_its_places() {
+        // S02 has 0002 and 0004: two places are exactly enough, one is not.
+        let reg = sample_registry();
+        let two = with_places(&reg, "S02", 2);
+        assert_eq!(check_stand_places(&reg, &two, &cfg()), Ok(()));
+        let r = refused(
+            check_stand_places(&reg, &with_places(&reg, "S02", 1), &cfg()),
+            &["R23"],
+        );
+        assert!(
+            r.to_string()
+                .contains("O ponto Praça Basílio Rangel tem 1 vaga(s) e ficaria com 2"),
+            "{r}"
+        );
+        // A permit moved onto the full stand.
+        let mut full = two.clone();
+        permit_mut(&mut full, "0001").stand_id = "S02".into();
+        refused(check_stand_places(&two, &full, &cfg()), &["R23"]);
+        // A stand already over its places that the write leaves as it was is not refused.
+        let over = with_places(&reg, "S02", 1);
+        let mut renamed = over.clone();
+        renamed.stands[1].name = "Praça B. Rangel".into();
+        assert_eq!(check_stand_places(&over, &renamed, &cfg()), Ok(()));
     }
 
     // ----- art. 10: transfer -----------------------------------------------------------------
@@ -1681,9 +2128,10 @@ mod tests {
     #[test]
     fn renewal_blocked_by_unpaid_fine_then_allowed_once_paid() {
         let mut reg = sample_registry();
-        // 0004: renewed for 2025, fine of R$ 764,45 unpaid.
+        // 0001: renewed for 2026; a fine of R$ 764,45 unpaid blocks the 2027 renewal.
+        reg.fines[0].permit_number = "0001".into();
         let r = refused(
-            check_renewal(&reg.index(), "0004", 2026, today(), &cfg()),
+            check_renewal(&reg.index(), "0001", 2027, today(), &cfg()),
             &["R27"],
         );
         cites(&r, "art. 17");
@@ -1695,12 +2143,86 @@ mod tests {
         // Paid after the renewal date: still unpaid on that date.
         reg.fines[0].paid_on = Some(d(2026, 12, 15));
         refused(
-            check_renewal(&reg.index(), "0004", 2026, today(), &cfg()),
+            check_renewal(&reg.index(), "0001", 2027, today(), &cfg()),
             &["R27"],
         );
         reg.fines[0].paid_on = Some(d(2026, 11, 30));
         assert_eq!(
-            check_renewal(&reg.index(), "0004", 2026, today(), &cfg()),
+            check_renewal(&reg.index(), "0001", 2027, today(), &cfg()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_permit_whose_renewal_deadline_passed_is_not_renewed() {
+        let mut reg = sample_registry();
+        reg.fines[0].paid_on = Some(d(2025, 10, 1));
+        // 0004: last renewed for 2025; the 2026 renewal was due by 31/01/2026.
+        let r = refused(
+            check_renewal(&reg.index(), "0004", 2026, d(2026, 12, 1), &cfg()),
+            &["R11"],
+        );
+        cites(&r, "art. 7");
+        let text = r.to_string();
+        assert!(
+            text.contains("não foi renovado para 2026 até 31/01/2026"),
+            "{text}"
+        );
+        assert!(text.contains("cassação automática"), "{text}");
+        // Edge: on the deadline itself it is renewed; the day after it is not.
+        assert_eq!(
+            check_renewal(&reg.index(), "0004", 2026, d(2026, 1, 31), &cfg()),
+            Ok(())
+        );
+        refused(
+            check_renewal(&reg.index(), "0004", 2026, d(2026, 2, 1), &cfg()),
+            &["R11"],
+        );
+        // R11 disabled: the lapse is not applied.
+        let mut config = cfg();
+        config.disabled_rules.push(RuleId::R11);
+        assert_eq!(
+            check_renewal(&reg.index(), "0004", 2026, d(2026, 12, 1), &config),
+            Ok(())
+        );
+        // 0001, renewed for 2026: renewing for 2027 after 31/01/2027 is too late as well.
+        let r = refused(
+            check_renewal(&reg.index(), "0001", 2027, d(2027, 3, 10), &cfg()),
+            &["R11"],
+        );
+        assert!(r.to_string().contains("até 31/01/2027"), "{r}");
+        // Fine unpaid too: both reasons at once.
+        reg.fines[0].paid_on = None;
+        refused(
+            check_renewal(&reg.index(), "0004", 2026, d(2026, 12, 1), &cfg()),
+            &["R11", "R27"],
+        );
+    }
+
+    #[test]
+    fn renewal_is_for_the_next_year_due_only() {
+        let reg = sample_registry();
+        // 0001 is renewed for 2026: 2027 is due; 2030 would skip 2027–2029.
+        let r = refused(
+            check_renewal(&reg.index(), "0001", 2030, today(), &cfg()),
+            &["R11"],
+        );
+        assert!(
+            r.to_string().contains("a renovação seguinte é a de 2027"),
+            "{r}"
+        );
+        assert_eq!(
+            check_renewal(&reg.index(), "0001", 2027, today(), &cfg()),
+            Ok(())
+        );
+        // Not before 1 January of the year before.
+        let r = refused(
+            check_renewal(&reg.index(), "0001", 2027, d(2025, 12, 31), &cfg()),
+            &["R11"],
+        );
+        assert!(r.to_string().contains("a partir de 01/01/2026"), "{r}");
+        assert_eq!(
+            check_renewal(&reg.index(), "0001", 2027, d(2026, 1, 1), &cfg()),
             Ok(())
         );
     }
@@ -1716,15 +2238,6 @@ mod tests {
         assert!(r.to_string().contains("já está renovado para 2026"));
         assert_eq!(
             check_renewal(&reg.index(), "0001", 2027, d(2027, 1, 15), &cfg()),
-            Ok(())
-        );
-    }
-
-    #[test]
-    fn late_renewal_is_not_refused_here() {
-        let reg = sample_registry();
-        assert_eq!(
-            check_renewal(&reg.index(), "0001", 2027, d(2027, 3, 10), &cfg()),
             Ok(())
         );
     }
@@ -1867,6 +2380,147 @@ mod tests {
             &["R38", "R38"],
         );
         cites(&r, "art. 28");
+    }
+
+    // ----- every write: the kernel on the registry after it ----------------------------------
+
+    /// `reg` with permit 0006 granted to P10 on a new vehicle V06 at S01.
+    fn granted(reg: &Registry, vehicle: impl FnOnce(&mut crate::domain::Vehicle)) -> Registry {
+        let mut next = reg.clone();
+        let mut v = next.vehicles[0].clone();
+        v.id = "V06".into();
+        v.plate = crate::domain::Plate::parse("QAZ1B23").unwrap();
+        v.owner_cpf = person_mut(&mut next, "P10").cpf.clone();
+        vehicle(&mut v);
+        next.vehicles.push(v);
+        let mut p = next.permits[0].clone();
+        p.number = "0006".into();
+        p.holder_id = "P10".into();
+        p.auxiliaries.clear();
+        p.vehicle_id = "V06".into();
+        next.permits.push(p);
+        next
+    }
+
+    fn judge_ids(r: &Result<Vec<Finding>, Refusal>) -> Vec<&str> {
+        match r {
+            Ok(w) => w.iter().map(|f| f.rule_id.as_str()).collect(),
+            Err(e) => e.rule_ids(),
+        }
+    }
+
+    #[test]
+    fn a_grant_that_the_field_check_would_flag_is_refused() {
+        let reg = sample_registry();
+        let touched = Touched::act().permit("0006");
+        // A regular grant passes with no warning.
+        let ok = judge_write(&reg, &granted(&reg, |_| {}), &touched, today(), &cfg());
+        assert_eq!(ok, Ok(Vec::new()));
+        // No taximeter, and the CRLV in another person's name (art. 30 III).
+        let after = granted(&reg, |v| {
+            v.taximeter = None;
+            v.owner_cpf = reg.people[0].cpf.clone();
+        });
+        let r = judge_write(&reg, &after, &touched, today(), &cfg()).unwrap_err();
+        assert_eq!(r.rule_ids(), ["R40", "R02"], "{r:#?}");
+        for f in &r.findings {
+            assert_eq!(f.consequence, Consequence::OfficeRefusal);
+            assert!(
+                f.message
+                    .starts_with("Alvará 0006, com Helena Martins (titular) ao volante: "),
+                "{}",
+                f.message
+            );
+        }
+        no_cpf(&reg, &r);
+        // Recorded as facts (not an act), the same findings come back as warnings.
+        let w = judge_write(
+            &reg,
+            &after,
+            &Touched::record().permit("0006"),
+            today(),
+            &cfg(),
+        )
+        .unwrap();
+        assert_eq!(
+            w.iter().map(|f| f.rule_id.as_str()).collect::<Vec<_>>(),
+            ["R40", "R02"]
+        );
+    }
+
+    #[test]
+    fn a_grant_onto_a_full_stand_or_over_the_cap_is_refused() {
+        let mut reg = sample_registry();
+        // S01 holds 0001 alone: one place is full.
+        reg.stands[0].vacancies = 1;
+        let after = granted(&reg, |_| {});
+        let touched = Touched::act().permit("0006");
+        let r = judge_write(&reg, &after, &touched, today(), &cfg()).unwrap_err();
+        assert_eq!(r.rule_ids(), ["R23"]);
+        assert!(
+            r.to_string().contains("Terminal Urbano tem 1 vaga(s)"),
+            "{r}"
+        );
+        // A registry at the cap: the overfull stand also raises the count.
+        let config = RulesConfig {
+            census_population: 31 * 1_800,
+            ..cfg()
+        };
+        let r = judge_write(&reg, &after, &touched, today(), &config).unwrap_err();
+        assert_eq!(r.rule_ids(), ["R23", "R23"]);
+    }
+
+    #[test]
+    fn what_pre_existed_comes_back_as_warnings() {
+        // 0004: not renewed for 2026 (R11) and its auxiliary's CNH expired (R10). A write that
+        // touches the permit without changing either is not refused for them.
+        let reg = sample_registry();
+        let mut after = reg.clone();
+        permit_mut(&mut after, "0004").stand_id = "S03".into();
+        let w = judge_write(
+            &reg,
+            &after,
+            &Touched::act().permit("0004"),
+            today(),
+            &cfg(),
+        )
+        .unwrap();
+        assert_eq!(judge_ids(&Ok(w.clone())), ["R11", "R10"], "{w:#?}");
+        assert!(
+            w[1].message
+                .starts_with("Alvará 0004, com Rafael Lima (motorista auxiliar) ao volante:"),
+            "{}",
+            w[1].message
+        );
+        // The same expired CNH made the holder's by the write is created by it: refused.
+        let mut after = reg.clone();
+        person_mut(&mut after, "P07").licence.expiry = d(2026, 10, 1);
+        let r = judge_write(
+            &reg,
+            &after,
+            &Touched::act().permit("0004"),
+            today(),
+            &cfg(),
+        );
+        assert_eq!(judge_ids(&r), ["R10"]);
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn a_transfer_must_carry_the_new_holders_vehicle() {
+        // 0001 to P10 with the vehicle still in João's name: art. 30 III at once.
+        let reg = sample_registry();
+        let mut after = reg.clone();
+        permit_mut(&mut after, "0001").holder_id = "P10".into();
+        let touched = Touched::act().permit("0001");
+        let r = judge_write(&reg, &after, &touched, today(), &cfg()).unwrap_err();
+        assert_eq!(r.rule_ids(), ["R40"]);
+        // With the CRLV in the new holder's name the new holder is regular.
+        after.vehicles[0].owner_cpf = person_mut(&mut after, "P10").cpf.clone();
+        assert_eq!(
+            judge_write(&reg, &after, &touched, today(), &cfg()),
+            Ok(Vec::new())
+        );
     }
 
     // ----- formatting ------------------------------------------------------------------------

@@ -44,7 +44,7 @@ use crate::registry::ops::{
     self, AddAuxiliary, GrantPermit, NewFine, NewPenalty, PayFine, Renew, SetCoordinator, Swap,
     TransferPermit,
 };
-use crate::registry::{self, Ctx, EditError, RegistryUpdate};
+use crate::registry::{self, Ctx, EditError, Edited, RegistryUpdate};
 use crate::server::{AppState, SnapshotCache};
 use crate::store::ChangesSince;
 
@@ -106,7 +106,7 @@ pub struct ChangesQuery {
 }
 
 /// Runs an operation as the caller, today, under the server's rules.
-pub(crate) async fn edit<F>(
+pub(crate) async fn edit<F, R>(
     state: &AppState,
     auth: &Auth,
     action: &str,
@@ -114,7 +114,8 @@ pub(crate) async fn edit<F>(
     op: F,
 ) -> Result<RegistryUpdate, AppError>
 where
-    F: Fn(&Registry, &Ctx<'_>) -> Result<Registry, EditError>,
+    F: Fn(&Registry, &Ctx<'_>) -> Result<R, EditError>,
+    R: Into<Edited>,
 {
     let ctx = Ctx {
         today: state.clock().today(),
@@ -549,7 +550,7 @@ async fn create_person(
         &auth,
         "registry.person.create",
         &subject,
-        |reg, _| ops::create_person(reg, person.clone()),
+        |reg, ctx| ops::create_person(reg, person.clone(), ctx),
     )
     .await?;
     Ok(created(u))
@@ -572,7 +573,7 @@ async fn update_person(
         &auth,
         "registry.person.update",
         &subject,
-        |reg, _| ops::update_person(reg, &id, person.clone()),
+        |reg, ctx| ops::update_person(reg, &id, person.clone(), ctx),
     )
     .await?;
     Ok(Json(u))
@@ -593,7 +594,7 @@ async fn create_vehicle(
         &auth,
         "registry.vehicle.create",
         &subject,
-        |reg, _| ops::create_vehicle(reg, vehicle.clone()),
+        |reg, ctx| ops::create_vehicle(reg, vehicle.clone(), ctx),
     )
     .await?;
     Ok(created(u))
@@ -616,7 +617,7 @@ async fn update_vehicle(
         &auth,
         "registry.vehicle.update",
         &subject,
-        |reg, _| ops::update_vehicle(reg, &id, vehicle.clone()),
+        |reg, ctx| ops::update_vehicle(reg, &id, vehicle.clone(), ctx),
     )
     .await?;
     Ok(Json(u))
@@ -685,7 +686,7 @@ async fn set_coordinator(
         &auth,
         "registry.stand.coordinator",
         &subject,
-        |reg, _| ops::set_coordinator(reg, &id, req.clone()),
+        |reg, ctx| ops::set_coordinator(reg, &id, req.clone(), ctx),
     )
     .await?;
     Ok(Json(u))
@@ -776,7 +777,7 @@ async fn remove_auxiliary(
         &auth,
         "registry.permit.auxiliary.remove",
         &subject,
-        |reg, _| ops::remove_auxiliary(reg, &number, &person_id),
+        |reg, ctx| ops::remove_auxiliary(reg, &number, &person_id, ctx),
     )
     .await?;
     Ok(Json(u))

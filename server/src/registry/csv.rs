@@ -4,7 +4,8 @@
 //! Import is all-or-nothing: [`import`] parses every row, collects **every** problem with its
 //! line number and column (bad CPF, unknown state, a person whose data differ between rows, a
 //! second live permit for one holder — art. 9 —, one auxiliary on two permits — art. 8 §2 —, the
-//! art. 14 cap, …) and returns either the complete new registry or all the errors; the caller
+//! art. 14 cap over the whole registry and each stand's places, judged as for any other write
+//! by `office::check_cap` and `office::check_stand_places`, …) and returns either the complete new registry or all the errors; the caller
 //! commits it as one version. Messages never echo a CPF or a name.
 //!
 //! What the file replaces and what it keeps: people, vehicles, stands and permits are what the
@@ -1193,20 +1194,14 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
         transfers: current.transfers.clone(),
     };
 
-    // Art. 14: the file may not describe more live taxis than the cap.
-    if ctx.rules.is_enabled(sync_core::rules::RuleId::R23) {
-        let live = next
-            .permits
-            .iter()
-            .filter(|p| !matches!(p.state, PermitState::Revoked { .. }))
-            .count();
-        let cap = office::taxi_cap(ctx.rules) as usize;
-        if live > cap {
-            errors.push(whole(format!(
-                "o arquivo tem {live} alvarás não cassados, acima do limite de {cap} táxis do \
-                 art. 14 (1 para cada {} habitantes)",
-                ctx.rules.inhabitants_per_taxi
-            )));
+    // Art. 14, as for every other write: the file may not raise the taxis of the whole registry
+    // (places open or filled) above the cap, nor leave a stand with more permits than places.
+    for bar in [
+        office::check_cap(current, &next, ctx.rules),
+        office::check_stand_places(current, &next, ctx.rules),
+    ] {
+        if let Err(refusal) = bar {
+            errors.extend(refusal.findings.into_iter().map(|f| whole(f.message)));
         }
     }
     if let Err(e) = super::validate(&next) {
@@ -1462,9 +1457,39 @@ mod tests {
             e.iter()
                 .any(|r| r.line.is_none() && r.message.contains("FINE-1"))
         );
-        rules.census_population = 8_000;
+        // The cap counts places over the whole registry (4 stands of 10: 40). A file into a
+        // registry without stands above the cap is refused; exactly at it, accepted.
+        rules.census_population = 39 * 2_000;
         rules.inhabitants_per_taxi = 2_000;
-        let e = errors(import(&reg, text.as_bytes(), &ctx(&rules)).unwrap_err());
-        assert!(e.iter().any(|r| r.message.contains("art. 14")), "{e:#?}");
+        // (The people stay: S01's coordinator holds no permit, so no row of the file names her.)
+        let empty = Registry {
+            people: reg.people.clone(),
+            ..Registry::default()
+        };
+        let e = errors(import(&empty, text.as_bytes(), &ctx(&rules)).unwrap_err());
+        assert!(
+            e.iter()
+                .any(|r| r.message.contains("art. 14") && r.message.contains("de 0 a 40")),
+            "{e:#?}"
+        );
+        rules.census_population = 40 * 2_000;
+        import(&empty, text.as_bytes(), &ctx(&rules)).unwrap();
+        // At the cap, re-importing the registry as it is raises nothing; one more place does.
+        assert!(import(&reg, text.as_bytes(), &ctx(&rules)).is_ok());
+        let mut more = reg.clone();
+        more.stands[0].vacancies += 1;
+        let file = export(&more).unwrap();
+        let e = errors(import(&reg, &file, &ctx(&rules)).unwrap_err());
+        assert!(e.iter().any(|r| r.message.contains("de 40 a 41")), "{e:#?}");
+        // And a stand may not hold more permits than places (S02 has two).
+        let mut fewer = reg.clone();
+        fewer.stands[1].vacancies = 1;
+        let file = export(&fewer).unwrap();
+        let e = errors(import(&reg, &file, &ctx(&rules)).unwrap_err());
+        assert!(
+            e.iter()
+                .any(|r| r.message.contains("tem 1 vaga(s) e ficaria com 2")),
+            "{e:#?}"
+        );
     }
 }

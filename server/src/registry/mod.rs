@@ -2,9 +2,12 @@
 //!
 //! Flow of every change (API handler, CSV import, demo seeding):
 //! 1. read the current registry (`Store::registry`, cached);
-//! 2. run the operation — a pure function in [`ops`] (or [`csv`] for an import) that applies the
-//!    law's office checks (`sync_core::rules::office`) and returns the new registry or an
-//!    [`EditError`] (a legal [`Refusal`] citing articles, a missing entity, a conflict);
+//! 2. run the operation — a pure function in [`ops`] (or [`csv`] for an import) that builds the
+//!    new registry on a copy and has the law kernel judge the whole registry after the write
+//!    (`sync_core::rules::office::judge_write`: the office bars of the operation, the art. 14
+//!    cap over all stands, each stand's places, and the field check of the permits it touched);
+//!    it returns the new registry with the law's warnings ([`Edited`]) or an [`EditError`] (a
+//!    legal [`Refusal`] citing articles, a missing entity, a conflict);
 //! 3. check referential integrity (`Registry::validate`) and compute the batch of changes
 //!    (`sync_core::feed::diff`); an operation that changes nothing commits nothing;
 //! 4. commit version N+1 with its change log and audit row in one transaction
@@ -22,8 +25,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sync_core::domain::{DomainError, Registry};
 use sync_core::feed::{self, RegistryChange};
-use sync_core::rules::RulesConfig;
 use sync_core::rules::office::Refusal;
+use sync_core::rules::{Finding, RulesConfig};
 
 use crate::error::AppError;
 use crate::store::{Actor, RegistryCommit, Store, StoreError};
@@ -81,6 +84,25 @@ pub struct Ctx<'a> {
     pub rules: &'a RulesConfig,
 }
 
+/// What an operation produced: the new registry, and what the law found on it that does not
+/// refuse the change (`office::judge_write`: irregularities that pre-existed the write, or that
+/// a record of facts reveals), for the office to see.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edited {
+    pub registry: Registry,
+    pub warnings: Vec<Finding>,
+}
+
+impl From<Registry> for Edited {
+    /// A registry built without the judgement (demo seeding, the CLI's bulk load): no warnings.
+    fn from(registry: Registry) -> Self {
+        Self {
+            registry,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// The answer to a registry change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RegistryUpdate {
@@ -90,6 +112,11 @@ pub struct RegistryUpdate {
     pub changed: bool,
     /// What changed, as devices will receive it.
     pub changes: Vec<RegistryChange>,
+    /// What a field check of the permits the change touched finds and that did not refuse it
+    /// (it was there before the change, or the change records a fact): each with rule,
+    /// citation and a Portuguese message.
+    #[serde(default)]
+    pub warnings: Vec<Finding>,
 }
 
 /// `Registry::validate`, with messages that never carry a CPF.
@@ -110,7 +137,7 @@ pub fn validate(reg: &Registry) -> Result<(), EditError> {
 }
 
 /// Runs `edit` on the current registry and commits the result (see the module doc).
-pub async fn commit<F>(
+pub async fn commit<F, R>(
     store: &dyn Store,
     actor: Actor,
     action: &str,
@@ -118,11 +145,13 @@ pub async fn commit<F>(
     edit: F,
 ) -> Result<RegistryUpdate, AppError>
 where
-    F: Fn(&Registry) -> Result<Registry, EditError>,
+    F: Fn(&Registry) -> Result<R, EditError>,
+    R: Into<Edited>,
 {
     for _ in 0..MAX_ATTEMPTS {
         let current = store.registry().await?;
-        let mut next = feed::sorted(edit(&current)?);
+        let Edited { registry, warnings } = edit(&current)?.into();
+        let mut next = feed::sorted(registry);
         validate(&next)?;
         next.version = current.version + 1;
         next.generated_at = Some(actor.at);
@@ -132,6 +161,7 @@ where
                 version: current.version,
                 changed: false,
                 changes: Vec::new(),
+                warnings,
             });
         }
         let listed = changes.changes.clone();
@@ -152,6 +182,7 @@ where
                     version,
                     changed: true,
                     changes: listed,
+                    warnings,
                 });
             }
             Err(StoreError::VersionConflict { .. }) => continue,

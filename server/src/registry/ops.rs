@@ -1,13 +1,17 @@
-//! Registry operations as pure functions: current registry + request + [`Ctx`] → new registry,
-//! or why not. No I/O: [`super::commit`] runs them, so they are re-run on a fresh registry after
-//! a lost race, and tested without a database.
+//! Registry operations as pure functions: current registry + request + [`Ctx`] → new registry
+//! with the law's warnings ([`Edited`]), or why not. No I/O: [`super::commit`] runs them, so they
+//! are re-run on a fresh registry after a lost race, and tested without a database.
 //!
-//! Legal bars come from `sync_core::rules::office` (third auxiliary R13/R14, second permit R03,
-//! the art. 14 cap R23, art. 10 transfers R43, unpaid fines blocking renewal R27, swaps R44/R38)
-//! and are returned as [`EditError::Refused`] with every finding; the preconditions that are
-//! bookkeeping rather than law (unknown ids, duplicates) are `NotFound`/`Conflict`/`Invalid`.
-//! Where one request meets several checks (granting a permit: art. 9, art. 10 §2, art. 2 and the
-//! art. 14 cap) all findings are reported together.
+//! Every operation has the same shape: bookkeeping preconditions (unknown ids, duplicates:
+//! `NotFound`/`Conflict`/`Invalid`), the office bars of its article from `sync_core::rules::office`
+//! (third auxiliary R13/R14, second permit R03, art. 10 transfers R43, art. 7 renewals R11/R27/R02,
+//! swaps R44/R38), then the write applied to a copy and [`judged`]: `office::judge_write` on the
+//! whole registry after it — the art. 14 cap over all stands and each stand's places (R23), and
+//! the field check of every permit the write touched. An act (grant, renewal, transfer, swap,
+//! auxiliary, vacancies, reinstatement) that would leave an irregularity it created is refused;
+//! what pre-existed, and what a record of facts (people, vehicles, fines, payments, a decided
+//! state) reveals, comes back as warnings. All reasons of one request are reported together,
+//! as one [`EditError::Refused`].
 
 use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
@@ -17,10 +21,10 @@ use sync_core::domain::{
     AuxiliaryDriver, Fine, Penalty, PenaltyKind, Permit, PermitState, Person, Registry,
     ServiceKind, Stand, Transfer, TransferReason, Vehicle,
 };
-use sync_core::rules::office::{self, Refusal};
+use sync_core::rules::office::{self, Refusal, Touched};
 use sync_core::rules::{Consequence, Finding, RuleId};
 
-use super::{Ctx, EditError};
+use super::{Ctx, EditError, Edited};
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -124,6 +128,11 @@ pub struct Renew {
 pub struct TransferPermit {
     pub to_person_id: String,
     pub reason: TransferReason,
+    /// The vehicle the permit carries from the transfer on, whose CRLV must be in the new
+    /// holder's name (art. 30 III). Defaults to the permit's vehicle, whose CRLV the office
+    /// then updates first.
+    #[serde(default)]
+    pub vehicle_id: Option<String>,
 }
 
 /// `POST /v1/swaps` (art. 11).
@@ -194,17 +203,51 @@ fn permit_mut<'a>(reg: &'a mut Registry, number: &str) -> Result<&'a mut Permit,
         .ok_or_else(|| not_found("O alvará", number))
 }
 
-fn merge(results: impl IntoIterator<Item = Result<(), Refusal>>) -> Result<(), EditError> {
-    let findings: Vec<Finding> = results
+/// The findings of the office bars that refused.
+fn bars(results: impl IntoIterator<Item = Result<(), Refusal>>) -> Vec<Finding> {
+    results
         .into_iter()
         .filter_map(Result::err)
         .flat_map(|r| r.findings)
-        .collect();
-    if findings.is_empty() {
-        Ok(())
-    } else {
-        Err(EditError::Refused(Refusal { findings }))
+        .collect()
+}
+
+/// The law kernel's decision on the write `reg` → `next` (`office::judge_write`), with the
+/// office `bars` the operation already found: refused with every reason, or the new registry
+/// with the warnings. A reason of the judgement whose rule a bar already gives (the receiver's
+/// expired CNH, said by art. 10 II and again by the field check) is not repeated.
+fn judged(
+    reg: &Registry,
+    next: Registry,
+    touched: Touched,
+    mut bars: Vec<Finding>,
+    ctx: &Ctx<'_>,
+) -> Result<Edited, EditError> {
+    match office::judge_write(reg, &next, &touched, ctx.today, ctx.rules) {
+        Ok(warnings) if bars.is_empty() => Ok(Edited {
+            registry: next,
+            warnings,
+        }),
+        Ok(_) => Err(EditError::Refused(Refusal { findings: bars })),
+        Err(refusal) => {
+            let barred: Vec<RuleId> = bars.iter().map(|f| f.rule_id).collect();
+            bars.extend(
+                refusal
+                    .findings
+                    .into_iter()
+                    .filter(|f| !barred.contains(&f.rule_id)),
+            );
+            Err(EditError::Refused(Refusal { findings: bars }))
+        }
     }
+}
+
+/// Live permits where the person is holder or auxiliary: those an edit of the person touches.
+fn permits_of_person<'a>(reg: &'a Registry, id: &'a str) -> impl Iterator<Item = &'a str> {
+    reg.permits
+        .iter()
+        .filter(move |p| p.holder_id == id || p.auxiliaries.iter().any(|a| a.person_id == id))
+        .map(|p| p.number.as_str())
 }
 
 fn is_live(p: &Permit) -> bool {
@@ -252,7 +295,7 @@ fn check_person(reg: &Registry, person: &Person) -> Result<(), EditError> {
 }
 
 /// Adds a person (holder, auxiliary or coordinator).
-pub fn create_person(reg: &Registry, person: Person) -> Result<Registry, EditError> {
+pub fn create_person(reg: &Registry, person: Person, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     if reg.people.iter().any(|p| p.id == person.id) {
         return Err(EditError::Conflict {
             code: "already_exists",
@@ -262,11 +305,17 @@ pub fn create_person(reg: &Registry, person: Person) -> Result<Registry, EditErr
     check_person(reg, &person)?;
     let mut next = reg.clone();
     next.people.push(person);
-    Ok(next)
+    judged(reg, next, Touched::record(), Vec::new(), ctx)
 }
 
-/// Replaces a person's data.
-pub fn update_person(reg: &Registry, id: &str, person: Person) -> Result<Registry, EditError> {
+/// Replaces a person's data; the permits they hold or drive are field-checked after it (a
+/// record: what it reveals, such as an expired CNH typed in, comes back as warnings).
+pub fn update_person(
+    reg: &Registry,
+    id: &str,
+    person: Person,
+    ctx: &Ctx<'_>,
+) -> Result<Edited, EditError> {
     same_id(id, &person.id)?;
     check_person(reg, &person)?;
     let mut next = reg.clone();
@@ -276,7 +325,8 @@ pub fn update_person(reg: &Registry, id: &str, person: Person) -> Result<Registr
         .find(|p| p.id == id)
         .ok_or_else(|| not_found("A pessoa", id))?;
     *slot = person;
-    Ok(next)
+    let touched = Touched::record().permits(permits_of_person(reg, id));
+    judged(reg, next, touched, Vec::new(), ctx)
 }
 
 fn check_vehicle(reg: &Registry, v: &Vehicle) -> Result<(), EditError> {
@@ -298,7 +348,11 @@ fn check_vehicle(reg: &Registry, v: &Vehicle) -> Result<(), EditError> {
 }
 
 /// Adds a vehicle.
-pub fn create_vehicle(reg: &Registry, vehicle: Vehicle) -> Result<Registry, EditError> {
+pub fn create_vehicle(
+    reg: &Registry,
+    vehicle: Vehicle,
+    ctx: &Ctx<'_>,
+) -> Result<Edited, EditError> {
     if reg.vehicles.iter().any(|v| v.id == vehicle.id) {
         return Err(EditError::Conflict {
             code: "already_exists",
@@ -308,11 +362,17 @@ pub fn create_vehicle(reg: &Registry, vehicle: Vehicle) -> Result<Registry, Edit
     check_vehicle(reg, &vehicle)?;
     let mut next = reg.clone();
     next.vehicles.push(vehicle);
-    Ok(next)
+    judged(reg, next, Touched::record(), Vec::new(), ctx)
 }
 
-/// Replaces a vehicle's data.
-pub fn update_vehicle(reg: &Registry, id: &str, vehicle: Vehicle) -> Result<Registry, EditError> {
+/// Replaces a vehicle's data; the permits on it are field-checked after it (a record: a broken
+/// seal or a CRLV in another name comes back as warnings).
+pub fn update_vehicle(
+    reg: &Registry,
+    id: &str,
+    vehicle: Vehicle,
+    ctx: &Ctx<'_>,
+) -> Result<Edited, EditError> {
     same_id(id, &vehicle.id)?;
     check_vehicle(reg, &vehicle)?;
     let mut next = reg.clone();
@@ -322,7 +382,13 @@ pub fn update_vehicle(reg: &Registry, id: &str, vehicle: Vehicle) -> Result<Regi
         .find(|v| v.id == id)
         .ok_or_else(|| not_found("O veículo", id))?;
     *slot = vehicle;
-    Ok(next)
+    let touched = Touched::record().permits(
+        reg.permits
+            .iter()
+            .filter(|p| p.vehicle_id == id)
+            .map(|p| p.number.as_str()),
+    );
+    judged(reg, next, touched, Vec::new(), ctx)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,8 +428,9 @@ fn check_stand(reg: &Registry, s: &Stand) -> Result<(), EditError> {
     Ok(())
 }
 
-/// Creates a stand; its vacancies are new vacancies under the art. 14 cap (R23).
-pub fn create_stand(reg: &Registry, stand: Stand, ctx: &Ctx<'_>) -> Result<Registry, EditError> {
+/// Creates a stand; its vacancies are new vacancies under the art. 14 cap (R23), judged on the
+/// whole registry after it.
+pub fn create_stand(reg: &Registry, stand: Stand, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     if reg.stands.iter().any(|s| s.id == stand.id) {
         return Err(EditError::Conflict {
             code: "already_exists",
@@ -371,33 +438,29 @@ pub fn create_stand(reg: &Registry, stand: Stand, ctx: &Ctx<'_>) -> Result<Regis
         });
     }
     check_stand(reg, &stand)?;
-    office::check_new_vacancies(&reg.index(), stand.vacancies, ctx.rules)?;
     let mut next = reg.clone();
     next.stands.push(stand);
-    Ok(next)
+    judged(reg, next, Touched::act(), Vec::new(), ctx)
 }
 
-/// Replaces a stand; added vacancies count against the art. 14 cap (R23).
+/// Replaces a stand; added vacancies count against the art. 14 cap over the whole registry, and
+/// the stand may not keep fewer places than permits in force (R23).
 pub fn update_stand(
     reg: &Registry,
     id: &str,
     stand: Stand,
     ctx: &Ctx<'_>,
-) -> Result<Registry, EditError> {
+) -> Result<Edited, EditError> {
     same_id(id, &stand.id)?;
-    let old = reg
-        .stands
-        .iter()
-        .find(|s| s.id == id)
-        .ok_or_else(|| not_found("O ponto", id))?;
+    if !reg.stands.iter().any(|s| s.id == id) {
+        return Err(not_found("O ponto", id));
+    }
     check_stand(reg, &stand)?;
-    let added = stand.vacancies.saturating_sub(old.vacancies);
-    office::check_new_vacancies(&reg.index(), added, ctx.rules)?;
     let mut next = reg.clone();
     if let Some(slot) = next.stands.iter_mut().find(|s| s.id == id) {
         *slot = stand;
     }
-    Ok(next)
+    judged(reg, next, Touched::act(), Vec::new(), ctx)
 }
 
 /// Sets or clears a stand's coordinator (art. 17).
@@ -405,7 +468,8 @@ pub fn set_coordinator(
     reg: &Registry,
     stand_id: &str,
     req: SetCoordinator,
-) -> Result<Registry, EditError> {
+    ctx: &Ctx<'_>,
+) -> Result<Edited, EditError> {
     if let Some(p) = &req.person_id
         && !reg.people.iter().any(|x| &x.id == p)
     {
@@ -418,20 +482,19 @@ pub fn set_coordinator(
         .find(|s| s.id == stand_id)
         .ok_or_else(|| not_found("O ponto", stand_id))?;
     stand.coordinator_id = req.person_id;
-    Ok(next)
+    judged(reg, next, Touched::record(), Vec::new(), ctx)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Permits
 // ---------------------------------------------------------------------------------------------
 
-/// Grants a new alvará: art. 9 (R03), art. 10 §2 (R43), art. 2 of the holder and the art. 14
-/// cap for one more taxi (R23), all reported together; the stand's service must match (R38).
-pub fn grant_permit(
-    reg: &Registry,
-    req: GrantPermit,
-    ctx: &Ctx<'_>,
-) -> Result<Registry, EditError> {
+/// Grants a new alvará: art. 9 (R03), art. 10 §2 (R43), art. 2 of the holder, the year it is
+/// valid for (R11: the year of issue), then the registry after it judged — an open place at
+/// the stand and the art. 14 cap (R23), and what a field check of the new permit with its
+/// holder at the wheel would find (no taximeter R02, a CRLV in another name R40, …) — all
+/// reported together; the stand's service must match (R38).
+pub fn grant_permit(reg: &Registry, req: GrantPermit, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     check_id("alvará", &req.number)?;
     if reg.permits.iter().any(|p| p.number == req.number) {
         return Err(EditError::Conflict {
@@ -471,11 +534,31 @@ pub fn grant_permit(
             ),
         ));
     }
-    let index = reg.index();
-    merge([
-        office::check_grant_permit(&index, &req.holder_id, ctx.today, ctx.rules),
-        office::check_new_vacancies(&index, 1, ctx.rules),
-    ])?;
+    let issued_on = req.issued_on.unwrap_or(ctx.today);
+    let renewal_year = req.renewal_year.unwrap_or(issued_on.year());
+    let mut found = bars([office::check_grant_permit(
+        &reg.index(),
+        &req.holder_id,
+        ctx.today,
+        ctx.rules,
+    )]);
+    if renewal_year != issued_on.year() {
+        // Art. 7: the alvará is annual; one granted valid for a later year would skip renewals.
+        found.push(
+            Finding::new(
+                RuleId::R11,
+                format!(
+                    "O alvará {} expedido em {} vale para {}: não pode ser concedido já renovado \
+                     para {renewal_year} (art. 7º: renovação anual).",
+                    req.number,
+                    issued_on.format("%d/%m/%Y"),
+                    issued_on.year()
+                ),
+            )
+            .with_consequence(Consequence::OfficeRefusal),
+        );
+    }
+    let number = req.number.clone();
     let mut next = reg.clone();
     next.permits.push(Permit {
         number: req.number,
@@ -484,22 +567,25 @@ pub fn grant_permit(
         vehicle_id: req.vehicle_id,
         stand_id: req.stand_id,
         service,
-        issued_on: req.issued_on.unwrap_or(ctx.today),
-        renewal_year: req.renewal_year.unwrap_or(ctx.today.year()),
+        issued_on,
+        renewal_year,
         edital_date: req.edital_date,
         state: PermitState::Active,
         illness_authorisation: None,
     });
-    Ok(next)
+    judged(reg, next, Touched::act().permit(number), found, ctx)
 }
 
-/// Sets a permit's legal state. Bringing a revoked permit back counts as one more taxi (R23).
+/// Sets a permit's legal state. Bringing a revoked permit back is an act: its place must still
+/// be free and the art. 14 cap hold (R23), and what it would make irregular refuses it. Any
+/// other state (a suspension, a revocation, the opening of a succession) records a decision:
+/// what the field check then says comes back as warnings.
 pub fn set_permit_state(
     reg: &Registry,
     number: &str,
     state: PermitState,
     ctx: &Ctx<'_>,
-) -> Result<Registry, EditError> {
+) -> Result<Edited, EditError> {
     if let PermitState::Suspended { from, until } = &state
         && until < from
     {
@@ -514,12 +600,14 @@ pub fn set_permit_state(
         .find(|p| p.number == number)
         .ok_or_else(|| not_found("O alvará", number))?;
     let revives = !is_live(old) && !matches!(state, PermitState::Revoked { .. });
-    if revives {
-        office::check_new_vacancies(&reg.index(), 1, ctx.rules)?;
-    }
+    let touched = if revives {
+        Touched::act()
+    } else {
+        Touched::record()
+    };
     let mut next = reg.clone();
     permit_mut(&mut next, number)?.state = state;
-    Ok(next)
+    judged(reg, next, touched.permit(number), Vec::new(), ctx)
 }
 
 /// Registers an auxiliary driver (art. 8: R13 third auxiliary, R14 auxiliary elsewhere, art. 2).
@@ -528,7 +616,7 @@ pub fn add_auxiliary(
     number: &str,
     req: AddAuxiliary,
     ctx: &Ctx<'_>,
-) -> Result<Registry, EditError> {
+) -> Result<Edited, EditError> {
     if req.licence_number.trim().is_empty() {
         return Err(invalid(
             "invalid_licence_number",
@@ -544,7 +632,7 @@ pub fn add_auxiliary(
             licence_number: req.licence_number.trim().to_owned(),
             registered_on: req.registered_on.unwrap_or(ctx.today),
         });
-    Ok(next)
+    judged(reg, next, Touched::act().permit(number), Vec::new(), ctx)
 }
 
 /// Removes an auxiliary driver from a permit.
@@ -552,7 +640,8 @@ pub fn remove_auxiliary(
     reg: &Registry,
     number: &str,
     person_id: &str,
-) -> Result<Registry, EditError> {
+    ctx: &Ctx<'_>,
+) -> Result<Edited, EditError> {
     let mut next = reg.clone();
     let permit = permit_mut(&mut next, number)?;
     let before = permit.auxiliaries.len();
@@ -562,29 +651,35 @@ pub fn remove_auxiliary(
             "A pessoa {person_id} não é motorista auxiliar do alvará {number}."
         )));
     }
-    Ok(next)
+    judged(reg, next, Touched::act().permit(number), Vec::new(), ctx)
 }
 
-/// Renews a permit for a year (art. 7; R27 unpaid fine, R02 taximeter, art. 2 of the holder).
-pub fn renew(
-    reg: &Registry,
-    number: &str,
-    req: Renew,
-    ctx: &Ctx<'_>,
-) -> Result<Registry, EditError> {
+/// Renews a permit for a year (art. 7: only the next year due, not after its deadline — R11;
+/// R27 unpaid fine, R02 taximeter, art. 2 of the holder), then judged.
+pub fn renew(reg: &Registry, number: &str, req: Renew, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     office::check_renewal(&reg.index(), number, req.year, ctx.today, ctx.rules)?;
     let mut next = reg.clone();
     permit_mut(&mut next, number)?.renewal_year = req.year;
-    Ok(next)
+    judged(reg, next, Touched::act().permit(number), Vec::new(), ctx)
 }
 
 /// Transfers a permit (art. 10); the receiver stops being one of its auxiliaries.
+///
+/// The vehicle goes with the registration: art. 10 §1 makes the transfer valid only once
+/// registered in the Cadastro de Atividades, whose art. 30 III requires the vehicle's
+/// certificate in the permissionário's name. So the permit carries `vehicle_id` (the new
+/// holder's vehicle) or keeps its own, and either way the judgement refuses the transfer when
+/// the vehicle's CRLV is not in the new holder's name (R40): the office records the new CRLV
+/// first. The registry never writes a CRLV owner itself: that is the DETRAN's document.
+///
+/// A transfer by death closes the succession (art. 1 §4): a permit `in_succession` becomes
+/// `active` in the heir's name, so the field check no longer reports the holder's death.
 pub fn transfer(
     reg: &Registry,
     number: &str,
     req: TransferPermit,
     ctx: &Ctx<'_>,
-) -> Result<Registry, EditError> {
+) -> Result<Edited, EditError> {
     office::check_transfer(
         &reg.index(),
         number,
@@ -593,12 +688,35 @@ pub fn transfer(
         ctx.today,
         ctx.rules,
     )?;
+    if let Some(vehicle_id) = &req.vehicle_id {
+        if !reg.vehicles.iter().any(|v| &v.id == vehicle_id) {
+            return Err(not_found("O veículo", vehicle_id));
+        }
+        if let Some(other) = reg
+            .permits
+            .iter()
+            .find(|p| &p.vehicle_id == vehicle_id && p.number != number && is_live(p))
+        {
+            return Err(EditError::Conflict {
+                code: "vehicle_in_use",
+                message: format!("O veículo {vehicle_id} já está no alvará {}.", other.number),
+            });
+        }
+    }
     let mut next = reg.clone();
     let permit = permit_mut(&mut next, number)?;
     let from = std::mem::replace(&mut permit.holder_id, req.to_person_id.clone());
     permit
         .auxiliaries
         .retain(|a| a.person_id != req.to_person_id);
+    if let Some(vehicle_id) = &req.vehicle_id {
+        permit.vehicle_id = vehicle_id.clone();
+    }
+    if req.reason == TransferReason::Death
+        && matches!(permit.state, PermitState::InSuccession { .. })
+    {
+        permit.state = PermitState::Active;
+    }
     next.transfers.push(Transfer {
         permit_number: number.to_owned(),
         from_person_id: from,
@@ -606,11 +724,11 @@ pub fn transfer(
         on: ctx.today,
         reason: req.reason,
     });
-    Ok(next)
+    judged(reg, next, Touched::act().permit(number), Vec::new(), ctx)
 }
 
 /// Swaps the stands of two permits (art. 11: fee R44, art. 28 service R38).
-pub fn swap(reg: &Registry, req: Swap, ctx: &Ctx<'_>) -> Result<Registry, EditError> {
+pub fn swap(reg: &Registry, req: Swap, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     office::check_swap(
         &reg.index(),
         &req.permit_a,
@@ -622,7 +740,10 @@ pub fn swap(reg: &Registry, req: Swap, ctx: &Ctx<'_>) -> Result<Registry, EditEr
     let a = permit_mut(&mut next, &req.permit_a)?.stand_id.clone();
     let b = std::mem::replace(&mut permit_mut(&mut next, &req.permit_b)?.stand_id, a);
     permit_mut(&mut next, &req.permit_a)?.stand_id = b;
-    Ok(next)
+    let touched = Touched::act()
+        .permit(req.permit_a.as_str())
+        .permit(req.permit_b.as_str());
+    judged(reg, next, touched, Vec::new(), ctx)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -666,8 +787,9 @@ pub fn add_penalty(reg: &Registry, req: NewPenalty, ctx: &Ctx<'_>) -> Result<Reg
     Ok(next)
 }
 
-/// Adds a fine; its id is `MUL-<year>-<nnnn>`.
-pub fn add_fine(reg: &Registry, req: NewFine, ctx: &Ctx<'_>) -> Result<Registry, EditError> {
+/// Adds a fine; its id is `MUL-<year>-<nnnn>`. A record: judged for the cap and the field check
+/// of the permit, whose findings come back as warnings.
+pub fn add_fine(reg: &Registry, req: NewFine, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     if !reg.permits.iter().any(|p| p.number == req.permit_number) {
         return Err(not_found("O alvará", &req.permit_number));
     }
@@ -683,6 +805,7 @@ pub fn add_fine(reg: &Registry, req: NewFine, ctx: &Ctx<'_>) -> Result<Registry,
         issued_on.year(),
         reg.fines.iter().map(|f| f.id.as_str()),
     );
+    let touched = Touched::record().permit(req.permit_number.as_str());
     let mut next = reg.clone();
     next.fines.push(Fine {
         id,
@@ -691,7 +814,7 @@ pub fn add_fine(reg: &Registry, req: NewFine, ctx: &Ctx<'_>) -> Result<Registry,
         issued_on,
         paid_on: None,
     });
-    Ok(next)
+    judged(reg, next, touched, Vec::new(), ctx)
 }
 
 /// Registers the payment of a fine.
@@ -700,7 +823,7 @@ pub fn pay_fine(
     id: &str,
     req: PayFine,
     ctx: &Ctx<'_>,
-) -> Result<Registry, EditError> {
+) -> Result<Edited, EditError> {
     let mut next = reg.clone();
     let fine = next
         .fines
@@ -721,14 +844,16 @@ pub fn pay_fine(
         ));
     }
     fine.paid_on = Some(paid_on);
-    Ok(next)
+    let touched = Touched::record().permit(fine.permit_number.as_str());
+    judged(reg, next, touched, Vec::new(), ctx)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use sync_core::rules::RulesConfig;
+    use sync_core::domain::{DriverId, Plate};
+    use sync_core::rules::{CheckInput, Observation, Overall, RulesConfig, VehicleQuery};
     use sync_core::testkit::sample_registry;
 
     fn ctx(rules: &RulesConfig) -> Ctx<'_> {
@@ -742,6 +867,54 @@ mod tests {
         match e {
             EditError::Refused(r) => r.findings.iter().map(|f| f.rule_id.to_string()).collect(),
             other => panic!("not a refusal: {other:?}"),
+        }
+    }
+
+    fn ids(findings: &[Finding]) -> Vec<&str> {
+        findings.iter().map(|f| f.rule_id.as_str()).collect()
+    }
+
+    fn permit<'a>(reg: &'a Registry, number: &str) -> &'a Permit {
+        reg.permits.iter().find(|p| p.number == number).unwrap()
+    }
+
+    fn person<'a>(reg: &'a Registry, id: &str) -> &'a Person {
+        reg.people.iter().find(|p| p.id == id).unwrap()
+    }
+
+    /// The field check of `number` with its holder at the wheel, at noon of the test's today.
+    fn field_check_with_holder(reg: &Registry, number: &str) -> sync_core::rules::Verdict {
+        let holder = person(reg, &permit(reg, number).holder_id);
+        let input = CheckInput {
+            vehicle: VehicleQuery::Permit(number.into()),
+            driver: DriverId::Cpf(holder.cpf.clone()),
+            at: "2026-11-30T15:00:00Z".parse().unwrap(),
+            observation: Observation::default(),
+            registry_refreshed_at: None,
+        };
+        sync_core::rules::check(&reg.index(), &input, &RulesConfig::default())
+    }
+
+    /// A copy of V01 as `id`/`plate`, in the name of person `owner`.
+    fn vehicle_of(reg: &Registry, id: &str, plate: &str, owner: &str) -> Vehicle {
+        Vehicle {
+            id: id.into(),
+            plate: Plate::parse(plate).unwrap(),
+            owner_cpf: person(reg, owner).cpf.clone(),
+            ..reg.vehicles[0].clone()
+        }
+    }
+
+    fn grant(number: &str, holder: &str, vehicle: &str, stand: &str) -> GrantPermit {
+        GrantPermit {
+            number: number.into(),
+            holder_id: holder.into(),
+            vehicle_id: vehicle.into(),
+            stand_id: stand.into(),
+            service: None,
+            issued_on: None,
+            renewal_year: None,
+            edital_date: None,
         }
     }
 
@@ -772,7 +945,7 @@ mod tests {
             &ctx(&rules),
         )
         .unwrap();
-        assert_eq!(next.permits[2].auxiliaries.len(), 1);
+        assert_eq!(next.registry.permits[2].auxiliaries.len(), 1);
     }
 
     #[test]
@@ -782,41 +955,84 @@ mod tests {
             inhabitants_per_taxi: 2_000,
             ..RulesConfig::default()
         };
+        let mut reg = sample_registry();
+        let v = vehicle_of(&reg, "V99", "XYZ9A99", "P01");
+        reg.vehicles.push(v);
+        // Into an open place the grant raises nothing: only art. 9 refuses it.
+        let e = grant_permit(&reg, grant("0099", "P01", "V99", "S01"), &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R03"]);
+        // S01 full (one place, 0001's): no open place there, and one taxi more over the cap.
+        reg.stands[0].vacancies = 1;
+        let e = grant_permit(&reg, grant("0099", "P01", "V99", "S01"), &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R03", "R23", "R23"]);
+    }
+
+    #[test]
+    fn a_grant_is_refused_for_what_the_field_check_would_find() {
+        let rules = RulesConfig::default();
+        let mut reg = sample_registry();
+        // P10 holds no permit; V99 has no taximeter and its CRLV is João's (art. 30 III).
+        let mut v = vehicle_of(&reg, "V99", "XYZ9A99", "P01");
+        v.taximeter = None;
+        reg.vehicles.push(v);
+        let e = grant_permit(&reg, grant("0099", "P10", "V99", "S01"), &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R40", "R02"]);
+        // Its own vehicle with a taximeter: granted, and the first field check is regular.
+        let v = vehicle_of(&reg, "V98", "XYZ9A98", "P10");
+        reg.vehicles.push(v);
+        let next = grant_permit(&reg, grant("0099", "P10", "V98", "S01"), &ctx(&rules)).unwrap();
+        assert_eq!(next.warnings, []);
+        assert_eq!(
+            field_check_with_holder(&next.registry, "0099").overall,
+            Overall::Regular
+        );
+        // A stand without an open place refuses it (S03 holds 0003 only).
+        reg.stands[2].vacancies = 1;
+        let e = grant_permit(&reg, grant("0099", "P10", "V98", "S03"), &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R23"]);
+        // Granted already renewed for a later year would skip renewals (art. 7).
+        let mut req = grant("0099", "P10", "V98", "S01");
+        req.renewal_year = Some(2030);
+        let e = grant_permit(&reg, req, &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R11"]);
+    }
+
+    #[test]
+    fn vacancies_are_capped_across_requests() {
+        // Room for 13 more places over the sample's 40.
+        let rules = RulesConfig {
+            census_population: 53 * 1_800,
+            ..RulesConfig::default()
+        };
         let reg = sample_registry();
-        let mut reg2 = reg.clone();
-        reg2.vehicles.push(Vehicle {
-            id: "V99".into(),
-            plate: sync_core::domain::Plate::parse("XYZ9A99").unwrap(),
-            ..reg.vehicles[0].clone()
-        });
-        let e = grant_permit(
-            &reg2,
-            GrantPermit {
-                number: "0099".into(),
-                holder_id: "P01".into(),
-                vehicle_id: "V99".into(),
-                stand_id: "S01".into(),
-                service: None,
-                issued_on: None,
-                renewal_year: None,
-                edital_date: None,
-            },
-            &ctx(&rules),
-        )
-        .unwrap_err();
-        assert_eq!(rule_ids(&e), ["R03", "R23"]);
+        let mut s01 = reg.stands[0].clone();
+        s01.vacancies += 13;
+        let first = update_stand(&reg, "S01", s01, &ctx(&rules))
+            .unwrap()
+            .registry;
+        let mut s02 = first.stands[1].clone();
+        s02.vacancies += 1;
+        let e = update_stand(&first, "S02", s02, &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R23"]);
+        let mut s09 = first.stands[1].clone();
+        s09.id = "S09".into();
+        s09.vacancies = 1;
+        let e = create_stand(&first, s09, &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R23"]);
     }
 
     #[test]
     fn renewal_blocked_by_unpaid_fine_then_allowed() {
         let rules = RulesConfig::default();
-        let reg = sample_registry();
-        let e = renew(&reg, "0004", Renew { year: 2026 }, &ctx(&rules)).unwrap_err();
-        assert!(rule_ids(&e).contains(&"R27".to_string()));
-        let paid = pay_fine(&reg, "FINE-1", PayFine::default(), &ctx(&rules)).unwrap();
-        // P08's expired CNH is the auxiliary's, not the holder's: renewal passes.
-        let next = renew(&paid, "0004", Renew { year: 2026 }, &ctx(&rules)).unwrap();
-        assert_eq!(next.permits[3].renewal_year, 2026);
+        let mut reg = sample_registry();
+        reg.fines[0].permit_number = "0001".into();
+        let e = renew(&reg, "0001", Renew { year: 2027 }, &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R27"]);
+        let paid = pay_fine(&reg, "FINE-1", PayFine::default(), &ctx(&rules))
+            .unwrap()
+            .registry;
+        let next = renew(&paid, "0001", Renew { year: 2027 }, &ctx(&rules)).unwrap();
+        assert_eq!(permit(&next.registry, "0001").renewal_year, 2027);
         assert!(matches!(
             pay_fine(&paid, "FINE-1", PayFine::default(), &ctx(&rules)),
             Err(EditError::Conflict {
@@ -827,24 +1043,157 @@ mod tests {
     }
 
     #[test]
-    fn transfer_moves_holder_and_records_it() {
+    fn a_lapsed_permit_is_not_renewed_and_years_are_not_skipped() {
         let rules = RulesConfig::default();
         let reg = sample_registry();
-        let next = transfer(
-            &reg,
-            "0001",
-            TransferPermit {
-                to_person_id: "P02".into(),
-                reason: TransferReason::Voluntary,
-            },
-            &ctx(&rules),
-        )
-        .unwrap();
-        let p = &next.permits[0];
+        // 0004: last renewed for 2025, deadline 31/01/2026 missed (and a fine unpaid).
+        let e = renew(&reg, "0004", Renew { year: 2026 }, &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R11", "R27"]);
+        assert!(e.to_string().contains("cassação automática"), "{e}");
+        let e = renew(&reg, "0001", Renew { year: 2030 }, &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R11"]);
+    }
+
+    #[test]
+    fn a_transfer_needs_the_vehicle_in_the_new_holders_name() {
+        let rules = RulesConfig::default();
+        let reg = sample_registry();
+        let req = TransferPermit {
+            to_person_id: "P02".into(),
+            reason: TransferReason::Voluntary,
+            vehicle_id: None,
+        };
+        // V01's CRLV is João's: the new holder would be irregular at once (art. 30 III).
+        let e = transfer(&reg, "0001", req.clone(), &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R40"]);
+        // The office records the new CRLV (a record: the old holder's mismatch is a warning)…
+        let mut v01 = reg.vehicles[0].clone();
+        v01.owner_cpf = person(&reg, "P02").cpf.clone();
+        let updated = update_vehicle(&reg, "V01", v01, &ctx(&rules)).unwrap();
+        assert_eq!(ids(&updated.warnings), ["R40"]);
+        // …then the transfer goes through and the new holder is regular in the field.
+        let next = transfer(&updated.registry, "0001", req.clone(), &ctx(&rules))
+            .unwrap()
+            .registry;
+        let p = permit(&next, "0001");
         assert_eq!(p.holder_id, "P02");
         assert!(p.auxiliaries.iter().all(|a| a.person_id != "P02"));
         assert_eq!(next.transfers.len(), 1);
         next.validate().unwrap();
+        assert_eq!(
+            field_check_with_holder(&next, "0001").overall,
+            Overall::Regular
+        );
+        // Or the transfer names the new holder's own vehicle.
+        let mut reg2 = reg.clone();
+        let v = vehicle_of(&reg, "V99", "XYZ9A99", "P02");
+        reg2.vehicles.push(v);
+        let req = TransferPermit {
+            vehicle_id: Some("V99".into()),
+            ..req
+        };
+        let next = transfer(&reg2, "0001", req.clone(), &ctx(&rules))
+            .unwrap()
+            .registry;
+        assert_eq!(permit(&next, "0001").vehicle_id, "V99");
+        assert_eq!(
+            field_check_with_holder(&next, "0001").overall,
+            Overall::Regular
+        );
+        // A vehicle on another live permit is not taken.
+        let taken = TransferPermit {
+            vehicle_id: Some("V02".into()),
+            ..req
+        };
+        assert!(matches!(
+            transfer(&reg2, "0001", taken, &ctx(&rules)),
+            Err(EditError::Conflict {
+                code: "vehicle_in_use",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_transfer_by_death_closes_the_succession() {
+        let rules = RulesConfig::default();
+        let mut reg = sample_registry();
+        let v = vehicle_of(&reg, "V99", "XYZ9A99", "P10");
+        reg.vehicles.push(v);
+        // Opening the succession records a decision: the field's R05 comes back as a warning.
+        let opened = set_permit_state(
+            &reg,
+            "0001",
+            PermitState::InSuccession {
+                since: NaiveDate::from_ymd_opt(2026, 11, 1).unwrap(),
+            },
+            &ctx(&rules),
+        )
+        .unwrap();
+        assert_eq!(ids(&opened.warnings), ["R05"]);
+        // Only a transfer by death passes it on.
+        let voluntary = TransferPermit {
+            to_person_id: "P10".into(),
+            reason: TransferReason::Voluntary,
+            vehicle_id: Some("V99".into()),
+        };
+        let e = transfer(&opened.registry, "0001", voluntary.clone(), &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R43"]);
+        let death = TransferPermit {
+            reason: TransferReason::Death,
+            ..voluntary
+        };
+        let next = transfer(&opened.registry, "0001", death, &ctx(&rules))
+            .unwrap()
+            .registry;
+        let p = permit(&next, "0001");
+        assert_eq!(
+            (p.holder_id.as_str(), &p.state),
+            ("P10", &PermitState::Active)
+        );
+        let verdict = field_check_with_holder(&next, "0001");
+        assert_eq!(verdict.overall, Overall::Regular, "{verdict:#?}");
+        assert!(!verdict.rule_ids().contains(&"R05"));
+    }
+
+    #[test]
+    fn a_record_is_not_refused_for_what_it_reveals() {
+        let rules = RulesConfig::default();
+        let reg = sample_registry();
+        // The holder's CNH typed in as expired: recorded, with the finding as a warning.
+        let mut p01 = person(&reg, "P01").clone();
+        p01.licence.expiry = NaiveDate::from_ymd_opt(2026, 11, 1).unwrap();
+        let next = update_person(&reg, "P01", p01, &ctx(&rules)).unwrap();
+        assert_eq!(ids(&next.warnings), ["R10"]);
+        assert!(
+            next.warnings[0]
+                .message
+                .starts_with("Alvará 0001, com João da Silva (titular) ao volante: "),
+            "{}",
+            next.warnings[0].message
+        );
+        // Reinstating a revoked permit is an act: its place must still be free.
+        let mut full = reg.clone();
+        full.stands[0].vacancies = 1;
+        let revoked = set_permit_state(
+            &full,
+            "0001",
+            PermitState::Revoked {
+                on: NaiveDate::from_ymd_opt(2026, 11, 1).unwrap(),
+            },
+            &ctx(&rules),
+        )
+        .unwrap()
+        .registry;
+        let mut other = vehicle_of(&reg, "V99", "XYZ9A99", "P10");
+        other.owner_cpf = person(&reg, "P10").cpf.clone();
+        let mut taken = revoked.clone();
+        taken.vehicles.push(other);
+        let taken = grant_permit(&taken, grant("0099", "P10", "V99", "S01"), &ctx(&rules))
+            .unwrap()
+            .registry;
+        let e = set_permit_state(&taken, "0001", PermitState::Active, &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R23"]);
     }
 
     #[test]
@@ -860,7 +1209,8 @@ mod tests {
             },
             &ctx(&rules),
         )
-        .unwrap();
+        .unwrap()
+        .registry;
         assert_eq!(next.permits[0].stand_id, "S02");
         assert_eq!(next.permits[1].stand_id, "S01");
     }
@@ -874,8 +1224,8 @@ mod tests {
             amount: Decimal::new(79702, 2),
             issued_on: None,
         };
-        let a = add_fine(&reg, f.clone(), &ctx(&rules)).unwrap();
-        let b = add_fine(&a, f, &ctx(&rules)).unwrap();
+        let a = add_fine(&reg, f.clone(), &ctx(&rules)).unwrap().registry;
+        let b = add_fine(&a, f, &ctx(&rules)).unwrap().registry;
         let ids: Vec<&str> = b.fines.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["FINE-1", "MUL-2026-0001", "MUL-2026-0002"]);
         assert!(matches!(
@@ -897,11 +1247,12 @@ mod tests {
 
     #[test]
     fn people_need_valid_unique_cpfs() {
+        let rules = RulesConfig::default();
         let reg = sample_registry();
         let mut p = reg.people[0].clone();
         p.id = "P99".into();
         assert!(matches!(
-            create_person(&reg, p.clone()),
+            create_person(&reg, p.clone(), &ctx(&rules)),
             Err(EditError::Conflict {
                 code: "cpf_taken",
                 ..
@@ -909,13 +1260,20 @@ mod tests {
         ));
         p.cpf = sync_core::domain::Cpf::parse("12345678901").unwrap();
         assert!(matches!(
-            create_person(&reg, p.clone()),
+            create_person(&reg, p.clone(), &ctx(&rules)),
             Err(EditError::Invalid {
                 code: "invalid_cpf",
                 ..
             })
         ));
         p.cpf = sync_core::domain::Cpf::parse("11144477735").unwrap();
-        assert_eq!(create_person(&reg, p).unwrap().people.len(), 11);
+        assert_eq!(
+            create_person(&reg, p, &ctx(&rules))
+                .unwrap()
+                .registry
+                .people
+                .len(),
+            11
+        );
     }
 }

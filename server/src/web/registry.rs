@@ -658,7 +658,7 @@ async fn answer(
 ) -> Result<Response, PageError> {
     match result {
         Ok(u) => {
-            let text = if u.changed {
+            let mut text = if u.changed {
                 format!("{done} Cadastro na versão {}.", u.version)
             } else {
                 format!(
@@ -666,6 +666,13 @@ async fn answer(
                     u.version
                 )
             };
+            // What the law still finds on the permit (it did not refuse the change).
+            for w in &u.warnings {
+                text.push_str(&format!(
+                    " Atenção ({}, {}): {}",
+                    w.rule_id, w.citation, w.message
+                ));
+            }
             user.flash(true, text);
             Ok(see_other(&format!(
                 "/escritorio/alvaras/{}",
@@ -774,6 +781,8 @@ async fn transfer(
             let req = ops::TransferPermit {
                 to_person_id: person.id.clone(),
                 reason: *reason,
+                // The permit keeps its vehicle, whose CRLV the office updates first.
+                vehicle_id: None,
             };
             let done = format!("Alvará {number} transferido para {}.", person.name);
             let result = edit(
