@@ -253,3 +253,139 @@ fn malformed_or_inconsistent_fixture_is_refused() {
     ]);
     assert!(e.contains("não foi possível ler"), "{e}");
 }
+
+/// The example fixture changed by `edit`, written to a temporary file, and a `check` on it.
+fn check_edited(edit: impl FnOnce(&mut Value), args: &[&str]) -> Value {
+    let mut reg: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    edit(&mut reg);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("registry.json");
+    std::fs::write(&path, serde_json::to_string(&reg).unwrap()).unwrap();
+    let mut all = vec!["check", "--registry", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    ok_json(&all)
+}
+
+fn finding<'v>(v: &'v Value, rule: &str) -> &'v Value {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == rule)
+        .unwrap_or_else(|| panic!("{rule} missing in {v:#}"))
+}
+
+fn person_mut<'v>(reg: &'v mut Value, id: &str) -> &'v mut Value {
+    reg["people"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["id"] == id)
+        .unwrap()
+}
+
+#[test]
+fn a_first_licence_of_29_february_is_more_than_two_years_old_from_2_march() {
+    // Código Civil art. 132 § 3: the two years expire on 1 Mar 2026 (no 29 Feb that year);
+    // art. 2 II asks for *more than* two years.
+    let first_licence = |reg: &mut Value| {
+        person_mut(reg, "P05")["licence"]["first_licence_date"] = Value::from("2024-02-29");
+    };
+    for (at, fires) in [
+        ("2026-02-28T12:00:00-03:00", true),
+        ("2026-03-01T23:59:00-03:00", true),
+        ("2026-03-02T00:00:00-03:00", false),
+    ] {
+        let v = check_edited(
+            first_licence,
+            &["--plate", "ABC-1234", "--driver", "99940561580", "--at", at],
+        );
+        assert_eq!(
+            rule_ids(&v).contains(&"R08".to_owned()),
+            fires,
+            "{at}: {v:#}"
+        );
+        if fires {
+            let m = finding(&v, "R08")["message"].as_str().unwrap();
+            assert!(m.contains("01/03/2026") && m.contains("02/03/2026"), "{m}");
+        }
+    }
+}
+
+#[test]
+fn an_idle_taxi_away_from_any_stand_in_mandatory_hours_is_art_16() {
+    let f = fixture();
+    let v = ok_json(&[
+        "check",
+        "--registry",
+        f.to_str().unwrap(),
+        "--plate",
+        "ABC-1234",
+        "--driver",
+        "86840102130",
+        "--at",
+        AT,
+        "--idle",
+    ]);
+    assert_eq!(v["overall"], "irregular", "{v:#}");
+    assert_eq!(rule_ids(&v), vec!["R24"]);
+    let r24 = finding(&v, "R24");
+    assert_eq!(r24["citation"], "Lei 4.019/2004, art. 16, I; art. 31, VI");
+    assert!(
+        r24["message"]
+            .as_str()
+            .unwrap()
+            .contains("fora de qualquer ponto"),
+        "{r24}"
+    );
+}
+
+#[test]
+fn an_unknown_stand_is_a_warning_that_says_so() {
+    let f = fixture();
+    let v = ok_json(&[
+        "check",
+        "--registry",
+        f.to_str().unwrap(),
+        "--plate",
+        "ABC-1234",
+        "--driver",
+        "86840102130",
+        "--at",
+        AT,
+        "--at-stand",
+        "S99",
+        "--idle",
+    ]);
+    assert_eq!(v["overall"], "warning", "{v:#}");
+    assert_eq!(rule_ids(&v), vec!["R24"]);
+    let r24 = finding(&v, "R24");
+    assert_eq!(r24["severity"], "warning");
+    assert_eq!(r24["consequence"], "office_review");
+    assert!(
+        r24["message"].as_str().unwrap().contains("não consta"),
+        "{r24}"
+    );
+}
+
+#[test]
+fn a_deceased_holders_cpf_at_the_wheel_is_irregular() {
+    let v = check_edited(
+        |reg| {
+            let permits = reg["permits"].as_array_mut().unwrap();
+            let p = permits.iter_mut().find(|p| p["number"] == "0002").unwrap();
+            p["state"] = serde_json::json!({"state": "in_succession", "since": "2026-10-01"});
+        },
+        &["--plate", "ABC-1234", "--driver", "86840102130", "--at", AT],
+    );
+    assert_eq!(v["overall"], "irregular", "{v:#}");
+    assert_eq!(rule_ids(&v), vec!["R12", "R05"]);
+    assert_eq!(v["driver_role"], "unauthorised");
+    let r12 = finding(&v, "R12");
+    assert_eq!(r12["severity"], "irregular");
+    assert!(
+        r12["message"].as_str().unwrap().contains("falecido"),
+        "{r12}"
+    );
+}

@@ -13,7 +13,7 @@
 //!   check, verdict sealed into a new Automerge document (~1 KB), issued when irregular, an auto
 //!   number taken — each its own committed (fsync'd) transaction.
 //!
-//! Before timing, a sample of store verdicts is compared with `rules::check` on the whole
+//! Before timing, a sample of store verdicts is compared with `rules::check_registry` on the whole
 //! in-memory registry: the benchmark measures the real answer. Diagnostics go to stderr: how
 //! long the snapshot took, the split of a check between reading its facts from SQLite
 //! (`Store::check_facts`) and evaluating the rules, and the disk's own flush rate, which bounds
@@ -340,7 +340,7 @@ fn main() -> Res<()> {
             let mut input = random_input(&mut rng, &reg, at)?;
             let from_store = store.check(&input, &config)?;
             input.registry_refreshed_at = Some(refreshed);
-            if from_store != rules::check(&index, &input, &config) {
+            if from_store != rules::check_registry(&index, &input, &config) {
                 return Err(format!("store verdict differs for {input:?}").into());
             }
         }
@@ -360,13 +360,9 @@ fn main() -> Res<()> {
     let (mut facts_t, mut engine_t) = (Vec::new(), Vec::new());
     for (n, input) in inputs.iter().enumerate() {
         let t = Instant::now();
-        let (facts, refreshed_at) = store.check_facts(input)?;
+        let facts = store.check_facts(input)?;
         let t1 = Instant::now();
-        let input = CheckInput {
-            registry_refreshed_at: Some(refreshed_at),
-            ..input.clone()
-        };
-        let v = rules::check(&facts.index(), &input, &config);
+        let v = rules::check(&facts, &config);
         let t2 = Instant::now();
         if n >= warmup {
             facts_t.push(t1 - t);

@@ -683,7 +683,7 @@ fn store_check_matches_in_memory_check() {
                     let mut i = input(vq.clone(), drv, at, obs.clone());
                     let from_store = s.check(&i, &config).unwrap();
                     i.registry_refreshed_at = Some(t(REFRESHED));
-                    let in_memory = rules::check(&index, &i, &config);
+                    let in_memory = rules::check_registry(&index, &i, &config);
                     assert_eq!(from_store, in_memory, "{vq:?} {drv} {at} {obs:?}");
                     rule_ids.extend(in_memory.rule_ids().into_iter().map(str::to_owned));
                     compared += 1;
@@ -751,7 +751,7 @@ fn assert_store_is(
                     let mut i = input(vq.clone(), drv, at, obs.clone());
                     let from_store = s.check(&i, &config).unwrap();
                     i.registry_refreshed_at = Some(refreshed);
-                    let in_memory = rules::check(&index, &i, &config);
+                    let in_memory = rules::check_registry(&index, &i, &config);
                     assert_eq!(from_store, in_memory, "{vq:?} {drv} {at} {obs:?}");
                     let key = format!("{vq:?} {drv} {:?} {at}", obs.at_stand);
                     verdicts.insert(key, in_memory);

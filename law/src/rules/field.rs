@@ -18,48 +18,46 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{Datelike, Days, Months, NaiveDate, NaiveTime, Timelike};
+use chrono::{Datelike, Days, NaiveDate, NaiveTime, Timelike};
 
 use super::{
-    CheckInput, Consequence, EarMissing, Finding, RegistryStamp, RuleId, RulesConfig, Severity,
-    VehicleQuery, Verdict,
+    CheckInput, Consequence, DriverFacts, EarMissing, Facts, Finding, RegistryStamp, RuleId,
+    RulesConfig, Severity, StandSeen, TaxiFacts, VehicleQuery, Verdict,
 };
 use crate::domain::{
     DriverRole, LicenceKind, PenaltyKind, Permit, PermitState, Person, RegistryIndex, ServiceKind,
     StandSchedule, Vehicle, VehicleCategory,
 };
-use crate::time;
+use crate::time::{self, Period};
 
-/// Evaluates every enabled field rule.
-pub fn check(index: &RegistryIndex<'_>, input: &CheckInput, config: &RulesConfig) -> Verdict {
-    check_refreshed(index, input, input.registry_refreshed_at, config)
-}
-
-/// `check` with `registry_refreshed_at` given apart from the input (the device store stamps its
-/// replica's refresh time this way, without copying the input).
-pub fn check_refreshed(
+/// `check` on a whole registry (server, CLI, tests): [`Facts::from_registry`], then [`check`].
+pub fn check_registry(
     index: &RegistryIndex<'_>,
     input: &CheckInput,
-    registry_refreshed_at: Option<chrono::DateTime<chrono::Utc>>,
     config: &RulesConfig,
 ) -> Verdict {
-    let date = super::local_date(input.at);
+    check(&Facts::from_registry(index, input), config)
+}
+
+/// Evaluates every enabled field rule on the facts of one check.
+pub fn check(facts: &Facts, config: &RulesConfig) -> Verdict {
+    let date = super::local_date(facts.at);
     let mut out = Findings {
         config,
         list: Vec::new(),
     };
 
-    let driver = input.driver.resolve(index);
-    let (permit, query_plate) = match &input.vehicle {
-        VehicleQuery::Plate(p) => (index.permit_by_plate(p), Some(p.canonical().to_owned())),
-        VehicleQuery::Permit(n) => (index.permit(n.trim()), None),
+    let driver = facts.driver.as_ref();
+    let query_plate = match &facts.vehicle {
+        VehicleQuery::Plate(p) => Some(p.canonical().to_owned()),
+        VehicleQuery::Permit(_) => None,
     };
-    let vehicle = permit.and_then(|p| index.vehicle(&p.vehicle_id));
+    let vehicle = facts.taxi.as_ref().and_then(|t| t.vehicle.as_ref());
     let plate = query_plate.or_else(|| vehicle.map(|v| v.plate.canonical().to_owned()));
 
-    let Some(permit) = permit else {
+    let Some(taxi_facts) = &facts.taxi else {
         if out.on(RuleId::R01) {
-            let message = match &input.vehicle {
+            let message = match &facts.vehicle {
                 VehicleQuery::Plate(p) => format!(
                     "Nenhum alvará de táxi cadastrado para o veículo de placa {} (informada como \
                      \"{}\"): transporte individual remunerado sem alvará é clandestino (art. 1º); \
@@ -80,51 +78,129 @@ pub fn check_refreshed(
             );
         }
         return verdict(
-            index,
-            input,
-            registry_refreshed_at,
+            facts,
             out.list,
             Subject {
                 permit_number: None,
                 plate,
-                driver_person_id: driver.map(|p| p.id.clone()),
+                driver_person_id: driver.map(|d| d.person.id.clone()),
                 driver_role: None,
             },
         );
     };
+    let permit = &taxi_facts.permit;
 
     let taxi = Taxi {
         number: &permit.number,
         plate: plate.as_deref().unwrap_or("desconhecida"),
     };
 
-    let role = match driver {
-        Some(person) => index.role_on(permit, person, date),
-        None => DriverRole::Unauthorised,
+    let deceased = driver.and_then(|d| deceased_holder(d, permit, date));
+    let role = match (driver, deceased) {
+        // Nobody may drive as a dead person: whoever shows the CPF is not that holder.
+        (Some(_), Some(_)) | (None, _) => DriverRole::Unauthorised,
+        (Some(d), None) => role_on(permit, d, date),
     };
-    check_role(&mut out, index, permit, driver, role, date, &taxi);
-    if let Some(person) = driver {
-        check_driver(&mut out, person, date);
+    match (driver, deceased) {
+        (Some(_), Some(dead)) => check_deceased(&mut out, permit, dead, &taxi),
+        _ => check_role(&mut out, permit, driver, role, date, &taxi),
     }
-    check_permit_state(&mut out, index, permit, date);
+    if let Some(d) = driver
+        && deceased.is_none()
+    {
+        check_driver(&mut out, &d.person, date);
+    }
+    check_permit_state(&mut out, taxi_facts, date);
     check_renewal(&mut out, permit, date);
     if let Some(v) = vehicle {
-        check_vehicle(&mut out, index, permit, v, input, date);
+        check_vehicle(&mut out, taxi_facts, v, facts, date);
     }
-    check_stand(&mut out, index, permit, input, &taxi);
+    check_stand(&mut out, taxi_facts, facts, &taxi);
 
     verdict(
-        index,
-        input,
-        registry_refreshed_at,
+        facts,
         out.list,
         Subject {
             permit_number: Some(permit.number.clone()),
             plate,
-            driver_person_id: driver.map(|p| p.id.clone()),
+            driver_person_id: driver.map(|d| d.person.id.clone()),
             driver_role: Some(role),
         },
     )
+}
+
+/// The person's relation to this permit (art. 8), given the instant's local date for the
+/// art. 1 §3 authorisation window: the same answer as `RegistryIndex::role_on` on the whole
+/// registry, from the permit and the driver's other permits.
+fn role_on(permit: &Permit, driver: &DriverFacts, on: NaiveDate) -> DriverRole {
+    let id = &driver.person.id;
+    if permit.holder_id == *id {
+        return DriverRole::Holder;
+    }
+    if permit.auxiliaries.iter().any(|a| a.person_id == *id) {
+        return DriverRole::Auxiliary;
+    }
+    if let Some(ill) = &permit.illness_authorisation
+        && ill.person_id == *id
+        && ill.valid_from <= on
+        && on <= ill.valid_until
+    {
+        return DriverRole::IllnessSubstitute;
+    }
+    let others = &driver.other_permits;
+    if others
+        .iter()
+        .any(|p| p.auxiliaries.iter().any(|a| a.person_id == *id))
+    {
+        return DriverRole::AuxiliaryOfAnotherPermit;
+    }
+    if others.iter().any(|p| p.holder_id == *id) {
+        return DriverRole::HolderOfAnotherPermit;
+    }
+    DriverRole::Unauthorised
+}
+
+/// A holder whose death the registry records on `on` (their permit in succession since then,
+/// art. 1 § 4): the permit number and the date.
+fn deceased_holder<'f>(
+    driver: &'f DriverFacts,
+    permit: &'f Permit,
+    on: NaiveDate,
+) -> Option<(&'f str, NaiveDate)> {
+    std::iter::once(permit)
+        .chain(&driver.other_permits)
+        .filter(|p| p.holder_id == driver.person.id)
+        .find_map(|p| match p.state {
+            PermitState::InSuccession { since } if since <= on => Some((p.number.as_str(), since)),
+            _ => None,
+        })
+}
+
+/// The CPF of a deceased holder at the wheel (art. 8 § 4): whoever drives is not that holder,
+/// so not the titular nor an auxiliary of this taxi.
+fn check_deceased(
+    out: &mut Findings<'_>,
+    permit: &Permit,
+    (number, since): (&str, NaiveDate),
+    taxi: &Taxi<'_>,
+) {
+    if !out.on(RuleId::R12) {
+        return;
+    }
+    let whose = if number == permit.number {
+        String::from("do próprio titular deste alvará")
+    } else {
+        format!("do titular do alvará nº {number}")
+    };
+    out.push(Finding::new(
+        RuleId::R12,
+        format!(
+            "O documento apresentado é {whose}, falecido (alvará nº {number} em sucessão desde \
+             {}, art. 1º, § 4º): ninguém pode dirigir em nome de pessoa falecida, e o {taxi} era \
+             dirigido por quem não é titular nem auxiliar (art. 8º, § 4º).",
+            br(since)
+        ),
+    ));
 }
 
 /// "táxi do alvará nº N (placa P)", as messages name the taxi; formatted only into a message
@@ -171,26 +247,20 @@ struct Subject {
     driver_role: Option<DriverRole>,
 }
 
-fn verdict(
-    index: &RegistryIndex<'_>,
-    input: &CheckInput,
-    registry_refreshed_at: Option<chrono::DateTime<chrono::Utc>>,
-    findings: Vec<Finding>,
-    subject: Subject,
-) -> Verdict {
-    let refreshed_at = registry_refreshed_at.or(index.registry.generated_at);
+fn verdict(facts: &Facts, findings: Vec<Finding>, subject: Subject) -> Verdict {
+    let refreshed_at = facts.registry_refreshed_at;
     Verdict {
         overall: Verdict::overall_of(&findings),
-        checked_at: input.at,
-        checked_at_local: time::local_rfc3339(input.at),
+        checked_at: facts.at,
+        checked_at_local: time::local_rfc3339(facts.at),
         permit_number: subject.permit_number,
         plate: subject.plate,
         driver_person_id: subject.driver_person_id,
         driver_role: subject.driver_role,
         registry: RegistryStamp {
-            version: index.registry.version,
+            version: facts.registry_version,
             refreshed_at,
-            age_seconds: refreshed_at.map(|r| (input.at - r).num_seconds()),
+            age_seconds: refreshed_at.map(|r| (facts.at - r).num_seconds()),
         },
         findings,
     }
@@ -204,14 +274,17 @@ fn br(d: NaiveDate) -> String {
 /// Art. 8 (and art. 1 §3): may this person drive this taxi?
 fn check_role(
     out: &mut Findings<'_>,
-    index: &RegistryIndex<'_>,
     permit: &Permit,
-    driver: Option<&Person>,
+    driver: Option<&DriverFacts>,
     role: DriverRole,
     date: NaiveDate,
     taxi: &Taxi<'_>,
 ) {
-    let Some(person) = driver else {
+    let Some(DriverFacts {
+        person,
+        other_permits,
+    }) = driver
+    else {
         if out.on(RuleId::R12) {
             out.push(Finding::new(
                 RuleId::R12,
@@ -255,8 +328,7 @@ fn check_role(
         }
         DriverRole::AuxiliaryOfAnotherPermit => {
             if out.on(RuleId::R14) {
-                let registrations: Vec<String> = index
-                    .permits_with_auxiliary(&person.id)
+                let registrations: Vec<String> = other_permits
                     .iter()
                     .flat_map(|p| {
                         p.auxiliaries
@@ -284,9 +356,9 @@ fn check_role(
         DriverRole::HolderOfAnotherPermit | DriverRole::Unauthorised => {
             if out.on(RuleId::R12) {
                 let who = if role == DriverRole::HolderOfAnotherPermit {
-                    let held: Vec<String> = index
-                        .permits_held_by(&person.id)
+                    let held: Vec<String> = other_permits
                         .iter()
+                        .filter(|p| p.holder_id == person.id)
                         .map(|p| format!("nº {}", p.number))
                         .collect();
                     format!("O condutor, titular do alvará {},", held.join(", "))
@@ -317,7 +389,12 @@ fn check_role(
 fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
     let lic = &person.licence;
 
-    if out.on(RuleId::R06) && date.years_since(person.birth_date).unwrap_or(0) < 21 {
+    /// Art. 2 I: "idade mínima de 21 anos".
+    const MIN_AGE: Period = Period::Years(21);
+    /// Art. 2 II: "CNH expedida há mais de dois anos".
+    const LICENCE_AGE: Period = Period::Years(2);
+
+    if out.on(RuleId::R06) && !MIN_AGE.completed(person.birth_date, date) {
         out.push(Finding::new(
             RuleId::R06,
             format!(
@@ -365,14 +442,22 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
                 "a CNH é Permissão para Dirigir (\"P\"), que nunca atende ao requisito",
             ));
         }
-        if let Some(two_years) = lic.first_licence_date.checked_add_months(Months::new(24))
-            && two_years > date
-        {
-            reasons.push(format!(
-                "primeira habilitação em {}, há menos de dois anos (completa dois anos em {})",
-                br(lic.first_licence_date),
-                br(two_years)
-            ));
+        // The law asks for *more than* two years: the day they complete is not enough.
+        if !LICENCE_AGE.exceeded(lic.first_licence_date, date) {
+            let mut reason = format!(
+                "primeira habilitação em {}, há dois anos ou menos",
+                br(lic.first_licence_date)
+            );
+            if let Some(end) = LICENCE_AGE.ends_on(lic.first_licence_date)
+                && let Some(next) = end.succ_opt()
+            {
+                reason.push_str(&format!(
+                    " (os dois anos se completam em {}; atende ao requisito a partir de {})",
+                    br(end),
+                    br(next)
+                ));
+            }
+            reasons.push(reason);
         }
         if !reasons.is_empty() {
             out.push(Finding::new(
@@ -446,12 +531,8 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
 }
 
 /// Penalties in force (art. 32 III–V) and succession (art. 1 §4).
-fn check_permit_state(
-    out: &mut Findings<'_>,
-    index: &RegistryIndex<'_>,
-    permit: &Permit,
-    date: NaiveDate,
-) {
+fn check_permit_state(out: &mut Findings<'_>, taxi: &TaxiFacts, date: NaiveDate) {
+    let permit = &taxi.permit;
     if out.on(RuleId::R32) {
         let mut revoked_on: Option<NaiveDate> = match permit.state {
             PermitState::Revoked { on } if on <= date => Some(on),
@@ -466,7 +547,7 @@ fn check_permit_state(
         {
             suspensions.insert((from, until));
         }
-        for pen in index.penalties_of(&permit.number) {
+        for pen in &taxi.penalties {
             match pen.kind {
                 PenaltyKind::Revocation if pen.starts_on <= date => {
                     revoked_on = Some(revoked_on.map_or(pen.starts_on, |r| r.min(pen.starts_on)));
@@ -607,14 +688,14 @@ fn folds_to(s: &str, target: &str) -> bool {
 /// Art. 13, art. 30 III, art. 1 §1 and the vehicle's data checks.
 fn check_vehicle(
     out: &mut Findings<'_>,
-    index: &RegistryIndex<'_>,
-    permit: &Permit,
+    taxi: &TaxiFacts,
     v: &Vehicle,
-    input: &CheckInput,
+    facts: &Facts,
     date: NaiveDate,
 ) {
+    let permit = &taxi.permit;
     let plate = v.plate.canonical();
-    let obs = &input.observation;
+    let obs = &facts.observation;
 
     if out.on(RuleId::R16)
         && (!folds_to(&v.licensing_municipality, "AMERICANA") || !folds_to(&v.licensing_uf, "SP"))
@@ -690,7 +771,7 @@ fn check_vehicle(
     }
 
     if out.on(RuleId::R40)
-        && let Some(holder) = index.person(&permit.holder_id)
+        && let Some(holder) = &taxi.holder
         && holder.cpf != v.owner_cpf
     {
         out.push(Finding::new(
@@ -717,11 +798,9 @@ fn check_vehicle(
                     reasons.push(format!("lacre do taxímetro rompido ({when})"));
                 }
                 let by_label = t.valid_until_year.is_some_and(|y| y >= date.year());
-                let period = Months::new(12 * u32::from(out.config.taximeter_period_years));
-                let by_certificate = t
-                    .verified_on
-                    .checked_add_months(period)
-                    .is_some_and(|until| until >= date);
+                // Valid through the day the period expires.
+                let period = Period::Years(u32::from(out.config.taximeter_period_years));
+                let by_certificate = !period.exceeded(t.verified_on, date);
                 if !by_label && !by_certificate {
                     let label = t
                         .valid_until_year
@@ -793,43 +872,62 @@ fn window_label(schedule: StandSchedule) -> &'static str {
     }
 }
 
-/// Art. 28 (radio-taxi at a common stand) and art. 16 (permanence at the own stand).
-fn check_stand(
-    out: &mut Findings<'_>,
-    index: &RegistryIndex<'_>,
-    permit: &Permit,
-    input: &CheckInput,
-    taxi: &Taxi<'_>,
-) {
-    let Some(found) = input
-        .observation
-        .at_stand
-        .as_deref()
-        .and_then(|id| index.stand(id))
-    else {
-        return;
+/// Art. 28 (radio-taxi at a common stand) and art. 16 (permanence at the own stand). An idle
+/// taxi counts as away from its stand whether it waits at another stand or at none; a stand id
+/// the registry does not know is said, never ignored.
+fn check_stand(out: &mut Findings<'_>, taxi: &TaxiFacts, facts: &Facts, label: &Taxi<'_>) {
+    let permit = &taxi.permit;
+    let found = match &taxi.found_at {
+        StandSeen::Unknown => {
+            // The officer's stand may be the own one mistyped: a warning to look, not an
+            // irregularity.
+            if out.on(RuleId::R24) {
+                out.push(
+                    Finding::new(
+                        RuleId::R24,
+                        format!(
+                            "O ponto informado para o {label} não consta da versão {} do \
+                             cadastro municipal: a permanência no ponto (art. 16, I) não pôde ser \
+                             verificada; confira o ponto informado.",
+                            facts.registry_version
+                        ),
+                    )
+                    .with_severity(Severity::Warning)
+                    .with_consequence(Consequence::OfficeReview),
+                );
+            }
+            return;
+        }
+        StandSeen::NotAtStand => None,
+        StandSeen::Own => taxi.own_stand.as_ref(),
+        StandSeen::Other(stand) => Some(stand),
     };
 
-    if out.on(RuleId::R38)
+    if let Some(found) = found
+        && out.on(RuleId::R38)
         && found.service == ServiceKind::Common
         && permit.service == ServiceKind::RadioTaxi
     {
         out.push(Finding::new(
             RuleId::R38,
             format!(
-                "Rádio-táxi ({taxi}) no ponto de táxi comum \"{}\" (art. 28).",
+                "Rádio-táxi ({label}) no ponto de táxi comum \"{}\" (art. 28).",
                 found.name
             ),
         ));
     }
 
-    if !input.observation.idle || found.id == permit.stand_id {
+    if !facts.observation.idle || taxi.found_at == StandSeen::Own {
         return;
     }
-    let Some(own) = index.stand(&permit.stand_id) else {
+    let Some(own) = &taxi.own_stand else {
         return;
     };
-    let t = time::local_datetime(input.at).time();
+    let place = match found {
+        Some(found) => format!("no ponto \"{}\"", found.name),
+        None => String::from("fora de qualquer ponto"),
+    };
+    let t = time::local_datetime(facts.at).time();
     // `%H:%M` without parsing a format string on every check.
     let hhmm = format_args!("{:02}:{:02}", t.hour(), t.minute());
     let window = window_label(own.schedule);
@@ -838,10 +936,9 @@ fn check_stand(
             out.push(Finding::new(
                 RuleId::R24,
                 format!(
-                    "{} parado no ponto \"{}\" e não no seu ponto \"{}\" às {hhmm}, dentro do \
-                     horário obrigatório {window} do seu ponto (art. 16, I; art. 31, VI).",
-                    capitalise(&taxi.to_string()),
-                    found.name,
+                    "{} parado {place} e não no seu ponto \"{}\" às {hhmm}, dentro do horário \
+                     obrigatório {window} do seu ponto (art. 16, I; art. 31, VI).",
+                    capitalise(&label.to_string()),
                     own.name
                 ),
             ));
@@ -850,11 +947,10 @@ fn check_stand(
         out.push(Finding::new(
             RuleId::R25,
             format!(
-                "{} parado no ponto \"{}\" às {hhmm}, fora do horário obrigatório {window} do seu \
-                 ponto \"{}\": horário facultativo, a ausência do ponto não é infração (art. 16, \
+                "{} parado {place} às {hhmm}, fora do horário obrigatório {window} do seu ponto \
+                 \"{}\": horário facultativo, a ausência do ponto não é infração (art. 16, \
                  parágrafo único).",
-                capitalise(&taxi.to_string()),
-                found.name,
+                capitalise(&label.to_string()),
                 own.name
             ),
         ));
@@ -949,7 +1045,7 @@ mod tests {
 
     fn run_with(reg: &Registry, input: &CheckInput, config: &RulesConfig) -> Verdict {
         reg.validate().unwrap();
-        let v = check(&reg.index(), input, config);
+        let v = check_registry(&reg.index(), input, config);
         assert_no_personal_data(reg, &v);
         v
     }
@@ -1323,9 +1419,49 @@ mod tests {
         let m = &v.findings[0].message;
         assert!(m.contains("01/12/2024") && m.contains("01/12/2026"), "{m}");
 
-        // Exactly two years on the check date: fine.
+        // Exactly two years on the check date: not *more than* two years (art. 2, II).
         person_mut(&mut reg, "P05").licence.first_licence_date = d(2024, 11, 30);
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R08"]);
+        let m = &v.findings[0].message;
+        assert!(m.contains("30/11/2026") && m.contains("01/12/2026"), "{m}");
+        // Two years and a day: fine.
+        person_mut(&mut reg, "P05").licence.first_licence_date = d(2024, 11, 29);
         assert_eq!(run(&reg, &input).findings, vec![]);
+    }
+
+    #[test]
+    fn r08_two_years_from_29_february_complete_on_1_march() {
+        // Código Civil art. 132 § 3: no 29 Feb in 2026, so the two years expire on 1 Mar 2026,
+        // and more than two years have passed only from 2 Mar.
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P05").licence.first_licence_date = d(2024, 2, 29);
+        for (at, fires) in [
+            ("2026-02-28 12:00", true),
+            ("2026-03-01 12:00", true),
+            ("2026-03-01 23:59", true),
+            ("2026-03-02 00:00", false),
+        ] {
+            let input = by_plate("ABC-1234", driver(&reg, "P05"), local(at));
+            let v = run(&reg, &input);
+            assert_eq!(v.rule_ids().contains(&"R08"), fires, "{at}: {v:#?}");
+            if fires {
+                let m = &only(&v, "R08").message;
+                assert!(m.contains("01/03/2026") && m.contains("02/03/2026"), "{m}");
+            }
+        }
+    }
+
+    #[test]
+    fn r06_born_on_29_february_is_21_on_1_march() {
+        let mut reg = sample_registry();
+        person_mut(&mut reg, "P05").birth_date = d(2004, 2, 29);
+        for (at, fires) in [("2025-02-28 23:59", true), ("2025-03-01 00:00", false)] {
+            let input = by_plate("ABC-1234", driver(&reg, "P05"), local(at));
+            // Only R06 is of interest here (the sample's other dates are for 2026).
+            let v = run(&reg, &input);
+            assert_eq!(v.rule_ids().contains(&"R06"), fires, "{at}");
+        }
     }
 
     #[test]
@@ -1574,6 +1710,37 @@ mod tests {
         assert_eq!(v.findings[0].severity, Severity::Warning);
         assert!(v.findings[0].message.contains("sucessão desde 01/10/2026"));
         assert_eq!(v.overall, Overall::Warning);
+    }
+
+    #[test]
+    fn a_deceased_holders_cpf_at_the_wheel_is_irregular() {
+        let mut reg = sample_registry();
+        permit_mut(&mut reg, "0002").state = PermitState::InSuccession {
+            since: d(2026, 10, 1),
+        };
+        // Ana's CPF on her own taxi, after her death: nobody may drive as her.
+        let v = run(&reg, &ana(&reg));
+        assert_eq!(v.rule_ids(), vec!["R12", "R05"]);
+        let f = only(&v, "R12");
+        assert_eq!(f.severity, Severity::Irregular);
+        assert!(
+            f.message.contains("falecido") && f.message.contains("01/10/2026"),
+            "{}",
+            f.message
+        );
+        assert_eq!(v.overall, Overall::Irregular);
+        assert_eq!(v.driver_role, Some(DriverRole::Unauthorised));
+        // Her CPF on another taxi: the same.
+        let v = run(&reg, &by_plate("BRA2E19", driver(&reg, "P04"), utc(NOON)));
+        assert_eq!(v.rule_ids(), vec!["R12"]);
+        assert!(v.findings[0].message.contains("alvará nº 0002"));
+        // Before the date of death the holder drives her own taxi (succession not yet open).
+        let v = run(
+            &reg,
+            &by_plate("ABC-1234", driver(&reg, "P04"), utc("2026-09-30T15:00:00Z")),
+        );
+        assert_eq!(v.driver_role, Some(DriverRole::Holder));
+        assert!(!v.rule_ids().contains(&"R12"));
     }
 
     // ---- art. 7 ------------------------------------------------------------------------------
@@ -1882,11 +2049,54 @@ mod tests {
         assert_eq!(run(&reg, &input).findings, vec![]);
         let input = idle_at(&reg, "ABC-1234", "P04", "S02", "2026-11-30 12:00");
         assert_eq!(run(&reg, &input).findings, vec![]);
-        // Unknown stand: ignored, no panic.
-        let input = idle_at(&reg, "ABC-1234", "P04", "S99", "2026-11-30 12:00");
+    }
+
+    #[test]
+    fn r24_idle_away_from_any_stand_in_mandatory_hours() {
+        let reg = sample_registry();
+        let mut input = idle_at(&reg, "ABC-1234", "P04", "S01", "2026-11-30 12:00");
+        input.observation.at_stand = None;
         let v = run(&reg, &input);
-        assert_eq!(v.findings, vec![]);
+        assert_eq!(v.rule_ids(), vec!["R24"]);
+        let f = only(&v, "R24");
+        assert_eq!(f.severity, Severity::Irregular);
+        assert!(
+            f.message.contains("fora de qualquer ponto")
+                && f.message.contains("Praça Basílio Rangel")
+                && f.message.contains("12:00"),
+            "{}",
+            f.message
+        );
+        // Outside mandatory hours: optional (R25, information), never R24.
+        input.at = local("2026-11-30 20:01");
+        let v = run(&reg, &input);
+        assert_eq!(v.rule_ids(), vec!["R25"]);
         assert_eq!(v.overall, Overall::Regular);
+        assert!(v.findings[0].message.contains("fora de qualquer ponto"));
+        // Moving (not idle) away from any stand: nothing.
+        input.at = local("2026-11-30 12:00");
+        input.observation.idle = false;
+        assert_eq!(run(&reg, &input).findings, vec![]);
+    }
+
+    #[test]
+    fn an_unknown_stand_is_a_warning_never_ignored() {
+        let reg = sample_registry();
+        for idle in [true, false] {
+            let mut input = idle_at(&reg, "ABC-1234", "P04", "S99", "2026-11-30 12:00");
+            input.observation.idle = idle;
+            let v = run(&reg, &input);
+            assert_eq!(v.rule_ids(), vec!["R24"], "idle {idle}");
+            let f = only(&v, "R24");
+            assert_eq!(f.severity, Severity::Warning);
+            assert_eq!(f.consequence, Consequence::OfficeReview);
+            assert!(f.message.contains("não consta"), "{}", f.message);
+            assert_eq!(v.overall, Overall::Warning);
+        }
+        // With R24 off there is nothing left to verify at the stand.
+        let no_r24 = with_config(|c| c.disabled_rules = vec![RuleId::R24]);
+        let input = idle_at(&reg, "ABC-1234", "P04", "S99", "2026-11-30 12:00");
+        assert_eq!(run_with(&reg, &input, &no_r24).findings, vec![]);
     }
 
     #[test]

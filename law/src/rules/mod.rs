@@ -23,9 +23,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use catalogue::{CATALOGUE, RuleId, RuleSpec, UnknownRule, lookup, spec};
-pub use field::check;
+pub use field::{check, check_registry};
 
-use crate::domain::{DriverRole, PermitNumber, StandId};
+use crate::domain::{
+    DriverRole, Penalty, Permit, PermitNumber, Person, Registry, RegistryIndex, Stand, StandId,
+    Vehicle,
+};
 
 /// How serious a finding is.
 #[derive(
@@ -199,6 +202,174 @@ pub struct CheckInput {
     pub observation: Observation,
     /// When the replica was last refreshed (device store); falls back to `generated_at`.
     pub registry_refreshed_at: Option<DateTime<Utc>>,
+}
+
+/// Everything a field check reads, from the registry and from the street: the one input of
+/// [`check`]. The device store fills it from its per-permit bundle, the server and the CLI from
+/// their whole registry ([`Facts::from_registry`]); a rule that needs a fact not here cannot be
+/// written without adding a field, and then every place that fills it stops compiling until it
+/// fills the new field too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Facts {
+    /// How the officer named the taxi (R01 names it back).
+    pub vehicle: VehicleQuery,
+    /// Instant of the check.
+    pub at: DateTime<Utc>,
+    /// What the officer saw.
+    pub observation: Observation,
+    /// Registry version the facts come from.
+    pub registry_version: u64,
+    /// When the replica was last refreshed (device) or the registry generated (server).
+    pub registry_refreshed_at: Option<DateTime<Utc>>,
+    /// The driver, when the document shown names someone in the registry.
+    pub driver: Option<DriverFacts>,
+    /// The permit covering the vehicle, if any (none: R01 and nothing else).
+    pub taxi: Option<TaxiFacts>,
+}
+
+/// The driver found in the registry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriverFacts {
+    pub person: Person,
+    /// The permits the driver holds or is auxiliary on, other than the taxi's, in number order
+    /// (art. 8 § 3, and whether the driver is a deceased holder). Read only when the driver is
+    /// neither holder nor auxiliary of the taxi's permit, whose own links then decide the role.
+    pub other_permits: Vec<Permit>,
+}
+
+/// The permit found for the vehicle and what the rules read about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaxiFacts {
+    pub permit: Permit,
+    /// The permit's vehicle (absent only in a registry that fails validation).
+    pub vehicle: Option<Vehicle>,
+    /// The permit's holder (art. 30 III compares the vehicle's owner with them).
+    pub holder: Option<Person>,
+    /// The permit's own stand (art. 16).
+    pub own_stand: Option<Stand>,
+    /// Penalties decided on the permit (art. 32), in force or not.
+    pub penalties: Vec<Penalty>,
+    /// The stand where the taxi was found, resolved against the registry.
+    pub found_at: StandSeen,
+}
+
+/// Where the officer found the taxi, against the registry's stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StandSeen {
+    /// Not at a stand (or no stand given).
+    NotAtStand,
+    /// At the permit's own stand.
+    Own,
+    /// At another stand of the registry.
+    Other(Stand),
+    /// At a stand id the registry does not know (a finding says so: it is never ignored).
+    Unknown,
+}
+
+impl Facts {
+    /// The facts of `input` on a whole registry (server, CLI): the same answer the device store
+    /// gives from its bundle for the same registry version.
+    pub fn from_registry(index: &RegistryIndex<'_>, input: &CheckInput) -> Facts {
+        let permit = match &input.vehicle {
+            VehicleQuery::Plate(p) => index.permit_by_plate(p),
+            VehicleQuery::Permit(n) => index.permit(n.trim()),
+        };
+        let person = input.driver.resolve(index);
+        let driver = person.map(|person| {
+            let by_right = permit.is_some_and(|p| {
+                p.holder_id == person.id || p.auxiliaries.iter().any(|a| a.person_id == person.id)
+            });
+            let mut other_permits: Vec<Permit> = if by_right {
+                Vec::new()
+            } else {
+                index
+                    .registry
+                    .permits
+                    .iter()
+                    .filter(|p| {
+                        permit.is_none_or(|own| own.number != p.number)
+                            && (p.holder_id == person.id
+                                || p.auxiliaries.iter().any(|a| a.person_id == person.id))
+                    })
+                    .cloned()
+                    .collect()
+            };
+            other_permits.sort_by(|a, b| a.number.cmp(&b.number));
+            other_permits.dedup_by(|a, b| a.number == b.number);
+            DriverFacts {
+                person: person.clone(),
+                other_permits,
+            }
+        });
+        let taxi = permit.map(|p| TaxiFacts {
+            permit: p.clone(),
+            vehicle: index.vehicle(&p.vehicle_id).cloned(),
+            holder: index.person(&p.holder_id).cloned(),
+            own_stand: index.stand(&p.stand_id).cloned(),
+            penalties: index.penalties_of(&p.number).into_iter().cloned().collect(),
+            found_at: StandSeen::resolve(input.observation.at_stand.as_deref(), p, |id| {
+                index.stand(id).cloned()
+            }),
+        });
+        Facts {
+            vehicle: input.vehicle.clone(),
+            at: input.at,
+            observation: input.observation.clone(),
+            registry_version: index.registry.version,
+            registry_refreshed_at: input.registry_refreshed_at.or(index.registry.generated_at),
+            driver,
+            taxi,
+        }
+    }
+}
+
+impl Facts {
+    /// The registry rows these facts hold, as a small registry at their version: the driver
+    /// first, then the holder; the driver's other permits in number order, then the taxi's
+    /// (so that a plate names it). What a device keeps of a check (a record's scope is decided
+    /// on it) and what it recycles.
+    pub fn into_registry(self) -> Registry {
+        let mut reg = Registry {
+            version: self.registry_version,
+            generated_at: self.registry_refreshed_at,
+            ..Registry::default()
+        };
+        if let Some(d) = self.driver {
+            reg.people.push(d.person);
+            reg.permits = d.other_permits;
+        }
+        if let Some(t) = self.taxi {
+            if let Some(h) = t.holder
+                && !reg.people.iter().any(|p| p.id == h.id)
+            {
+                reg.people.push(h);
+            }
+            reg.vehicles.extend(t.vehicle);
+            reg.stands.extend(t.own_stand);
+            if let StandSeen::Other(st) = t.found_at {
+                reg.stands.push(st);
+            }
+            reg.penalties = t.penalties;
+            reg.permits.push(t.permit);
+        }
+        reg
+    }
+}
+
+impl StandSeen {
+    /// The stand id the officer gave, against the permit's own stand and the registry's
+    /// stands (`stand` looks one up by id; asked only for a stand other than the own one).
+    pub fn resolve(
+        at_stand: Option<&str>,
+        permit: &Permit,
+        stand: impl FnOnce(&str) -> Option<Stand>,
+    ) -> StandSeen {
+        match at_stand {
+            None => StandSeen::NotAtStand,
+            Some(id) if id == permit.stand_id => StandSeen::Own,
+            Some(id) => stand(id).map_or(StandSeen::Unknown, StandSeen::Other),
+        }
+    }
 }
 
 /// What R09 does when the CNH lacks EAR.

@@ -8,7 +8,7 @@ use clap::Args;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use sync_core::domain::{DriverId, Plate, Registry};
-use sync_core::rules::{self, CheckInput, Observation, VehicleQuery};
+use sync_core::rules::{self, CheckInput, Facts, Observation, VehicleQuery};
 
 use super::{load_config, print_json, read_json};
 
@@ -70,8 +70,9 @@ pub(crate) fn check(a: CheckArgs) -> anyhow::Result<()> {
         observation,
         registry_refreshed_at: None,
     };
-    let verdict = rules::check(&registry.index(), &input, &config);
-    print_json(&verdict)
+    // The same facts a device fills from its replica, then the same check.
+    let facts = Facts::from_registry(&registry.index(), &input);
+    print_json(&rules::check(&facts, &config))
 }
 
 fn parse_instant(at: Option<&str>) -> anyhow::Result<DateTime<Utc>> {

@@ -247,7 +247,7 @@ fn sample_taxis(
                 let holder = index.person(&p.holder_id)?;
                 let vehicle = index.vehicle(&p.vehicle_id)?;
                 let driver = DriverId::parse(holder.cpf.as_str()).ok()?;
-                let verdict = sync_core::rules::check(
+                let verdict = sync_core::rules::check_registry(
                     &index,
                     &CheckInput {
                         vehicle: VehicleQuery::Plate(vehicle.plate.clone()),

@@ -230,7 +230,7 @@ fn check(reg: &Registry, permit: &str) -> sync_core::rules::Verdict {
         observation: Observation::default(),
         registry_refreshed_at: Some(now()),
     };
-    sync_core::rules::check(&reg.index(), &input, &RulesConfig::default())
+    sync_core::rules::check_registry(&reg.index(), &input, &RulesConfig::default())
 }
 
 fn event_kinds(case: &Value) -> Vec<String> {

@@ -28,8 +28,8 @@
 //!
 //! # What goes into a record
 //!
-//! An auto de infração comes from a field check run here (`Store::check_facts` +
-//! `rules::check`): the verdict (with the registry version and its age) is sealed into the
+//! An auto de infração comes from a field check run here (`Store::check_facts`, then
+//! `rules::check` on those facts): the verdict (with the registry version and its age) is sealed into the
 //! record, the legal basis is its irregular findings (plus any the officer adds), the plate is
 //! kept as typed and canonical, the permit and holder come from the registry. The driver is a
 //! registry id, or — for someone the registry does not know — an `observed_people` row in the
@@ -179,16 +179,8 @@ impl<'s> FieldRecords<'s> {
             observation: input.observation.clone(),
             registry_refreshed_at: None,
         };
-        let (registry, refreshed_at) = self.store.check_facts(&check)?;
-        let index = registry.index();
-        let verdict = rules::check(
-            &index,
-            &CheckInput {
-                registry_refreshed_at: Some(refreshed_at),
-                ..check
-            },
-            &self.config,
-        );
+        let facts = self.store.check_facts(&check)?;
+        let verdict = rules::check(&facts, &self.config);
         let plate = match (&input.vehicle, &verdict.plate) {
             (VehicleQuery::Plate(p), _) => p.clone(),
             (VehicleQuery::Permit(_), Some(canonical)) => Plate::parse(canonical)
@@ -199,11 +191,7 @@ impl<'s> FieldRecords<'s> {
                 });
             }
         };
-        let holder_id = verdict
-            .permit_number
-            .as_deref()
-            .and_then(|n| index.permit(n))
-            .map(|p| p.holder_id.clone());
+        let holder_id = facts.taxi.as_ref().map(|t| t.permit.holder_id.clone());
 
         let mut extras = RecordExtras::default();
         let driver = match &verdict.driver_person_id {
@@ -298,7 +286,7 @@ impl<'s> FieldRecords<'s> {
             observation: rules::Observation::default(),
             registry_refreshed_at: None,
         };
-        let (registry, _) = self.store.check_facts(&check)?;
+        let registry = self.store.check_facts(&check)?.into_registry();
         let index = registry.index();
         let permit_number = match &input.vehicle {
             VehicleQuery::Permit(n) => n.trim().to_owned(),

@@ -56,7 +56,7 @@ fn verdict() -> Verdict {
         observation: Observation::default(),
         registry_refreshed_at: Some(t("2026-11-30T08:00:00Z")),
     };
-    crate::rules::check(&reg.index(), &input, &RulesConfig::default())
+    crate::rules::check_registry(&reg.index(), &input, &RulesConfig::default())
 }
 
 fn draft() -> InfractionDraft {

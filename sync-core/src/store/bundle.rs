@@ -79,7 +79,9 @@ impl Bundle {
 mod codec;
 
 use codec::Parts;
-pub(super) use codec::recycle;
+#[cfg(test)]
+use codec::recycle;
+pub(super) use codec::recycle_facts;
 
 const TABLE: &str = "reg_check_bundles";
 

@@ -4,19 +4,20 @@
 //! (module `bundle`: the permit, its vehicle, people, stand, penalties and fines, precomputed as
 //! one binary row) and turns it into a [`PermitView`].
 //!
-//! A check builds a small `Registry` holding only what `rules::check` can touch for this
-//! question: the bundle, the driver, the stand where the taxi was found, and — only when the
-//! driver is neither holder nor auxiliary of this permit — the permits the driver holds or is
-//! auxiliary on (for `role_on`'s art. 8 §3 answer). It indexes that and calls the rules engine,
-//! with `registry_refreshed_at` set to the replica's refresh time so the verdict carries the
-//! version and its age. In the usual case (the driver is on the permit, identified by CPF) that
+//! A check fills the kernel's `rules::Facts` — the one input of `rules::check`, which the
+//! server and the CLI fill from their whole registry — from what this question needs: the
+//! bundle's permit, vehicle, holder, stand and penalties, the driver, the stand where the taxi
+//! was found (or that no stand has that id), and — only when the driver is neither holder nor
+//! auxiliary of this permit — the permits the driver holds or is auxiliary on (art. 8 §3). The
+//! facts carry the replica's version and refresh time, so the verdict carries its age. In the usual case (the driver is on the permit, identified by CPF) that
 //! is one statement — meta row, bundle and found stand joined — atomic by itself; otherwise all
 //! reads run in one read transaction. Either way every row comes from the same version even if
 //! another process applies a batch meanwhile.
 //!
 //! The test `store_check_matches_in_memory_check` (tests/store.rs) runs every plate × driver ×
-//! stand combination of the sample registry through both this and `rules::check` on the whole
-//! registry and requires identical verdicts: the small registry must not change any answer.
+//! stand combination of the sample registry through both this and `rules::check_registry` on
+//! the whole registry and requires identical verdicts, and tests/conformance.rs does the same
+//! for generated registries, drivers and instants.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -30,10 +31,11 @@ use serde::{Deserialize, Serialize};
 use super::bundle::{self, Bundle, Role};
 use super::replica::{ReplicaInfo, decode};
 use super::{Store, StoreError, StoreResult, parse_ts, to_u64};
-use crate::domain::{
-    DriverId, Fine, Penalty, PenaltyKind, Permit, Person, Plate, Registry, Stand, Vehicle,
+use crate::domain::{DriverId, Fine, Penalty, PenaltyKind, Permit, Person, Plate, Stand, Vehicle};
+use crate::rules::{
+    self, CheckInput, DriverFacts, Facts, RegistryStamp, RulesConfig, StandSeen, TaxiFacts,
+    VehicleQuery, Verdict,
 };
-use crate::rules::{self, CheckInput, RegistryStamp, RulesConfig, VehicleQuery, Verdict};
 
 /// A permit with everything an officer reads about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -133,9 +135,9 @@ impl<'a> Key<'a> {
 struct Found {
     meta: ReplicaInfo,
     bundle: Option<Bundle>,
-    /// The stand where the taxi was found, when it is not the permit's own (loaded only with a
-    /// bundle, as the rules look at it only for a permit).
-    found_stand: Option<Stand>,
+    /// The stand where the taxi was found, against the permit's own and the replica's stands
+    /// (resolved only with a bundle, as the rules look at it only for a permit).
+    found_at: StandSeen,
 }
 
 /// Which people of the permit a lookup decodes.
@@ -205,13 +207,16 @@ fn from_bundles(
     }
     let meta = meta.ok_or(StoreError::NoRegistry)?;
     let bundle = best.map(|(_, b)| b);
-    // Only a stand other than the permit's own (a later row may have changed the permit kept).
-    let found_stand =
-        stand.filter(|st| bundle.as_ref().is_some_and(|b| b.permit.stand_id != st.id));
+    // Against the permit kept (a later row may have changed it); the stand row was parsed for
+    // any kept permit whose stand is another, and is absent only when no stand has that id.
+    let found_at = match &bundle {
+        Some(b) => StandSeen::resolve(at_stand, &b.permit, |id| stand.filter(|st| st.id == id)),
+        None => StandSeen::NotAtStand,
+    };
     Ok(Some(Found {
         meta,
         bundle,
-        found_stand,
+        found_at,
     }))
 }
 
@@ -223,7 +228,7 @@ fn from_rows(conn: &Connection, key: Key<'_>, at_stand: Option<&str>) -> StoreRe
         Key::Plate(p) => bundle::from_rows_by_plate(conn, p)?,
         Key::Number(n) => bundle::from_rows_by_number(conn, n)?,
     };
-    let found_stand = match (&bundle, at_stand) {
+    let other_stand = match (&bundle, at_stand) {
         (Some(b), Some(id)) if id != b.permit.stand_id => {
             let mut stmt = conn.prepare_cached(STAND_BY_ID)?;
             let mut rows = stmt.query([id])?;
@@ -234,10 +239,14 @@ fn from_rows(conn: &Connection, key: Key<'_>, at_stand: Option<&str>) -> StoreRe
         }
         _ => None,
     };
+    let found_at = match &bundle {
+        Some(b) => StandSeen::resolve(at_stand, &b.permit, |_| other_stand),
+        None => StandSeen::NotAtStand,
+    };
     Ok(Found {
         meta,
         bundle,
-        found_stand,
+        found_at,
     })
 }
 
@@ -436,21 +445,21 @@ impl Store {
         }))
     }
 
-    /// Field check against the replica: `rules::check` on the rows this question needs. The
-    /// verdict's registry stamp is the replica's version and the time since its last refresh
-    /// (`input.registry_refreshed_at` is replaced by it).
+    /// Field check against the replica: `rules::check` on the facts of this question
+    /// ([`Store::check_facts`]). The verdict's registry stamp is the replica's version and the
+    /// time since its last refresh (`input.registry_refreshed_at` is replaced by it).
     pub fn check(&self, input: &CheckInput, config: &RulesConfig) -> StoreResult<Verdict> {
-        let (registry, refreshed_at) = self.check_facts(input)?;
-        let verdict =
-            rules::field::check_refreshed(&registry.index(), input, Some(refreshed_at), config);
+        let facts = self.check_facts(input)?;
+        let verdict = rules::check(&facts, config);
         // Its strings go to the next check's decode (issue 3, device bench).
-        bundle::recycle(registry);
+        bundle::recycle_facts(facts);
         Ok(verdict)
     }
 
-    /// The registry facts a check of `input` evaluates — a small `Registry` at the replica's
-    /// version with only the rows the rules can reach — and the replica's refresh time. `check`
-    /// is `rules::check` on these; a record may keep them as what the officer's device knew.
+    /// The facts a check of `input` evaluates, at the replica's version, stamped with the
+    /// replica's refresh time: the same [`Facts`] the server builds from its whole registry
+    /// (`Facts::from_registry`), here from the permit's bundle. `check` is `rules::check` on
+    /// these; a record may keep them as what the officer's device knew.
     ///
     /// People: the driver and the permit's holder (no one else is read by the rules).
     ///
@@ -460,7 +469,7 @@ impl Store {
     /// only if the replica's version did not move in between; if it did, or a row does not
     /// decode, everything is read again inside one read transaction from the entity rows. Every
     /// fact of one check comes from one version either way.
-    pub fn check_facts(&self, input: &CheckInput) -> StoreResult<(Registry, DateTime<Utc>)> {
+    pub fn check_facts(&self, input: &CheckInput) -> StoreResult<Facts> {
         let key = Key::of(&input.vehicle);
         let at_stand = input.observation.at_stand.as_deref();
         let people = People::ForCheck(match &input.driver {
@@ -472,12 +481,12 @@ impl Store {
             if let (Some(i), Some(b)) = (on_permit, &f.bundle)
                 && b.drives_it_by_right(&b.people[i].1.id)
             {
-                return Ok(assemble(f, Driver::OnPermit(i), Vec::new()));
+                return Ok(assemble(f, Driver::OnPermit(i), Vec::new(), input));
             }
             if let Some((driver, others)) =
                 driver_elsewhere(&self.conn, &f, on_permit, &input.driver)?
             {
-                return Ok(assemble(f, driver, others));
+                return Ok(assemble(f, driver, others, input));
             }
         }
 
@@ -519,6 +528,7 @@ impl Store {
             f,
             driver,
             others.into_iter().map(|(_, p)| p).collect(),
+            input,
         ))
     }
 }
@@ -618,54 +628,61 @@ fn driver_on_permit(bundle: Option<&Bundle>, who: &DriverId) -> Option<usize> {
     }
 }
 
-/// The small registry of a check: the driver first, then the permit's holder (the only other
-/// person the rules read: art. 30 III, R40); the driver's other permits in number order and
-/// then this permit last (so that the plate index, where the last one wins, names it even if
-/// another permit named the same vehicle).
-fn assemble(f: Found, driver: Driver, others: Vec<Permit>) -> (Registry, DateTime<Utc>) {
+/// The facts of a check from what the statements read: the driver (with their other permits,
+/// in number order), and for a permit its bundle's permit, vehicle, holder, stand and
+/// penalties, with the stand where the taxi was found.
+fn assemble(f: Found, driver: Driver, others: Vec<Permit>, input: &CheckInput) -> Facts {
     let Found {
         meta,
         bundle,
-        found_stand,
+        found_at,
     } = f;
-    let mut reg = Registry {
-        version: meta.version,
-        generated_at: meta.generated_at,
-        permits: others,
-        ..Registry::default()
-    };
-    let Some(b) = bundle else {
-        if let Driver::Elsewhere(p) = driver {
-            reg.people.push(p);
+    let (driver, taxi) = match bundle {
+        None => {
+            let driver = match driver {
+                Driver::Elsewhere(person) => Some(person),
+                Driver::OnPermit(_) | Driver::Unknown => None,
+            };
+            (driver, None)
         }
-        return (reg, meta.refreshed_at);
-    };
-    let mut on_permit = b.people;
-    reg.people.reserve(on_permit.len() + 1);
-    match driver {
-        Driver::Elsewhere(p) => reg.people.push(p),
-        // First place for the driver, then the others in key order.
-        Driver::OnPermit(i) if i < on_permit.len() => reg.people.push(on_permit.remove(i).1),
-        Driver::OnPermit(_) | Driver::Unknown => {}
-    }
-    for (role, p) in on_permit {
-        if role == Role::Holder && !reg.people.iter().any(|x| x.id == p.id) {
-            reg.people.push(p);
+        Some(b) => {
+            let mut people = b.people;
+            let driver = match driver {
+                Driver::Elsewhere(person) => Some(person),
+                Driver::OnPermit(i) if i < people.len() => Some(people.remove(i).1),
+                Driver::OnPermit(_) | Driver::Unknown => None,
+            };
+            let holder_id = &b.permit.holder_id;
+            let holder = match &driver {
+                Some(d) if d.id == *holder_id => Some(d.clone()),
+                _ => people
+                    .into_iter()
+                    .find(|(role, p)| *role == Role::Holder && p.id == *holder_id)
+                    .map(|(_, p)| p),
+            };
+            let taxi = TaxiFacts {
+                vehicle: Some(b.vehicle),
+                holder,
+                own_stand: b.stand,
+                penalties: b.penalties,
+                found_at,
+                permit: b.permit,
+            };
+            (driver, Some(taxi))
         }
+    };
+    Facts {
+        vehicle: input.vehicle.clone(),
+        at: input.at,
+        observation: input.observation.clone(),
+        registry_version: meta.version,
+        registry_refreshed_at: Some(meta.refreshed_at),
+        driver: driver.map(|person| DriverFacts {
+            person,
+            other_permits: others,
+        }),
+        taxi,
     }
-    // Each list allocated once at its size, not grown from empty (issue 3, device bench).
-    reg.vehicles = vec![b.vehicle];
-    reg.stands = Vec::with_capacity(2);
-    reg.stands.extend(b.stand);
-    reg.stands.extend(found_stand);
-    reg.penalties = b.penalties;
-    reg.fines = b.fines;
-    if reg.permits.is_empty() {
-        reg.permits = vec![b.permit];
-    } else {
-        reg.permits.push(b.permit);
-    }
-    (reg, meta.refreshed_at)
 }
 
 fn stamp(meta: &ReplicaInfo, at: DateTime<Utc>) -> RegistryStamp {

@@ -181,6 +181,11 @@ fn text(v: &str) -> String {
 
 /// Keeps the strings of `reg` (one a check is done with) for the next decode; the rest is
 /// dropped. Only what a check decodes is kept: anything left out is simply freed.
+/// `recycle` for the strings of a check's facts.
+pub(in crate::store) fn recycle_facts(facts: crate::rules::Facts) {
+    recycle(facts.into_registry());
+}
+
 pub(in crate::store) fn recycle(reg: Registry) {
     SPARE.with_borrow_mut(|spare| {
         let mut keep = |v: String| {
