@@ -7,8 +7,9 @@
 //! `field::check` turns a lookup (plate or permit, driver, instant, observations) into a
 //! `Verdict` whose every finding cites its rule and article; `office` refuses registry changes
 //! that the law forbids; `deadline` counts appeal deadlines on the local calendar; `money`
-//! corrects fees and fines by the IPCA; `penalty` proposes (never decides) the art. 32 grade of
-//! a record. Nothing here does I/O or reads the clock.
+//! corrects fees and fines by the IPCA; `penalty` defines art. 32's penalties once, proposes (never
+//! decides) the grade of a record and says which rules may be cited (`citable`); `procedure` is
+//! the procedure of arts. 32–35 as a state machine with dated steps. Nothing here does I/O or reads the clock.
 
 pub mod catalogue;
 pub mod deadline;
@@ -16,6 +17,7 @@ pub mod field;
 pub mod money;
 pub mod office;
 pub mod penalty;
+pub mod procedure;
 pub mod reference;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -24,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 pub use catalogue::{CATALOGUE, RuleId, RuleSpec, UnknownRule, lookup, spec};
 pub use field::{check, check_registry};
+pub use penalty::{NotCitable, citable};
 
 use crate::domain::{
     DriverRole, Penalty, Permit, PermitNumber, Person, Registry, RegistryIndex, Stand, StandId,

@@ -1222,7 +1222,7 @@ fn field_findings(
             label: format!("{} ({role})", person.name),
         });
         out.extend(
-            super::field::check(index, &input, config)
+            super::field::check_registry(index, &input, config)
                 .findings
                 .into_iter()
                 .map(|f| (driver.clone(), f)),

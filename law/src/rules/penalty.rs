@@ -16,6 +16,14 @@
 //! 3. a fine carries its amount in force that year (art. 32 II, R$ 240,00 corrected by the IPCA,
 //!    [`super::money`]).
 //!
+//! What art. 32 provides is defined here once and checked everywhere a penalty enters the
+//! system (the proposal, the office's decision and rulings, `POST /v1/penalties`):
+//! [`Grade::exact`] refuses any penalty the law does not list (a suspension is of 15 or 60
+//! days, nothing else). What may ground a penalty is defined once too: [`grounds_penalty`]
+//! (used by [`base_grade`]) and [`citable`], which every writer of a legal basis calls (the
+//! app, the command line, the server's vetting of records and the office's classification), so
+//! a repealed, disabled or non-infraction rule is never the basis of an auto.
+//!
 //! Why a data table and not the decree: Decreto 9.489/2012, which may hold an infraction table,
 //! was not found (NOTES §1.3). The policy is deliberately simple and explained line by line so
 //! that the office can depart from it knowingly; ADR 0012 records it.
@@ -25,9 +33,9 @@ use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::catalogue::lookup;
+use super::catalogue::{RuleId, RuleSpec, lookup, spec};
 use super::money::{self, Corrected};
-use super::{Consequence, Severity};
+use super::{Consequence, RulesConfig, Severity};
 use crate::domain::{Penalty, PenaltyKind};
 
 /// How far back previous penalties count as recidivism. Twelve months: the alvará is renewed
@@ -56,8 +64,44 @@ pub enum Grade {
     Revocation,
 }
 
+/// A penalty art. 32 does not provide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotInArt32 {
+    /// Suspensions are of 15 (III) or 60 (IV) days only.
+    #[error(
+        "A suspensão é de 15 dias (art. 32, III) ou de 60 dias (art. 32, IV): suspensão por \
+         {days} dias não é penalidade prevista na lei."
+    )]
+    SuspensionLength { days: u16 },
+}
+
 impl Grade {
-    /// The grade of a decided penalty; a suspension of another length counts as the nearest
+    /// Every grade, mildest first (art. 32 I–V).
+    pub const ALL: [Self; 5] = [
+        Self::WrittenWarning,
+        Self::Fine,
+        Self::Suspension15,
+        Self::Suspension60,
+        Self::Revocation,
+    ];
+
+    /// The grade of a penalty as art. 32 lists it, or why the law does not provide it. Every
+    /// new penalty (decided, ruled on, or entered in the registry) passes here.
+    pub fn exact(kind: PenaltyKind) -> Result<Self, NotInArt32> {
+        let grade = Self::of(kind);
+        if grade.penalty() == kind {
+            Ok(grade)
+        } else {
+            let days = match kind {
+                PenaltyKind::Suspension { days } => days,
+                _ => 0,
+            };
+            Err(NotInArt32::SuspensionLength { days })
+        }
+    }
+
+    /// The grade of a decided penalty already stored (history written before [`Grade::exact`]
+    /// guarded every write); a suspension of another length counts as the nearest
     /// inciso at or above it (up to 15 days: III; longer: IV).
     pub fn of(kind: PenaltyKind) -> Self {
         match kind {
@@ -117,11 +161,90 @@ pub fn penalty_citation(kind: PenaltyKind) -> String {
     format!("Lei 4.019/2004, art. 32, {}", Grade::of(kind).inciso())
 }
 
+/// Whether a rule may ground a penalty (art. 31–32): not repealed, not an office refusal of a
+/// registry change or a matter for review, and either an irregularity or a cassação the law
+/// states. Information and warnings ground nothing.
+pub fn grounds_penalty(rule: &RuleSpec) -> bool {
+    !rule.repealed
+        && match rule.consequence {
+            Consequence::RevokePermit | Consequence::RevokeAuxiliaryLicence => true,
+            Consequence::OfficeRefusal | Consequence::OfficeReview => false,
+            _ => rule.severity == Severity::Irregular,
+        }
+}
+
+/// Why a rule may not be cited as the legal basis of an auto or a classification.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotCitable {
+    #[error("A regra «{0}» não consta do catálogo.")]
+    Unknown(String),
+    #[error("{id} ({citation}) foi revogada e não fundamenta autuação.")]
+    Repealed { id: RuleId, citation: String },
+    #[error(
+        "{id} ({citation}) está desativada na configuração das regras e não fundamenta autuação."
+    )]
+    Disabled { id: RuleId, citation: String },
+    #[error(
+        "{id} ({citation}) não descreve uma infração: não fundamenta auto nem penalidade \
+         (art. 32)."
+    )]
+    NotAnInfraction { id: RuleId, citation: String },
+}
+
+impl NotCitable {
+    /// The rule refused, when it is in the catalogue.
+    pub fn rule_id(&self) -> Option<RuleId> {
+        match self {
+            Self::Unknown(_) => None,
+            Self::Repealed { id, .. }
+            | Self::Disabled { id, .. }
+            | Self::NotAnInfraction { id, .. } => Some(*id),
+        }
+    }
+}
+
+/// The rule a legal basis names, if the law allows citing it (see [`citable`]) — the part
+/// that does not depend on the configuration: unknown, repealed and non-infraction rules.
+/// Used where no configuration is at hand (the checks a record's contents pass on the device
+/// and in the server's vetting), so that both refuse the same records.
+pub fn citable_in_law(id: &str) -> Result<&'static RuleSpec, NotCitable> {
+    let typed = id.trim();
+    let rule = RuleId::parse(&typed.to_ascii_uppercase())
+        .map(spec)
+        .ok_or_else(|| NotCitable::Unknown(typed.to_owned()))?;
+    if rule.repealed {
+        return Err(NotCitable::Repealed {
+            id: rule.id,
+            citation: rule.citation(),
+        });
+    }
+    if !grounds_penalty(rule) {
+        return Err(NotCitable::NotAnInfraction {
+            id: rule.id,
+            citation: rule.citation(),
+        });
+    }
+    Ok(rule)
+}
+
+/// The rule a legal basis names (`R24`, `r24`), if it may be cited under `config`: known,
+/// in force, enabled, and an infraction rule. The one gate of every legal basis written.
+pub fn citable(id: &str, config: &RulesConfig) -> Result<&'static RuleSpec, NotCitable> {
+    let rule = citable_in_law(id)?;
+    if !config.is_enabled(rule.id) {
+        return Err(NotCitable::Disabled {
+            id: rule.id,
+            citation: rule.citation(),
+        });
+    }
+    Ok(rule)
+}
+
 /// Where a rule's grading starts, and why (Portuguese). `None`: the rule grounds no penalty
 /// (information, warnings, office refusals of registry changes).
 pub fn base_grade(rule_id: &str) -> Option<(Grade, String)> {
     let rule = lookup(rule_id)?;
-    if rule.repealed {
+    if !grounds_penalty(rule) {
         return None;
     }
     match rule.consequence {
@@ -465,5 +588,66 @@ mod tests {
             Grade::Suspension60
         );
         assert_eq!(Grade::Revocation.next(), Grade::Revocation);
+    }
+
+    #[test]
+    fn only_the_penalties_of_art_32_exist() {
+        for g in Grade::ALL {
+            assert_eq!(Grade::exact(g.penalty()), Ok(g));
+        }
+        for days in [0, 1, 14, 16, 30, 59, 61, u16::MAX] {
+            let e = Grade::exact(PenaltyKind::Suspension { days }).unwrap_err();
+            assert_eq!(e, NotInArt32::SuspensionLength { days });
+            assert!(e.to_string().contains("15 dias (art. 32, III)"), "{e}");
+        }
+    }
+
+    #[test]
+    fn repealed_disabled_and_non_infraction_rules_are_not_citable() {
+        let config = RulesConfig::default();
+        assert_eq!(citable(" r24 ", &config).unwrap().id, RuleId::R24);
+        for id in [RuleId::R15, RuleId::R39] {
+            let e = citable(id.as_str(), &config).unwrap_err();
+            assert!(matches!(e, NotCitable::Repealed { .. }), "{id}: {e:?}");
+            assert!(e.to_string().contains("revogada"), "{e}");
+            assert_eq!(e.rule_id(), Some(id));
+        }
+        let e = citable("R99", &config).unwrap_err();
+        assert_eq!(e, NotCitable::Unknown("R99".into()));
+        assert!(e.to_string().contains("não consta do catálogo"));
+        // Office refusals, information and data warnings describe no infraction.
+        for id in [RuleId::R03, RuleId::R22, RuleId::R32, RuleId::D01] {
+            let e = citable(id.as_str(), &config).unwrap_err();
+            assert!(
+                matches!(e, NotCitable::NotAnInfraction { .. }),
+                "{id}: {e:?}"
+            );
+        }
+        // Disabled by default (R21) until the configuration enables it, and any rule the
+        // configuration disables.
+        assert!(matches!(
+            citable("R21", &config),
+            Err(NotCitable::Disabled { .. })
+        ));
+        let config = RulesConfig {
+            enabled_rules: vec![RuleId::R21],
+            disabled_rules: vec![RuleId::R24],
+            ..RulesConfig::default()
+        };
+        assert_eq!(citable("R21", &config).unwrap().id, RuleId::R21);
+        let e = citable("R24", &config).unwrap_err();
+        assert!(e.to_string().contains("desativada"), "{e}");
+        // Without a configuration only the law counts.
+        assert_eq!(citable_in_law("R24").unwrap().id, RuleId::R24);
+        assert!(citable_in_law("R39").is_err());
+        // Every rule that grounds a penalty is citable in law, and no other.
+        for r in crate::rules::CATALOGUE {
+            assert_eq!(
+                citable_in_law(r.id.as_str()).is_ok(),
+                base_grade(r.id.as_str()).is_some(),
+                "{}",
+                r.id
+            );
+        }
     }
 }

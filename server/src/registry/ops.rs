@@ -892,7 +892,7 @@ mod tests {
             observation: Observation::default(),
             registry_refreshed_at: None,
         };
-        sync_core::rules::check(&reg.index(), &input, &RulesConfig::default())
+        sync_core::rules::check_registry(&reg.index(), &input, &RulesConfig::default())
     }
 
     /// A copy of V01 as `id`/`plate`, in the name of person `owner`.
