@@ -4,6 +4,13 @@
 //! or a [`Refusal`] listing **every** reason, each a [`Finding`] that cites its rule and article
 //! and says in Portuguese what is wrong. Messages name people and permit numbers, never CPFs.
 //!
+//! Flow of a registry write: the operation's own check of its article (`check_grant_permit`,
+//! `check_renewal`, `check_transfer`, …) on the registry before it; then the write applied to a
+//! copy and [`judge_write`] on the whole registry after it — the art. 14 cap over all stands
+//! ([`check_cap`]), each stand's places ([`check_stand_places`]) and the field check
+//! (`field::check`) of every permit the write touched. An act is refused for what it would make
+//! irregular; what pre-existed, or what a record of facts reveals, comes back as warnings.
+//!
 //! Two kinds of reasons:
 //! - *preconditions*: the request names something that does not exist, a revoked permit, or is
 //!   meaningless (renewing a year already renewed, transferring a permit to its own holder,
