@@ -4,6 +4,13 @@
 //! or a [`Refusal`] listing **every** reason, each a [`Finding`] that cites its rule and article
 //! and says in Portuguese what is wrong. Messages name people and permit numbers, never CPFs.
 //!
+//! Flow of a registry write: the operation's own check of its article (`check_grant_permit`,
+//! `check_renewal`, `check_transfer`, …) on the registry before it; then the write applied to a
+//! copy and [`judge_write`] on the whole registry after it — the art. 14 cap over all stands
+//! ([`check_cap`]), each stand's places ([`check_stand_places`]) and the field check
+//! (`field::check`) of every permit the write touched. An act is refused for what it would make
+//! irregular; what pre-existed, or what a record of facts reveals, comes back as warnings.
+//!
 //! Two kinds of reasons:
 //! - *preconditions*: the request names something that does not exist, a revoked permit, or is
 //!   meaningless (renewing a year already renewed, transferring a permit to its own holder,
@@ -128,8 +135,8 @@ fn driver_refusals(person: &Person, on: NaiveDate, config: &RulesConfig) -> Vec<
 /// Refuses when the permit or person is unknown, the permit is revoked, the person is its holder
 /// or already its auxiliary (preconditions, R13); when the permit already has 2 auxiliaries (R13,
 /// art. 8 caput); when the person is a registered auxiliary of another live permit (R14, art. 8
-/// §2: the auxiliary's alvará is for the titular's vehicle, one vehicle); and when the person
-/// does not meet art. 2 (art. 8 §1).
+/// §2: the auxiliary's alvará is for the titular's vehicle, one vehicle); when the permit lapsed
+/// (R11, art. 7); and when the person does not meet art. 2 (art. 8 §1).
 ///
 /// Decisão: the holder of *another* permit may be registered as auxiliary here — art. 9 forbids
 /// a second titular alvará, and an auxiliary's alvará is not one. Auxiliaries registered on
@@ -174,7 +181,9 @@ pub fn check_add_auxiliary(
         ));
     }
 
-    let mut findings = Vec::new();
+    let mut findings: Vec<Finding> = lapse_refusal(permit, on, config, "alterado")
+        .into_iter()
+        .collect();
     if config.is_enabled(RuleId::R13) && permit.auxiliaries.len() >= 2 {
         findings.push(refuse(
             RuleId::R13,
@@ -456,7 +465,10 @@ pub fn check_stand_places(
 /// - R43, art. 10 §2: the receiver transferred a permit away less than three years ago;
 /// - R03, art. 9: the receiver already holds another live permit;
 /// - R27, art. 17 §2 III: an unpaid fine on the permit;
+/// - R11, art. 7: the permit lapsed (not renewed by the deadline of the year due);
 /// - art. 10 II: the receiver meets art. 2.
+///
+/// A permit in succession (art. 1 §4) is transferred only by death (R43).
 ///
 /// Decisão: an unpaid fine blocks a transfer because a transfer issues the alvará anew, in the
 /// receiver's name, and art. 17 §2 III forbids issuing the alvará while the fine is unpaid.
@@ -511,7 +523,9 @@ pub fn check_transfer(
         ));
     }
 
-    let mut findings = Vec::new();
+    let mut findings: Vec<Finding> = lapse_refusal(permit, on, config, "transferido")
+        .into_iter()
+        .collect();
     if config.is_enabled(RuleId::R43) {
         if reason == TransferReason::Voluntary {
             let (since, what) = match last_transfer(index, &permit.number, on) {
@@ -652,21 +666,7 @@ pub fn check_renewal(
             ),
         ));
     }
-    if config.is_enabled(RuleId::R11)
-        && let Some(deadline) = renewal_deadline(due)
-        && on > deadline
-    {
-        findings.push(refuse(
-            RuleId::R11,
-            format!(
-                "O alvará {} não foi renovado para {due} até {}: a não renovação implica a \
-                 cassação automática da permissão e a vacância do ponto (art. 7º); o alvará não \
-                 pode mais ser renovado, e a cassação deve ser registrada.",
-                permit.number,
-                br(deadline)
-            ),
-        ));
-    }
+    findings.extend(lapse_refusal(permit, on, config, "renovado"));
     if config.is_enabled(RuleId::R27) {
         // Catalogue consequence kept: RenewalBlocked is exactly what art. 17 §2 III says.
         findings.extend(unpaid_fines(index, &permit.number, on).map(|f| {
@@ -692,6 +692,32 @@ pub fn check_renewal(
         }
     }
     Refusal::result(findings)
+}
+
+/// R11, art. 7: the permit was not renewed by the deadline of the year due, so its permission
+/// lapsed by law ("cassação automática") on `on`; `what` is what it can no longer be
+/// ("renovado", "transferido", …). Checked for every act on a permit — renewal, transfer,
+/// swap, auxiliaries — so that the counter cannot act on a permit the field check calls lapsed.
+fn lapse_refusal(
+    permit: &Permit,
+    on: NaiveDate,
+    config: &RulesConfig,
+    what: &str,
+) -> Option<Finding> {
+    let due = permit.renewal_year.saturating_add(1);
+    let deadline = renewal_deadline(due)?;
+    (config.is_enabled(RuleId::R11) && on > deadline).then(|| {
+        refuse(
+            RuleId::R11,
+            format!(
+                "O alvará {} não foi renovado para {due} até {}: a não renovação implica a \
+                 cassação automática da permissão e a vacância do ponto (art. 7º); o alvará não \
+                 pode mais ser {what}, e a cassação deve ser registrada.",
+                permit.number,
+                br(deadline)
+            ),
+        )
+    })
 }
 
 /// Art. 7: the day of January by which the alvará is renewed for that year.
@@ -795,8 +821,9 @@ fn taximeter_refusal(
 /// Swapping the stands of `permit_a` and `permit_b` (R44, art. 11).
 ///
 /// Preconditions (R44): two different permits, both in the registry, neither revoked, on
-/// different stands. Bars: the swap fee not paid (R44, art. 11); a radio-taxi permit would land
-/// on a common-taxi stand, or a common taxi on a radio-taxi place (R38, art. 28).
+/// different stands. Bars: either permit lapsed (R11, art. 7); the swap fee not paid (R44,
+/// art. 11); a radio-taxi permit would land on a common-taxi stand, or a common taxi on a
+/// radio-taxi place (R38, art. 28).
 ///
 /// Decisão: unpaid fines do not block a swap — art. 17 §2 III blocks the *annual* alvará, and
 /// the swap's new alvará (art. 11) keeps the year already renewed. Suspended permits may swap.
@@ -805,6 +832,7 @@ pub fn check_swap(
     permit_a: &str,
     permit_b: &str,
     fee_paid: bool,
+    on: NaiveDate,
     config: &RulesConfig,
 ) -> OfficeResult {
     if permit_a == permit_b {
@@ -849,7 +877,10 @@ pub fn check_swap(
         ));
     }
 
-    let mut findings = Vec::new();
+    let mut findings: Vec<Finding> = [a, b]
+        .into_iter()
+        .filter_map(|p| lapse_refusal(p, on, config, "permutado"))
+        .collect();
     if config.is_enabled(RuleId::R44) && !fee_paid {
         findings.push(refuse(
             RuleId::R44,
@@ -1916,6 +1947,8 @@ mod tests {
     fn voluntary_transfer_under_two_years_refused_death_allowed() {
         let mut reg = sample_registry();
         permit_mut(&mut reg, "0001").issued_on = d(2025, 6, 1);
+        // Renewed ahead so that the 2027 dates below are not after an art. 7 lapse.
+        permit_mut(&mut reg, "0001").renewal_year = 2027;
         let r = refused(
             check_transfer(
                 &reg.index(),
@@ -1968,8 +2001,9 @@ mod tests {
 
     #[test]
     fn two_years_count_from_the_last_transfer() {
-        // 0003 issued 2015, transferred P10 → P06 on 01/12/2025.
-        let reg = with_transfer("P10", "P06", d(2025, 12, 1), TransferReason::Death);
+        // 0003 issued 2015, transferred P10 → P06 on 01/12/2025 (renewed ahead for 2027).
+        let mut reg = with_transfer("P10", "P06", d(2025, 12, 1), TransferReason::Death);
+        permit_mut(&mut reg, "0003").renewal_year = 2027;
         let r = refused(
             check_transfer(
                 &reg.index(),
@@ -2055,6 +2089,8 @@ mod tests {
     #[test]
     fn transfer_blocked_by_unpaid_fine_until_paid() {
         let mut reg = sample_registry();
+        // Renewed for 2026 (not lapsed): only the fine stands in the way.
+        permit_mut(&mut reg, "0004").renewal_year = 2026;
         let r = refused(
             check_transfer(
                 &reg.index(),
@@ -2314,17 +2350,52 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_lapsed_permit_is_not_transferred_swapped_or_given_auxiliaries() {
+        // 0004 was last renewed for 2025: lapsed since 01/02/2026 (art. 7).
+        let mut reg = sample_registry();
+        reg.fines[0].paid_on = Some(d(2025, 10, 1));
+        let r = refused(
+            check_transfer(
+                &reg.index(),
+                "0004",
+                "P10",
+                TransferReason::Death,
+                today(),
+                &cfg(),
+            ),
+            &["R11"],
+        );
+        assert!(
+            r.to_string().contains("não pode mais ser transferido"),
+            "{r}"
+        );
+        refused(
+            check_swap(&reg.index(), "0004", "0001", true, today(), &cfg()),
+            &["R11"],
+        );
+        refused(
+            check_add_auxiliary(&reg.index(), "0004", "P10", today(), &cfg()),
+            &["R11"],
+        );
+        // On the deadline itself it still may.
+        assert_eq!(
+            check_swap(&reg.index(), "0004", "0001", true, d(2026, 1, 31), &cfg()),
+            Ok(())
+        );
+    }
+
     // ----- art. 11: swap ---------------------------------------------------------------------
 
     #[test]
     fn swap_allowed_with_fee_refused_without() {
         let reg = sample_registry();
         assert_eq!(
-            check_swap(&reg.index(), "0001", "0002", true, &cfg()),
+            check_swap(&reg.index(), "0001", "0002", true, today(), &cfg()),
             Ok(())
         );
         let r = refused(
-            check_swap(&reg.index(), "0001", "0002", false, &cfg()),
+            check_swap(&reg.index(), "0001", "0002", false, today(), &cfg()),
             &["R44"],
         );
         cites(&r, "art. 11");
@@ -2336,7 +2407,7 @@ mod tests {
         let mut reg = sample_registry();
         // 0002 and 0004 share S02.
         let r = refused(
-            check_swap(&reg.index(), "0002", "0004", true, &cfg()),
+            check_swap(&reg.index(), "0002", "0004", true, today(), &cfg()),
             &["R44"],
         );
         assert!(
@@ -2344,16 +2415,16 @@ mod tests {
             "{r}"
         );
         refused(
-            check_swap(&reg.index(), "0001", "0001", true, &cfg()),
+            check_swap(&reg.index(), "0001", "0001", true, today(), &cfg()),
             &["R44"],
         );
         refused(
-            check_swap(&reg.index(), "0001", "9999", true, &cfg()),
+            check_swap(&reg.index(), "0001", "9999", true, today(), &cfg()),
             &["R44"],
         );
         permit_mut(&mut reg, "0002").state = PermitState::Revoked { on: d(2026, 2, 1) };
         let r = refused(
-            check_swap(&reg.index(), "0001", "0002", true, &cfg()),
+            check_swap(&reg.index(), "0001", "0002", true, today(), &cfg()),
             &["R44"],
         );
         assert!(r.to_string().contains("0002 foi cassado"));
@@ -2362,11 +2433,11 @@ mod tests {
         config.disabled_rules.push(RuleId::R44);
         let reg = sample_registry();
         assert_eq!(
-            check_swap(&reg.index(), "0001", "0003", false, &config),
+            check_swap(&reg.index(), "0001", "0003", false, today(), &config),
             Ok(())
         );
         refused(
-            check_swap(&reg.index(), "0002", "0004", false, &config),
+            check_swap(&reg.index(), "0002", "0004", false, today(), &config),
             &["R44"],
         );
     }
@@ -2376,7 +2447,7 @@ mod tests {
         let reg = sample_registry();
         assert_eq!(reg.permits[4].service, ServiceKind::RadioTaxi);
         let r = refused(
-            check_swap(&reg.index(), "0001", "0005", true, &cfg()),
+            check_swap(&reg.index(), "0001", "0005", true, today(), &cfg()),
             &["R38", "R38"],
         );
         cites(&r, "art. 28");

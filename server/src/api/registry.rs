@@ -2,9 +2,10 @@
 //! admin, the device feed (snapshot and changes) and the CSV import/export.
 //!
 //! Every change handler states its role, then hands a pure operation of `registry::ops` to
-//! `registry::commit`, which applies the law's office checks, commits a new version with its
-//! change log and audit row, and answers [`RegistryUpdate`]; a legal refusal is 422
-//! `refused_by_law` with every finding (rule id, citation, Portuguese message).
+//! `registry::commit`, which runs it (the law kernel judges the whole registry after the write),
+//! commits a new version with its change log and audit row, and answers [`RegistryUpdate`] with
+//! the law's warnings; a legal refusal is 422 `refused_by_law` with every finding (rule id,
+//! citation, Portuguese message).
 //!
 //! The feed: `GET /v1/registry/snapshot` is the whole `RegistrySnapshot` as JSON, compressed with
 //! **zstd** (`Content-Encoding: zstd`) when the client's `Accept-Encoding` allows it — it
@@ -692,7 +693,8 @@ async fn set_coordinator(
     Ok(Json(u))
 }
 
-/// Grant a permit (art. 9, art. 10 §2, art. 2, art. 14).
+/// Grant a permit (art. 9, art. 10 §2, art. 2, art. 7, art. 14 and what a field check of the
+/// new permit would find).
 #[utoipa::path(post, path = "/v1/permits", tag = "registry", request_body = GrantPermit,
     responses((status = 201, description = "Concedido", body = RegistryUpdate),
               (status = 422, description = "Recusado pela lei: cada motivo com regra e artigo", body = ErrorBody)))]
@@ -783,11 +785,12 @@ async fn remove_auxiliary(
     Ok(Json(u))
 }
 
-/// Renew a permit for a year (art. 7; unpaid fine blocks it, art. 17 §2 III).
+/// Renew a permit for the next year due (art. 7: not after its 31 January deadline, no year
+/// skipped; an unpaid fine blocks it, art. 17 §2 III).
 #[utoipa::path(post, path = "/v1/permits/{number}/renewal", tag = "registry", request_body = Renew,
     params(("number" = String, Path, description = "Prontuário")),
     responses((status = 200, description = "Renovado", body = RegistryUpdate),
-              (status = 422, description = "Recusado: multa não paga (R27), taxímetro (R02), CNH (art. 2º)", body = ErrorBody)))]
+              (status = 422, description = "Recusado: prazo de renovação vencido ou ano fora de ordem (R11), multa não paga (R27), taxímetro (R02), CNH (art. 2º)", body = ErrorBody)))]
 async fn renew(
     State(state): State<AppState>,
     auth: Auth,
@@ -807,11 +810,12 @@ async fn renew(
     Ok(Json(u))
 }
 
-/// Transfer a permit (art. 10).
+/// Transfer a permit (art. 10), with the new holder's vehicle (art. 30 III); a transfer by death
+/// closes the succession.
 #[utoipa::path(post, path = "/v1/permits/{number}/transfer", tag = "registry", request_body = TransferPermit,
     params(("number" = String, Path, description = "Prontuário")),
     responses((status = 200, description = "Transferido", body = RegistryUpdate),
-              (status = 422, description = "Recusado (art. 10, art. 9, art. 17)", body = ErrorBody)))]
+              (status = 422, description = "Recusado (art. 10, art. 9, art. 17; veículo não registrado em nome do novo titular, art. 30, III)", body = ErrorBody)))]
 async fn transfer(
     State(state): State<AppState>,
     auth: Auth,

@@ -734,6 +734,7 @@ pub fn swap(reg: &Registry, req: Swap, ctx: &Ctx<'_>) -> Result<Edited, EditErro
         &req.permit_a,
         &req.permit_b,
         req.fee_paid,
+        ctx.today,
         ctx.rules,
     )?;
     let mut next = reg.clone();

@@ -243,6 +243,23 @@ async fn a_lapsed_permit_is_not_renewed_and_years_are_not_skipped() {
         .await
         .error(StatusCode::UNPROCESSABLE_ENTITY, "refused_by_law");
     assert_eq!(ids(&e), ["R11"]);
+    // Nor can the counter act on it otherwise: a lapsed permit is not transferred.
+    let aux = app.get("/v1/permits/0019", &t).await.json()["auxiliaries"][0]["person_id"].clone();
+    let e = app
+        .post(
+            "/v1/permits/0019/transfer",
+            &t,
+            json!({"to_person_id": aux, "reason": "death"}),
+        )
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "refused_by_law");
+    assert_eq!(ids(&e), ["R11"]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("não pode mais ser transferido")
+    );
     // 0001 is renewed for 2026: 2027 is next; 2030 would skip three annual renewals.
     let e = app
         .post("/v1/permits/0001/renewal", &t, json!({"year": 2030}))
