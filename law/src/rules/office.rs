@@ -1230,12 +1230,22 @@ fn field_findings(
     at: DateTime<Utc>,
     config: &RulesConfig,
 ) -> Vec<(std::rc::Rc<Driver>, Finding)> {
-    let drivers = std::iter::once((permit.holder_id.as_str(), "titular")).chain(
-        permit
-            .auxiliaries
-            .iter()
-            .map(|a| (a.person_id.as_str(), "motorista auxiliar")),
+    // The holder of a permit in succession is deceased (art. 1 § 4): nobody may drive as them,
+    // so their CPF at the wheel is always irregular in the field. That says nothing about the
+    // write being judged, so only the auxiliaries drive in this check.
+    let holder_drives = !matches!(
+        permit.state,
+        crate::domain::PermitState::InSuccession { .. }
     );
+    let drivers = holder_drives
+        .then_some((permit.holder_id.as_str(), "titular"))
+        .into_iter()
+        .chain(
+            permit
+                .auxiliaries
+                .iter()
+                .map(|a| (a.person_id.as_str(), "motorista auxiliar")),
+        );
     let mut out = Vec::new();
     for (id, role) in drivers {
         let Some(person) = index.person(id) else {
