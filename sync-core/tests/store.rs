@@ -632,6 +632,78 @@ fn verdict_is_stamped_with_version_and_age() {
 }
 
 #[test]
+fn device_check_stand_rules_and_a_deceased_holder() {
+    let f = fixture();
+    let mut s = loaded(&f);
+    let config = RulesConfig::default();
+    let abc = || VehicleQuery::Plate(Plate::parse("ABC-1234").unwrap());
+    let ids = |v: &rules::Verdict| v.findings.iter().map(|f| f.rule_id).collect::<Vec<_>>();
+    // 12:00 local: idle away from any stand, in the mandatory hours of its own (06–20).
+    let idle = Observation {
+        idle: true,
+        ..Observation::default()
+    };
+    let v = s
+        .check(
+            &input(
+                abc(),
+                "cpf:86840102130",
+                "2026-11-30T15:00:00Z",
+                idle.clone(),
+            ),
+            &config,
+        )
+        .unwrap();
+    assert_eq!(ids(&v), vec![rules::RuleId::R24]);
+    assert!(v.findings[0].message.contains("fora de qualquer ponto"));
+    // A stand the replica does not know: said, as a warning.
+    let unknown = Observation {
+        at_stand: Some("S99".into()),
+        ..idle
+    };
+    let v = s
+        .check(
+            &input(abc(), "cpf:86840102130", "2026-11-30T15:00:00Z", unknown),
+            &config,
+        )
+        .unwrap();
+    assert_eq!(ids(&v), vec![rules::RuleId::R24]);
+    assert_eq!(v.overall, rules::Overall::Warning);
+    assert!(v.findings[0].message.contains("não consta"));
+
+    // Ana (holder of 0002) dies; the feed brings the succession. Her CPF at the wheel is R12.
+    let before = sample_registry();
+    let mut after = before.clone();
+    after.version += 1;
+    after
+        .permits
+        .iter_mut()
+        .find(|p| p.number == "0002")
+        .unwrap()
+        .state = sync_core::domain::PermitState::InSuccession {
+        since: d(2026, 10, 1),
+    };
+    s.apply_changes(&feed::diff(&before, &after), t(REFRESHED))
+        .unwrap();
+    for plate in ["ABC-1234", "BRA2E19"] {
+        let v = s
+            .check(
+                &input(
+                    VehicleQuery::Plate(Plate::parse(plate).unwrap()),
+                    "cpf:86840102130",
+                    "2026-11-30T15:00:00Z",
+                    Observation::default(),
+                ),
+                &config,
+            )
+            .unwrap();
+        assert_eq!(v.overall, rules::Overall::Irregular, "{plate}: {v:#?}");
+        assert_eq!(ids(&v)[0], rules::RuleId::R12, "{plate}");
+        assert!(v.findings[0].message.contains("falecido"), "{plate}");
+    }
+}
+
+#[test]
 fn store_check_matches_in_memory_check() {
     let f = fixture();
     let s = loaded(&f);

@@ -616,27 +616,44 @@ impl<'r> RegistryIndex<'r> {
     /// The person's relation to this permit (art. 8), given the instant's local date for the
     /// art. 1 §3 authorisation window.
     pub fn role_on(&self, permit: &Permit, person: &Person, on: NaiveDate) -> DriverRole {
-        if permit.holder_id == person.id {
-            return DriverRole::Holder;
-        }
-        if permit.auxiliaries.iter().any(|a| a.person_id == person.id) {
-            return DriverRole::Auxiliary;
-        }
-        if let Some(ill) = &permit.illness_authorisation
-            && ill.person_id == person.id
-            && ill.valid_from <= on
-            && on <= ill.valid_until
-        {
-            return DriverRole::IllnessSubstitute;
-        }
-        if !self.permits_with_auxiliary(&person.id).is_empty() {
-            return DriverRole::AuxiliaryOfAnotherPermit;
-        }
-        if !self.permits_held_by(&person.id).is_empty() {
-            return DriverRole::HolderOfAnotherPermit;
-        }
-        DriverRole::Unauthorised
+        role_among(permit, &person.id, on, &self.registry.permits)
     }
+}
+
+/// The relation of person `person_id` to `permit` (art. 8) on the local date `on`, where
+/// `permits` holds at least every other permit the person holds or is auxiliary on (it may hold
+/// more, `permit` itself included). The one definition of the role: the whole-registry index
+/// and the field check's facts (which carry only the driver's permits) both answer with it.
+pub fn role_among<'p>(
+    permit: &Permit,
+    person_id: &str,
+    on: NaiveDate,
+    permits: impl IntoIterator<Item = &'p Permit> + Clone,
+) -> DriverRole {
+    if permit.holder_id == person_id {
+        return DriverRole::Holder;
+    }
+    if permit.auxiliaries.iter().any(|a| a.person_id == person_id) {
+        return DriverRole::Auxiliary;
+    }
+    if let Some(ill) = &permit.illness_authorisation
+        && ill.person_id == person_id
+        && ill.valid_from <= on
+        && on <= ill.valid_until
+    {
+        return DriverRole::IllnessSubstitute;
+    }
+    if permits
+        .clone()
+        .into_iter()
+        .any(|p| p.auxiliaries.iter().any(|a| a.person_id == person_id))
+    {
+        return DriverRole::AuxiliaryOfAnotherPermit;
+    }
+    if permits.into_iter().any(|p| p.holder_id == person_id) {
+        return DriverRole::HolderOfAnotherPermit;
+    }
+    DriverRole::Unauthorised
 }
 
 #[cfg(test)]

@@ -1,17 +1,26 @@
 //! Field check: plate or permit + driver + instant (+ observations) → Verdict.
 //!
-//! The check is a pure function of the registry replica, the instant and what the officer saw.
+//! The check is a pure function of its [`Facts`]: what the registry says about the taxi and the
+//! driver (at one version), the instant and what the officer saw. The device store fills the
+//! facts from its bundle, the server and the CLI from their whole registry
+//! (`Facts::from_registry`, or [`check_registry`] for both steps); all call the same [`check`].
 //! Everything is reasoned on the America/Sao_Paulo calendar and clock (`crate::time`), so an
 //! instant such as `2026-02-01T02:59Z` is still 31 January for art. 7.
 //!
 //! Evaluation order, which is also the order of the findings in the verdict:
 //! 1. vehicle lookup (R01 when no alvará covers the vehicle; nothing else is evaluated then);
-//! 2. the driver's relation to the permit, art. 8 (R04, R12, R14);
+//! 2. the driver's relation to the permit, art. 8 (R04, R12, R14; the CPF of a deceased
+//!    holder is R12: nobody may drive as a dead person);
 //! 3. the driver's licence and person (R06, R07, R08, R09, R10, D01, D02);
 //! 4. the permit's state: cassação and suspensions (R32), succession (R05);
 //! 5. annual renewal, art. 7 (R11);
 //! 6. the vehicle (R16, R17, R18, R19, R40, R02, D03, D04);
-//! 7. stand and hours (R38, R24, R25).
+//! 7. stand and hours (R38, R24, R25): an idle taxi away from its own stand, at another or at
+//!    none, in mandatory hours is R24; a stand id the registry does not know is an R24 warning.
+//!
+//! Periods in years (21 years of age, two years of licence, the taximeter's period) are counted
+//! by `time::Period` (Código Civil art. 132 § 3). R18's vehicle age compares years of
+//! manufacture with the edital's year, a count of calendar years, not a period between dates.
 //!
 //! Only rules enabled in `RulesConfig` are evaluated. Messages are in Portuguese, name the
 //! plate, permit number and dates, and never carry a CPF, a name or other personal data.
@@ -26,7 +35,7 @@ use super::{
 };
 use crate::domain::{
     DriverRole, LicenceKind, PenaltyKind, Permit, PermitState, Person, RegistryIndex, ServiceKind,
-    StandSchedule, Vehicle, VehicleCategory,
+    StandSchedule, Vehicle, VehicleCategory, role_among,
 };
 use crate::time::{self, Period};
 
@@ -129,35 +138,10 @@ pub fn check(facts: &Facts, config: &RulesConfig) -> Verdict {
     )
 }
 
-/// The person's relation to this permit (art. 8), given the instant's local date for the
-/// art. 1 §3 authorisation window: the same answer as `RegistryIndex::role_on` on the whole
-/// registry, from the permit and the driver's other permits.
+/// The driver's relation to this permit (art. 8): the registry's own definition, over the
+/// driver's other permits.
 fn role_on(permit: &Permit, driver: &DriverFacts, on: NaiveDate) -> DriverRole {
-    let id = &driver.person.id;
-    if permit.holder_id == *id {
-        return DriverRole::Holder;
-    }
-    if permit.auxiliaries.iter().any(|a| a.person_id == *id) {
-        return DriverRole::Auxiliary;
-    }
-    if let Some(ill) = &permit.illness_authorisation
-        && ill.person_id == *id
-        && ill.valid_from <= on
-        && on <= ill.valid_until
-    {
-        return DriverRole::IllnessSubstitute;
-    }
-    let others = &driver.other_permits;
-    if others
-        .iter()
-        .any(|p| p.auxiliaries.iter().any(|a| a.person_id == *id))
-    {
-        return DriverRole::AuxiliaryOfAnotherPermit;
-    }
-    if others.iter().any(|p| p.holder_id == *id) {
-        return DriverRole::HolderOfAnotherPermit;
-    }
-    DriverRole::Unauthorised
+    role_among(permit, &driver.person.id, on, &driver.other_permits)
 }
 
 /// A holder whose death the registry records on `on` (their permit in succession since then,

@@ -4,7 +4,8 @@
 //! Flow: the rule catalogue (`catalogue`) is data — id, citation, whether the wording in force is
 //! verified, severity, consequence. `RulesConfig` holds the parameters the law leaves open
 //! (art. 14 ratio, categories covering B, EAR missing, taximeter period, CNH grace, holidays).
-//! `field::check` turns a lookup (plate or permit, driver, instant, observations) into a
+//! `field::check` turns the `Facts` of a lookup (the permit, vehicle, holder, stands and
+//! penalties found for the plate or number, the driver, the instant, the observations) into a
 //! `Verdict` whose every finding cites its rule and article; `office` refuses registry changes
 //! that the law forbids; `deadline` counts appeal deadlines on the local calendar; `money`
 //! corrects fees and fines by the IPCA; `penalty` defines art. 32's penalties once, proposes (never
@@ -183,9 +184,11 @@ pub enum VehicleQuery {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Observation {
-    /// Stand where the taxi was found, if at one.
+    /// Stand where the taxi was found, if at one (an id the registry does not know gives a
+    /// warning).
     pub at_stand: Option<StandId>,
-    /// True when the taxi was found parked/waiting (not in motion, no passenger) — R24 needs it.
+    /// True when the taxi was found parked/waiting (not in motion, no passenger) — R24 needs it;
+    /// with no `at_stand`, it was waiting away from any stand.
     #[serde(default)]
     pub idle: bool,
     /// Doors counted on the spot (R17).

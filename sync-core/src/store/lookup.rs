@@ -9,10 +9,11 @@
 //! bundle's permit, vehicle, holder, stand and penalties, the driver, the stand where the taxi
 //! was found (or that no stand has that id), and — only when the driver is neither holder nor
 //! auxiliary of this permit — the permits the driver holds or is auxiliary on (art. 8 §3). The
-//! facts carry the replica's version and refresh time, so the verdict carries its age. In the usual case (the driver is on the permit, identified by CPF) that
-//! is one statement — meta row, bundle and found stand joined — atomic by itself; otherwise all
-//! reads run in one read transaction. Either way every row comes from the same version even if
-//! another process applies a batch meanwhile.
+//! facts carry the replica's version and refresh time, so the verdict carries its age. In the
+//! usual case (the driver is on the permit, identified by CPF) that is one statement — meta
+//! row, bundle and found stand joined — atomic by itself; otherwise all reads run in one read
+//! transaction. Either way every row comes from the same version even if another process
+//! applies a batch meanwhile.
 //!
 //! The test `store_check_matches_in_memory_check` (tests/store.rs) runs every plate × driver ×
 //! stand combination of the sample registry through both this and `rules::check_registry` on
@@ -451,7 +452,7 @@ impl Store {
     pub fn check(&self, input: &CheckInput, config: &RulesConfig) -> StoreResult<Verdict> {
         let facts = self.check_facts(input)?;
         let verdict = rules::check(&facts, config);
-        // Its strings go to the next check's decode (issue 3, device bench).
+        // Its strings go to the next check's decode (device bench).
         bundle::recycle_facts(facts);
         Ok(verdict)
     }
