@@ -937,9 +937,9 @@ fn service_name(kind: crate::domain::ServiceKind) -> &'static str {
 /// warning or irregular per `config.ear_missing`), R10 licence not expired (after
 /// `config.cnh_grace_days`).
 ///
-/// Decisão: "expedida há mais de dois anos" is met on the second anniversary of the first
-/// licence (two full years, counted like ages); the CNH's own issue date is not used because a
-/// renewed CNH carries a recent one (NOTES §2.1).
+/// "Expedida há mais de dois anos" is met from the day after the second anniversary of the
+/// first licence (periods per `time::Period`, as in the field check); the CNH's own issue date is
+/// not used because a renewed CNH carries a recent one (docs/law/reference.md, CNH).
 pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig) -> Vec<Finding> {
     let mut out = Vec::new();
     let name = &person.name;
@@ -947,7 +947,7 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
 
     if config.is_enabled(RuleId::R06) {
         let age = full_years(person.birth_date, on);
-        if age < 21 {
+        if !crate::time::Period::Years(21).completed(person.birth_date, on) {
             out.push(Finding::new(
                 RuleId::R06,
                 format!(
@@ -989,7 +989,9 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
                 "é uma Permissão para Dirigir (P), não a habilitação definitiva",
             ));
         }
-        if full_years(lic.first_licence_date, on) < 2 {
+        // "expedida há mais de dois anos": the second anniversary itself is not more than two
+        // years, the same reading as the field check.
+        if !crate::time::Period::Years(2).exceeded(lic.first_licence_date, on) {
             reasons.push(format!(
                 "a 1ª habilitação é de {} e os dois anos só se completam em {}",
                 br(lic.first_licence_date),
@@ -1290,19 +1292,13 @@ fn is_revoked(permit: &Permit) -> bool {
     matches!(permit.state, PermitState::Revoked { .. })
 }
 
-/// `date` plus `years`, "de data a data"; 29 February without an anniversary → 1 March
-/// (Código Civil art. 132 §3). Out of range → `NaiveDate::MAX` (a bar never lifts by overflow).
+/// `date` plus `years`, "de data a data" (Código Civil art. 132 § 3, via `time::Period`): 29
+/// February without an anniversary → 1 March. Out of range → `NaiveDate::MAX` (a bar never lifts
+/// by overflow).
 fn add_years(date: NaiveDate, years: i32) -> NaiveDate {
-    let year = date.year().saturating_add(years);
-    NaiveDate::from_ymd_opt(year, date.month(), date.day())
-        .or_else(|| {
-            let (y, m) = if date.month() == 12 {
-                (year.saturating_add(1), 1)
-            } else {
-                (year, date.month() + 1)
-            };
-            NaiveDate::from_ymd_opt(y, m, 1)
-        })
+    u32::try_from(years)
+        .ok()
+        .and_then(|y| crate::time::Period::Years(y).ends_on(date))
         .unwrap_or(NaiveDate::MAX)
 }
 
@@ -1594,12 +1590,20 @@ mod tests {
             .collect();
         assert_eq!(ids, ["R06"]);
 
-        // Two years of licence: met on the second anniversary.
+        // "More than two years" of licence: the day after the second anniversary, not the
+        // anniversary itself (the field check reads it the same way).
         let mut p = reg.people[9].clone();
-        p.licence.first_licence_date = d(2024, 11, 30);
+        p.licence.first_licence_date = d(2024, 11, 29);
         assert!(driver_requirements(&p, today(), &cfg()).is_empty());
-        p.licence.first_licence_date = d(2024, 12, 1);
+        p.licence.first_licence_date = d(2024, 11, 30);
         assert_eq!(driver_requirements(&p, today(), &cfg())[0].rule_id, "R08");
+        // 29 February: two years end on 1 March (Código Civil art. 132 § 3).
+        p.licence.first_licence_date = d(2024, 2, 29);
+        assert_eq!(
+            driver_requirements(&p, d(2026, 3, 1), &cfg())[0].rule_id,
+            "R08"
+        );
+        assert!(driver_requirements(&p, d(2026, 3, 2), &cfg()).is_empty());
 
         // Categories covering B are accepted, in any case; A alone is not.
         let mut p = reg.people[9].clone();
