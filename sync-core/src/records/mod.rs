@@ -118,6 +118,8 @@ pub enum RecordError {
     RoleNotAllowed {
         role: &'static str,
         action: &'static str,
+        /// The rule that gives the action to another role (cited by the apps).
+        rule: crate::rules::RuleId,
     },
     #[error("só o autor do registro pode {action}")]
     NotAuthor { action: &'static str },
