@@ -257,7 +257,6 @@ impl Procedure {
             | Step::FileAppeal { on } => *on,
             _ => at,
         };
-        Self::not_before(step, on, Some(self.occurred_on), "data da ocorrência")?;
         match step {
             Step::Review => {
                 if !matches!(self.phase, P::Open | P::UnderReview | P::PenaltyProposed) {
@@ -412,6 +411,8 @@ impl Procedure {
                 next.decided_on = Some(on);
             }
         }
+        // After the phase: "no ciência yet" says more than a date.
+        Self::not_before(step, on, Some(self.occurred_on), "data da ocorrência")?;
         Ok(next)
     }
 }

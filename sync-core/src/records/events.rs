@@ -7,6 +7,12 @@
 //! with the reason it was refused. A flagged event stays in the document as evidence of what
 //! someone did; the office sees it in `RecordView::invalid_events`.
 //!
+//! The steps of the penalty's procedure (review to the decision on appeal) are judged by the
+//! law kernel's `rules::procedure`, fed with each event's local date and the record's
+//! occurrence: the order of steps and of their dates is the law's, defined once, and the same
+//! on the device, the server and the office. `procedure_of` gives a writer the state to ask the
+//! kernel about a next step before appending it.
+//!
 //! Who may append which event (`EventKind::allowed_for`) is checked by the local API, again
 //! during replay (an event from a role that may not write it is flagged), and by the server.
 
@@ -352,8 +358,23 @@ pub(crate) struct Machine {
     duplicate_of: Option<String>,
 }
 
+/// The procedure of a record as its accepted events leave it (what the replay computed), so
+/// that a writer can ask the law kernel about its next step before appending it and say why
+/// in the kernel's own words.
+pub fn procedure_of(view: &super::RecordView) -> Procedure {
+    let mut p = Procedure::open(crate::time::local_date(view.occurred_at));
+    for e in view.events.iter().filter(|e| e.valid) {
+        if let Some(step) = step_of(&e.event)
+            && let Ok(next) = p.apply(&step, crate::time::local_date(e.at))
+        {
+            p = next;
+        }
+    }
+    p
+}
+
 /// The step of the procedure an event records, if it is one.
-fn step_of(event: &EventKind) -> Option<Step> {
+pub fn step_of(event: &EventKind) -> Option<Step> {
     Some(match event {
         EventKind::Reviewed { .. } => Step::Review,
         EventKind::PenaltyProposed { penalty } => Step::Propose { penalty: *penalty },

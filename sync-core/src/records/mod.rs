@@ -92,6 +92,7 @@ pub use doc::RecordDoc;
 pub(crate) use doc::{LIBRARY_PANIC, contain};
 pub use events::{
     EventKind, EventView, InvalidEvent, NotificationMethod, Outcome, Status, WarningKind,
+    procedure_of, step_of,
 };
 pub(crate) use inflate::{check_inflated, check_inflated_parts};
 pub use model::{

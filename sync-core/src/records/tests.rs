@@ -1361,7 +1361,7 @@ fn refusal(r: Result<String, RecordError>) -> String {
 
 #[test]
 fn a_ciencia_before_the_decision_or_the_occurrence_is_refused_on_every_copy() {
-    // Occurred 30 Nov, decided 2 Dec: a ciência of 1 Dec would make the appeal period run
+    // Occurred 30 Nov, decided 2 Dec: a ciência of 1 Dec (or of 29 Nov) would make the appeal period run
     // before there was anything to appeal against.
     let mut r = issued();
     let dec2 = t("2026-12-02T15:00:00Z");
@@ -1377,7 +1377,7 @@ fn a_ciencia_before_the_decision_or_the_occurrence_is_refused_on_every_copy() {
     );
     let why = refusal(r.append_event(&office(), later, notified(ymd(2026, 11, 29), None)));
     assert!(
-        why.contains("anterior à data da ocorrência (30/11/2026)"),
+        why.contains("(29/11/2026) é anterior à decisão notificada (02/12/2026)"),
         "{why}"
     );
     // Written anyway by an old client: kept, flagged, and the appeal period never opens.
