@@ -25,7 +25,7 @@
 //! a repealed, disabled or non-infraction rule is never the basis of an auto.
 //!
 //! Why a data table and not the decree: Decreto 9.489/2012, which may hold an infraction table,
-//! was not found (NOTES §1.3). The policy is deliberately simple and explained line by line so
+//! was not found. The policy is deliberately simple and explained line by line so
 //! that the office can depart from it knowingly; ADR 0012 records it.
 
 use chrono::{Months, NaiveDate};

@@ -1,4 +1,4 @@
-//! The office workflow API (issue 7): `/v1/office/…`, thin handlers over [`crate::office`]
+//! The office workflow API: `/v1/office/…`, thin handlers over [`crate::office`]
 //! (the same functions the office pages call).
 //!
 //! | route | what |

@@ -1,4 +1,4 @@
-//! The office workflow of the Unidade de Transportes (issue 7 §1): what the office pages
+//! The office workflow of the Unidade de Transportes: what the office pages
 //! (`crate::web`) and the JSON API (`crate::api::office`, `/v1/office/…`) both call. Every
 //! function takes the application state and the authenticated caller, checks the caller's role
 //! first (reading: office and admin; acting: office), and answers a typed result or one

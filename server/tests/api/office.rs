@@ -1,4 +1,4 @@
-//! The office workflow API (`/v1/office/…`, issue 7): records written on real device stores and
+//! The office workflow API (`/v1/office/…`): records written on real device stores and
 //! synced in, then grouped, classified, proposed, decided, notified and appealed through the API;
 //! every decision checked in the registry the devices pull (version, penalty, fine, permit
 //! state), in the audit chain, and refused with nothing stored when the law or the role says no.

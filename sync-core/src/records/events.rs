@@ -35,7 +35,7 @@ pub enum WarningKind {
     Written,
 }
 
-/// How the offender took notice (ciência) of a decision (NOTES §2.10, in order of preference).
+/// How the offender took notice (ciência) of a decision, the most certain first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NotificationMethod {
