@@ -105,11 +105,8 @@ impl FiscalError {
     }
 }
 
-// Transgression reports are art. 17 matters (R27); autos are for the bodies of art. 36 (R35).
+// Transgression reports are art. 17 matters (R27).
 const ART_17: rules::RuleId = rules::RuleId::R27;
-const ART_36: rules::RuleId = rules::RuleId::R35;
-/// Decisions on a record belong to the Unidade de Transportes (art. 32 §1).
-const OFFICE_DECIDES: rules::RuleId = rules::RuleId::R32;
 
 impl From<ClientError> for FiscalError {
     fn from(e: ClientError) -> Self {
@@ -193,19 +190,8 @@ impl From<CoreFieldError> for FiscalError {
 impl From<RecordError> for FiscalError {
     fn from(e: RecordError) -> Self {
         match e {
-            RecordError::RoleNotAllowed { action, .. } => {
-                let rule = if action.contains("art. 36") {
-                    ART_36
-                } else if action.contains("art. 17")
-                    || action == "advertência pelo coordenador"
-                    || action == "encaminhamento à Unidade"
-                {
-                    ART_17
-                } else {
-                    OFFICE_DECIDES
-                };
-                Self::by_law(rule, e.to_string())
-            }
+            // sync-core names the rule that gives the action to another role.
+            RecordError::RoleNotAllowed { rule, .. } => Self::by_law(rule, e.to_string()),
             e @ (RecordError::OutsideStand { .. }
             | RecordError::WitnessRequired
             | RecordError::OnlyLightSettled) => Self::by_law(ART_17, e.to_string()),
@@ -314,22 +300,22 @@ pub(crate) fn parse_driver(field: &str, input: &str) -> FiscalResult<sync_core::
     })
 }
 
-/// Rule ids of the catalogue as a record's legal basis, with their citations.
+/// Rule ids of the catalogue as a record's legal basis, with their citations: only rules the
+/// law lets an auto rest on under the device's configuration (`rules::citable`: not unknown,
+/// repealed, disabled or a counter refusal); the input `field` is named otherwise.
 pub(crate) fn legal_basis(
     field: &str,
     ids: &[String],
+    config: &rules::RulesConfig,
 ) -> FiscalResult<Vec<sync_core::records::LegalBasis>> {
     ids.iter()
         .map(|id| {
-            let id = id.trim().to_ascii_uppercase();
-            rules::lookup(&id)
+            rules::citable(id, config)
                 .map(|r| sync_core::records::LegalBasis {
                     rule_id: r.id.to_string(),
                     citation: r.citation(),
                 })
-                .ok_or_else(|| {
-                    FiscalError::invalid(field, format!("a regra {id} não consta do catálogo"))
-                })
+                .map_err(|e| FiscalError::invalid(field, e.to_string()))
         })
         .collect()
 }
@@ -342,7 +328,19 @@ mod tests {
 
     #[test]
     fn every_rule_cited_by_a_refusal_is_in_the_catalogue() {
-        for id in [ART_17, ART_36, OFFICE_DECIDES] {
+        use sync_core::records::{EventKind, RecordKind, WarningKind};
+        let events = [
+            EventKind::Issued,
+            EventKind::SettledByCoordinator {
+                warning: WarningKind::Verbal,
+            },
+            EventKind::ForwardedToOffice,
+            EventKind::Archived,
+        ];
+        let competence = events.iter().flat_map(|e| {
+            [RecordKind::Infraction, RecordKind::Transgression].map(|k| e.competence_rule(k))
+        });
+        for id in competence.chain([ART_17]) {
             let FiscalError::RefusedByLaw { citation, .. } = FiscalError::by_law(id, "x") else {
                 panic!("not a refusal by law");
             };
@@ -359,10 +357,12 @@ mod tests {
             role: "coordenador de ponto",
             action: "lavrar auto de infração (art. 36: só a Guarda Municipal e a Secretaria de \
                      Transportes fiscalizam)",
+            rule: rules::RuleId::R35,
         };
         let report = RecordError::RoleNotAllowed {
             role: "agente da Guarda Municipal",
             action: "comunicar transgressão (art. 17: atribuição do coordenador do ponto)",
+            rule: rules::RuleId::R27,
         };
         assert!(
             matches!(FiscalError::from(auto), FiscalError::RefusedByLaw { rule_id, citation, .. }
@@ -372,6 +372,55 @@ mod tests {
             matches!(FiscalError::from(report), FiscalError::RefusedByLaw { rule_id, citation, .. }
             if rule_id == "R27" && citation.contains("art. 17"))
         );
+    }
+
+    #[test]
+    fn the_rule_cited_is_the_one_the_error_carries_not_a_word_in_its_text() {
+        // An office step whose label happens to mention art. 36: the rule carried counts.
+        let e = RecordError::RoleNotAllowed {
+            role: "agente da Guarda Municipal",
+            action: "decisão (art. 36)",
+            rule: rules::RuleId::R32,
+        };
+        assert!(
+            matches!(FiscalError::from(e), FiscalError::RefusedByLaw { rule_id, citation, .. }
+            if rule_id == "R32" && citation.contains("art. 32")),
+        );
+        // What sync-core writes for an office event appended by an officer.
+        let event = sync_core::records::EventKind::PenaltyDecided {
+            penalty: sync_core::domain::PenaltyKind::Fine,
+        };
+        assert_eq!(
+            event.competence_rule(sync_core::records::RecordKind::Infraction),
+            rules::RuleId::R32
+        );
+    }
+
+    #[test]
+    fn repealed_disabled_and_unknown_rules_are_no_legal_basis() {
+        let config = rules::RulesConfig::default();
+        let ok = legal_basis("extra_rules", &[String::from(" r24 ")], &config).unwrap();
+        assert_eq!(ok[0].rule_id, "R24");
+        assert_eq!(ok[0].citation, rules::spec(rules::RuleId::R24).citation());
+        for (id, word) in [
+            ("R15", "revogada"),
+            ("R39", "revogada"),
+            ("R21", "desativada"),
+            ("R43", "não descreve"),
+            ("R99", "não consta"),
+        ] {
+            let e = legal_basis("extra_rules", &[String::from(id)], &config).unwrap_err();
+            assert!(
+                matches!(&e, FiscalError::InvalidInput { field, reason }
+                    if field == "extra_rules" && reason.contains(word)),
+                "{id}: {e:?}"
+            );
+        }
+        let config = rules::RulesConfig {
+            disabled_rules: vec![rules::RuleId::R24],
+            ..rules::RulesConfig::default()
+        };
+        assert!(legal_basis("rules", &[String::from("R24")], &config).is_err());
     }
 
     #[test]

@@ -327,7 +327,7 @@ impl FieldSession {
     pub fn start_infraction(&self, input: InfractionInput) -> FiscalResult<SavedRecord> {
         let vehicle = vehicle_query(input.vehicle)?;
         let driver = parse_driver("driver", &input.driver)?;
-        let extra_legal_basis = legal_basis("extra_rules", &input.extra_rules)?;
+        let extra_legal_basis = legal_basis("extra_rules", &input.extra_rules, &self.config)?;
         let witnesses = witness_entries(input.witnesses)?;
         let mut store = lock(&self.local);
         let issue = Self::signature(&mut store, input.issue)?;
@@ -356,7 +356,7 @@ impl FieldSession {
         let vehicle = vehicle_query(input.vehicle)?;
         let driver = parse_driver("driver", &input.driver)?;
         not_blank("facts", &input.facts, "a descrição dos fatos")?;
-        let legal_basis = legal_basis("rules", &input.rules)?;
+        let legal_basis = legal_basis("rules", &input.rules, &self.config)?;
         let witnesses = witness_entries(input.witnesses)?;
         if input.then.is_some() && input.issue.is_none() {
             return Err(FiscalError::invalid(

@@ -440,3 +440,74 @@ fn transgression_reports_only_for_the_own_stand() {
     let shown = ok(&db, &["show", list[0]["id"].as_str().unwrap()]);
     assert_eq!(shown["view"]["number"], "1");
 }
+
+#[test]
+fn a_repealed_or_disabled_rule_is_no_legal_basis_of_an_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("officer.db");
+    let f = fixture();
+    ok(&db, &["load-snapshot", f.to_str().unwrap()]);
+    ok(
+        &db,
+        &[
+            "init",
+            "--device-id",
+            "0190a0a0-0000-7000-8000-0000000000a2",
+            "--user",
+            "U-GM-18",
+            "--role",
+            "officer",
+        ],
+    );
+    ok(&db, &["add-numbers", "--start", "100", "--end", "199"]);
+    let auto = |rule: &str, extra: &[&str]| {
+        let mut args = vec![
+            "record",
+            "infraction",
+            "--permit",
+            "0001",
+            "--driver",
+            "cpf:11144477735",
+            "--facts",
+            "Terceiro dirigindo o táxi.",
+            "--rule",
+        ];
+        args.push(rule);
+        args.extend_from_slice(extra);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails(&db, &refs)
+    };
+    // R15 and R39 were repealed; R43 is a counter refusal, not an infraction.
+    for (rule, word) in [
+        ("R15", "revogada"),
+        ("r39", "revogada"),
+        ("R43", "não descreve"),
+    ] {
+        let e = run(auto(rule, &[]));
+        assert!(e.contains(word), "{rule}: {e}");
+    }
+    // Disabled by the device's configuration.
+    let config = dir.path().join("rules-config.json");
+    std::fs::write(&config, r#"{"disabled_rules": ["R24"]}"#).unwrap();
+    let e = run(auto("R24", &["--config", config.to_str().unwrap()]));
+    assert!(e.contains("desativada"), "{e}");
+    // Nothing was saved; the same auto under R24 with the default configuration is.
+    assert!(ok(&db, &["list"]).as_array().unwrap().is_empty());
+    let a = ok(
+        &db,
+        &auto("R24", &[])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        a["view"]["legal_basis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["rule_id"] == "R24")
+    );
+}

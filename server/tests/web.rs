@@ -1040,7 +1040,7 @@ async fn decision_notification_and_appeal_through_the_forms() {
     assert!(
         refused
             .body
-            .contains("o recurso exige ciência da decisão (art. 35)"),
+            .contains("O recurso exige antes a ciência da decisão (art. 35)."),
         "{}",
         refused.body
     );
@@ -1064,6 +1064,11 @@ async fn decision_notification_and_appeal_through_the_forms() {
             vec![("acao", "analisar"), ("nota", "Conferido.")],
             "under_review",
         ),
+        // The office records its proposal: the server writes no step on its behalf.
+        (
+            vec![("acao", "propor"), ("penalidade", "suspensao-15")],
+            "penalty_proposed",
+        ),
         (
             vec![("acao", "decidir"), ("penalidade", "suspensao-15")],
             "penalty_decided",
@@ -1071,13 +1076,13 @@ async fn decision_notification_and_appeal_through_the_forms() {
         (
             vec![
                 ("acao", "ciencia"),
-                ("data", "2026-11-19"),
+                ("data", "2026-11-30"),
                 ("meio", "assinatura"),
             ],
             "notified",
         ),
         (
-            vec![("acao", "recurso"), ("data", "2026-11-27")],
+            vec![("acao", "recurso"), ("data", "2026-11-30")],
             "appeal_filed",
         ),
     ] {
@@ -1092,8 +1097,9 @@ async fn decision_notification_and_appeal_through_the_forms() {
         page.element("registro-situacao")
             .contains("recurso interposto")
     );
-    // Ciência on 19/11 (Thursday): day 10 is Sunday 29/11 → Monday 30/11 (art. 35, R34).
-    assert_eq!(page.element("prazo-recurso-data"), "30/11/2026");
+    // Ciência on 30/11 (Monday), the day of the decision: day 10 is Thursday 10/12 (art. 35,
+    // R34).
+    assert_eq!(page.element("prazo-recurso-data"), "10/12/2026");
     assert!(
         page.body.contains("suspensão por 15 dias"),
         "{}",
@@ -1132,6 +1138,16 @@ async fn a_late_appeal_is_refused_citing_art_35() {
     b.login_demo("escritorio").await;
     let path = format!("/escritorio/registros/{id}");
     let action = format!("{path}/evento");
+    for step in ["analisar", "propor"] {
+        let r = b
+            .submit(
+                &path,
+                &action,
+                &[("acao", step), ("penalidade", "advertencia")],
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{step}: {}", r.body);
+    }
     let decided = b
         .submit(
             &path,
@@ -1147,26 +1163,46 @@ async fn a_late_appeal_is_refused_citing_art_35() {
         "{}",
         page.element("aviso")
     );
-    let notified = b
+    // A ciência dated before the decision is refused: it would close the appeal period
+    // before there was a decision to appeal against.
+    let early = b
         .submit(
             &path,
             &action,
             &[("acao", "ciencia"), ("data", "2026-11-03"), ("meio", "ar")],
         )
         .await;
+    assert_eq!(early.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        early.element("erro-acao").contains("é anterior à"),
+        "{}",
+        early.element("erro-acao")
+    );
+    let notified = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "ciencia"), ("data", "2026-11-30"), ("meio", "ar")],
+        )
+        .await;
     assert_eq!(notified.status, StatusCode::SEE_OTHER, "{}", notified.body);
     let page = b.get(&path).await;
     assert!(
-        page.element("aviso").contains("até 13/11/2026 (art. 35)"),
+        page.element("aviso").contains("até 10/12/2026 (art. 35)"),
         "{}",
         page.element("aviso")
     );
+    // Two weeks later, in a new session.
+    app.state.clock().advance(chrono::Duration::days(14));
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let page = b.get(&path).await;
     assert!(page.element("prazo-recurso").contains("prazo encerrado"));
     let late = b
         .submit(
             &path,
             &action,
-            &[("acao", "recurso"), ("data", "2026-11-30")],
+            &[("acao", "recurso"), ("data", "2026-12-11")],
         )
         .await;
     assert_eq!(late.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -1178,7 +1214,7 @@ async fn a_late_appeal_is_refused_citing_art_35() {
     // What was typed is still in the form.
     assert!(
         late.body
-            .contains("id=\"recurso-data\" name=\"data\" value=\"2026-11-30\"")
+            .contains("id=\"recurso-data\" name=\"data\" value=\"2026-12-11\"")
     );
     assert_eq!(record_json(&app, &id).await["record"]["status"], "notified");
 }

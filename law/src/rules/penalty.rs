@@ -25,7 +25,7 @@
 //! a repealed, disabled or non-infraction rule is never the basis of an auto.
 //!
 //! Why a data table and not the decree: Decreto 9.489/2012, which may hold an infraction table,
-//! was not found (NOTES §1.3). The policy is deliberately simple and explained line by line so
+//! was not found. The policy is deliberately simple and explained line by line so
 //! that the office can depart from it knowingly; ADR 0012 records it.
 
 use chrono::{Months, NaiveDate};
@@ -33,7 +33,7 @@ use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::catalogue::{RuleId, RuleSpec, lookup, spec};
+use super::catalogue::{RuleId, RuleSpec, Scope, lookup, spec};
 use super::money::{self, Corrected};
 use super::{Consequence, RulesConfig, Severity};
 use crate::domain::{Penalty, PenaltyKind};
@@ -173,6 +173,18 @@ pub fn grounds_penalty(rule: &RuleSpec) -> bool {
         }
 }
 
+/// Whether a rule describes something an auto can charge: what the field check or an
+/// officer finds in the street or in the records workflow (operating while suspended is R32,
+/// charged beside the infraction of an auxiliary is R33). Not: the counter's refusals of a
+/// registry change (scope office, or a refusal of the workflow such as an auto by a body art.
+/// 36 does not name) and data-quality warnings. Wider than [`grounds_penalty`]: a field check
+/// may raise a rule's severity (R32 is information in the catalogue, an irregularity when a
+/// suspended taxi is found working).
+pub fn is_infraction_rule(rule: &RuleSpec) -> bool {
+    !matches!(rule.scope, Scope::Office | Scope::Data)
+        && rule.consequence != Consequence::OfficeRefusal
+}
+
 /// Why a rule may not be cited as the legal basis of an auto or a classification.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotCitable {
@@ -218,7 +230,7 @@ pub fn citable_in_law(id: &str) -> Result<&'static RuleSpec, NotCitable> {
             citation: rule.citation(),
         });
     }
-    if !grounds_penalty(rule) {
+    if !is_infraction_rule(rule) {
         return Err(NotCitable::NotAnInfraction {
             id: rule.id,
             citation: rule.citation(),
@@ -616,7 +628,13 @@ mod tests {
         assert_eq!(e, NotCitable::Unknown("R99".into()));
         assert!(e.to_string().contains("não consta do catálogo"));
         // Office refusals, information and data warnings describe no infraction.
-        for id in [RuleId::R03, RuleId::R22, RuleId::R32, RuleId::D01] {
+        for id in [
+            RuleId::R03,
+            RuleId::R23,
+            RuleId::R35,
+            RuleId::R43,
+            RuleId::D01,
+        ] {
             let e = citable(id.as_str(), &config).unwrap_err();
             assert!(
                 matches!(e, NotCitable::NotAnInfraction { .. }),
@@ -640,14 +658,13 @@ mod tests {
         // Without a configuration only the law counts.
         assert_eq!(citable_in_law("R24").unwrap().id, RuleId::R24);
         assert!(citable_in_law("R39").is_err());
-        // Every rule that grounds a penalty is citable in law, and no other.
+        // Operating while suspended is charged under R32.
+        assert_eq!(citable_in_law("R32").unwrap().id, RuleId::R32);
+        // Every rule that grounds a penalty is citable in law.
         for r in crate::rules::CATALOGUE {
-            assert_eq!(
-                citable_in_law(r.id.as_str()).is_ok(),
-                base_grade(r.id.as_str()).is_some(),
-                "{}",
-                r.id
-            );
+            if base_grade(r.id.as_str()).is_some() {
+                assert!(citable_in_law(r.id.as_str()).is_ok(), "{}", r.id);
+            }
         }
     }
 }

@@ -37,7 +37,7 @@ pub enum Outcome {
     Upheld,
     /// Penalty lifted.
     Reversed,
-    /// Penalty replaced by the one given.
+    /// Penalty replaced by the one in the event.
     Modified,
 }
 
@@ -123,7 +123,7 @@ impl Step {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
     /// The step needs an earlier one that was not recorded.
-    #[error("{step} exige {missing}: registre-a antes")]
+    #[error("{step} exige antes {missing}")]
     Missing {
         step: &'static str,
         missing: &'static str,
@@ -257,7 +257,6 @@ impl Procedure {
             | Step::FileAppeal { on } => *on,
             _ => at,
         };
-        Self::not_before(step, on, Some(self.occurred_on), "data da ocorrência")?;
         match step {
             Step::Review => {
                 if !matches!(self.phase, P::Open | P::UnderReview | P::PenaltyProposed) {
@@ -412,6 +411,8 @@ impl Procedure {
                 next.decided_on = Some(on);
             }
         }
+        // After the phase: "no ciência yet" says more than a date.
+        Self::not_before(step, on, Some(self.occurred_on), "data da ocorrência")?;
         Ok(next)
     }
 }
@@ -469,7 +470,7 @@ mod tests {
         let e = open
             .apply(&Step::Decide { penalty: FINE }, d(11, 3))
             .unwrap_err();
-        assert!(e.to_string().contains("exige a análise"), "{e}");
+        assert!(e.to_string().contains("exige antes a análise"), "{e}");
         let e = open
             .apply(&Step::Propose { penalty: FINE }, d(11, 3))
             .unwrap_err();

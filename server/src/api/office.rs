@@ -1,4 +1,4 @@
-//! The office workflow API (issue 7): `/v1/office/…`, thin handlers over [`crate::office`]
+//! The office workflow API: `/v1/office/…`, thin handlers over [`crate::office`]
 //! (the same functions the office pages call).
 //!
 //! | route | what |
@@ -314,12 +314,13 @@ async fn post_propose(
     Ok(Json(office::propose(&state, &auth, &id, body).await?))
 }
 
-/// Decide a penalidade (art. 32) e a aplica ao cadastro na mesma transação.
+/// Decide a penalidade (art. 32) de um registro já analisado e com proposta registrada, e a
+/// aplica ao cadastro na mesma transação (nenhuma etapa é registrada em nome da Unidade).
 #[utoipa::path(
     post,
     path = "/v1/office/records/{id}/decide",
     tag = "office",
-    summary = "Decide a penalidade (art. 32) e a aplica ao cadastro na mesma transação",
+    summary = "Decide a penalidade (art. 32) de registro analisado e com proposta registrada; aplica ao cadastro na mesma transação",
     params(("id" = String, Path, description = "Identificador do registro")),
     request_body(content = DecideRequest, content_type = "application/json"),
     responses(

@@ -25,7 +25,7 @@ use sync_core::field::{
     WitnessEntry,
 };
 use sync_core::records::{Gravity, LegalBasis, Position, Signature, UserRole, WarningKind};
-use sync_core::rules::{CheckInput, Observation, VehicleQuery};
+use sync_core::rules::{CheckInput, Observation, RulesConfig, VehicleQuery};
 use sync_core::store::{DeviceIdentity, PhotoStatus, Store, StoreStatus};
 use uuid::Uuid;
 
@@ -535,7 +535,7 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                 },
                 position: a.position.position(),
                 facts: a.facts,
-                extra_legal_basis: legal_basis(&a.rules)?,
+                extra_legal_basis: legal_basis(&a.rules, &config)?,
                 witnesses: witnesses(&a.witnesses)?,
                 photos: read_photos(&a.photos)?,
                 issue: a.issue.then(|| a.signature.signature()),
@@ -560,7 +560,8 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                     GravityArg::Serious => Gravity::Serious,
                 },
                 facts: a.facts,
-                legal_basis: legal_basis(&a.rules)?,
+                // Reports take no configuration: the device's default, as their check does.
+                legal_basis: legal_basis(&a.rules, &RulesConfig::default())?,
                 at: parse_instant(a.at.as_deref())?,
                 monotonic: monotonic_ms(),
                 position: a.position.position(),
@@ -633,18 +634,16 @@ fn witnesses(args: &[String]) -> anyhow::Result<Vec<WitnessEntry>> {
         .collect()
 }
 
-/// Rule ids of the catalogue → legal basis with their citations.
-fn legal_basis(ids: &[String]) -> anyhow::Result<Vec<LegalBasis>> {
+/// Rule ids of the catalogue → legal basis with their citations: only rules the law lets an
+/// auto rest on under `config` (`rules::citable`, the same gate as the app and the office).
+fn legal_basis(ids: &[String], config: &RulesConfig) -> anyhow::Result<Vec<LegalBasis>> {
     ids.iter()
-        .map(|id| {
-            let id = id.trim().to_ascii_uppercase();
-            match sync_core::rules::lookup(&id) {
-                Some(r) => Ok(LegalBasis {
-                    rule_id: r.id.to_string(),
-                    citation: r.citation(),
-                }),
-                None => bail!("regra {id} não consta do catálogo (veja `taxi-fiscal rules`)"),
-            }
+        .map(|id| match sync_core::rules::citable(id, config) {
+            Ok(r) => Ok(LegalBasis {
+                rule_id: r.id.to_string(),
+                citation: r.citation(),
+            }),
+            Err(e) => bail!("{e} (veja `taxi-fiscal rules`)"),
         })
         .collect()
 }

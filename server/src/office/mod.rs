@@ -1,4 +1,4 @@
-//! The office workflow of the Unidade de Transportes (issue 7 §1): what the office pages
+//! The office workflow of the Unidade de Transportes: what the office pages
 //! (`crate::web`) and the JSON API (`crate::api::office`, `/v1/office/…`) both call. Every
 //! function takes the application state and the authenticated caller, checks the caller's role
 //! first (reading: office and admin; acting: office), and answers a typed result or one
@@ -23,8 +23,16 @@
 //!    [`file_reconsideration`], [`decide_reconsideration`], [`file_appeal`], [`decide_appeal`],
 //!    [`annul`], [`archive`], [`resolve_conflict`]): each appends events to the record's
 //!    Automerge document — devices see the outcome on their next sync — through the same vetting
-//!    and audit path as a device's change. The state machine (`sync_core::records`) refuses what
-//!    the law does not allow, e.g. a late appeal (art. 35) or a second one (art. 33).
+//!    and audit path as a device's change. Each step is first put to the law kernel's procedure
+//!    (`sync_core::rules::procedure`, arts. 32–35, through `sync_core::records::procedure_of`):
+//!    a decision before a review or without a recorded proposal, a ciência dated before the
+//!    decision, a filing before the ciência, a late appeal (art. 35) or a second one (art. 33)
+//!    is refused (422 `event_refused`) in the kernel's words; the records' replay, on every
+//!    copy, refuses the same. A missing step is never written on the office's behalf: the
+//!    office records its review and its proposal (the system's, shown in the case, or its own)
+//!    before it decides. Penalties are checked against art. 32 by the kernel
+//!    (`rules::penalty::Grade::exact`, 422 `invalid_penalty`), and a classification passes
+//!    `rules::citable` under the server's configuration.
 //! 5. **Effects** ([`effects`]): a decision, a reversal or an annulment also writes the registry
 //!    (penalty in force, unpaid fine, revoked permit), in the **same transaction** as the event
 //!    (`Store::office_apply`), as a new registry version that every device gets on its next
@@ -44,6 +52,7 @@ use serde::{Deserialize, Serialize};
 use sync_core::domain::{PenaltyKind, PermitState, Registry};
 use sync_core::records::{
     EventKind, LegalBasis, NotificationMethod, Outcome, PersonRef, RecordView, Status,
+    procedure_of, step_of,
 };
 use sync_core::rules::penalty::{self, Proposal, ProposalInput};
 use sync_core::sync::RejectionCode;
@@ -865,6 +874,7 @@ async fn act(
     let id = id.trim().to_owned();
     let (_, view) = load_view(state, &id).await?;
     let base = next_at(&view, state.clock().now());
+    check_steps(&view, &events, base)?;
     let steps = events
         .into_iter()
         .enumerate()
@@ -898,22 +908,46 @@ fn next_at(view: &RecordView, now: DateTime<Utc>) -> DateTime<Utc> {
     }
 }
 
-/// The status a record must leave before a proposal: a `reviewed` is prepended when needed.
-fn needs_review(status: Status) -> bool {
-    matches!(status, Status::Issued | Status::ForwardedToOffice)
-}
-
-fn check_penalty(p: PenaltyKind) -> Result<(), AppError> {
-    if let PenaltyKind::Suspension { days } = p
-        && days != 15
-        && days != 60
-    {
-        return Err(bad(
-            "invalid_penalty",
-            "A suspensão é de 15 dias (art. 32, III) ou de 60 dias (art. 32, IV).",
-        ));
+/// Asks the law kernel's procedure (`rules::procedure`, arts. 32–35) whether `events` may be
+/// recorded at `at` on `view`, in the kernel's words: a decision before a review or without
+/// a recorded proposal, a ciência before the decision, a late or second appeal. The replay of
+/// the record refuses the same (every copy runs it); asking first gives the clerk the reason
+/// without the wrapping of a refused event. Nothing is ever added on the office's behalf: a
+/// missing step is refused, never filled in.
+fn check_steps(view: &RecordView, events: &[EventKind], at: DateTime<Utc>) -> Result<(), AppError> {
+    let mut procedure = procedure_of(view);
+    for event in events {
+        if let Some(step) = step_of(event) {
+            procedure = procedure
+                .apply(&step, sync_core::time::local_date(at))
+                .map_err(|e| bad("event_refused", sentence(&e.to_string())))?;
+        }
     }
     Ok(())
+}
+
+/// A kernel reason as one sentence: capital first letter, full stop.
+fn sentence(reason: &str) -> String {
+    let mut chars = reason.chars();
+    let mut out: String = chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default();
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
+}
+
+/// A penalty art. 32 provides (`rules::penalty::Grade::exact`, the same check as the
+/// registry's `POST /v1/penalties` and the records' replay).
+fn check_penalty(p: PenaltyKind) -> Result<(), AppError> {
+    penalty::Grade::exact(p).map(|_| ()).map_err(|e| {
+        bad("invalid_penalty", e.to_string()).with_details(serde_json::json!({
+            "rule_id": sync_core::rules::RuleId::R32,
+            "citation": sync_core::rules::spec(sync_core::rules::RuleId::R32).citation(),
+        }))
+    })
 }
 
 fn check_not_future(state: &AppState, on: NaiveDate, what: &str) -> Result<(), AppError> {
@@ -950,23 +984,17 @@ pub async fn classify(
     auth.require(OFFICE_DECIDERS)?;
     let mut legal_basis = Vec::new();
     for raw in &req.rule_ids {
-        let rid = raw.trim().to_uppercase();
-        let Some(rule) = sync_core::rules::lookup(&rid) else {
-            return Err(bad(
-                "unknown_rule",
-                format!("Regra desconhecida no catálogo: «{}».", raw.trim()),
-            ));
-        };
-        if rule.repealed {
-            return Err(bad(
-                "repealed_rule",
-                format!(
-                    "{} ({}) foi revogada e não fundamenta autuação.",
-                    rule.id,
-                    rule.citation()
-                ),
-            ));
-        }
+        // The same gate as the app, the command line and the vetting of records.
+        let rule = sync_core::rules::citable(raw, state.rules()).map_err(|e| {
+            use sync_core::rules::NotCitable as N;
+            let code = match e {
+                N::Unknown(_) => "unknown_rule",
+                N::Repealed { .. } => "repealed_rule",
+                N::Disabled { .. } => "disabled_rule",
+                N::NotAnInfraction { .. } => "not_an_infraction",
+            };
+            bad(code, e.to_string())
+        })?;
         if !legal_basis
             .iter()
             .any(|b: &LegalBasis| b.rule_id == rule.id)
@@ -1017,17 +1045,20 @@ pub async fn propose(
         }
     };
     check_penalty(penalty)?;
-    let mut events = Vec::new();
-    if needs_review(c.record.status) {
-        events.push(EventKind::Reviewed { note: None });
-    }
-    events.push(EventKind::PenaltyProposed { penalty });
-    act(state, auth, id, events, false).await
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::PenaltyProposed { penalty }],
+        false,
+    )
+    .await
 }
 
 /// Decides the penalty (`penalty_decided`) and writes its registry effect in the same
-/// transaction. A `reviewed` and a `penalty_proposed` of the same penalty are prepended when
-/// the record is not yet at the proposal step.
+/// transaction. The record must have been reviewed and have a recorded proposal (the
+/// system's, or the office's own): a missing step is refused, never written on the office's
+/// behalf.
 pub async fn decide(
     state: &AppState,
     auth: &Auth,
@@ -1036,20 +1067,16 @@ pub async fn decide(
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
     check_penalty(req.penalty)?;
-    let (_, view) = load_view(state, id).await?;
-    let mut events = Vec::new();
-    if needs_review(view.status) {
-        events.push(EventKind::Reviewed { note: None });
-    }
-    if needs_review(view.status) || view.status == Status::UnderReview {
-        events.push(EventKind::PenaltyProposed {
+    act(
+        state,
+        auth,
+        id,
+        vec![EventKind::PenaltyDecided {
             penalty: req.penalty,
-        });
-    }
-    events.push(EventKind::PenaltyDecided {
-        penalty: req.penalty,
-    });
-    act(state, auth, id, events, true).await
+        }],
+        true,
+    )
+    .await
 }
 
 /// Records the ciência of the last decision; the appeal deadline is counted with the server's

@@ -761,13 +761,9 @@ pub fn add_penalty(reg: &Registry, req: NewPenalty, ctx: &Ctx<'_>) -> Result<Reg
     {
         return Err(not_found("A pessoa", p));
     }
-    if let PenaltyKind::Suspension { days } = req.kind
-        && days == 0
-    {
-        return Err(invalid(
-            "invalid_penalty",
-            "Uma suspensão precisa de ao menos 1 dia (art. 32: 15 ou 60 dias).",
-        ));
+    // Art. 32's penalties are the kernel's, the same list the office's decision checks.
+    if let Err(e) = sync_core::rules::penalty::Grade::exact(req.kind) {
+        return Err(invalid("invalid_penalty", e.to_string()));
     }
     let decided_on = req.decided_on.unwrap_or(ctx.today);
     let id = next_id(

@@ -1,4 +1,4 @@
-//! The office workflow API (`/v1/office/…`, issue 7): records written on real device stores and
+//! The office workflow API (`/v1/office/…`): records written on real device stores and
 //! synced in, then grouped, classified, proposed, decided, notified and appealed through the API;
 //! every decision checked in the registry the devices pull (version, penalty, fine, permit
 //! state), in the audit chain, and refused with nothing stored when the law or the role says no.
@@ -231,6 +231,35 @@ fn check(reg: &Registry, permit: &str) -> sync_core::rules::Verdict {
         registry_refreshed_at: Some(now()),
     };
     sync_core::rules::check_registry(&reg.index(), &input, &RulesConfig::default())
+}
+
+/// `decide` a written warning on a record.
+async fn decide_warning(app: &App, office: &str, id: &str) -> crate::common::Resp {
+    app.post(
+        &format!("/v1/office/records/{id}/decide"),
+        office,
+        json!({ "penalty": { "kind": "written_warning" } }),
+    )
+    .await
+}
+
+/// Takes a record up and records a proposal of `penalty`, as a clerk does before deciding:
+/// the server never writes those steps on the office's behalf.
+async fn review_and_propose(app: &App, office: &str, id: &str, penalty: Value) {
+    app.post(
+        &format!("/v1/office/records/{id}/review"),
+        office,
+        json!({}),
+    )
+    .await
+    .ok(StatusCode::OK);
+    app.post(
+        &format!("/v1/office/records/{id}/propose"),
+        office,
+        json!({ "penalty": penalty }),
+    )
+    .await
+    .ok(StatusCode::OK);
 }
 
 fn event_kinds(case: &Value) -> Vec<String> {
@@ -519,6 +548,7 @@ async fn the_proposal_explains_recidivism_and_the_fine_in_force() {
     let p = &case["proposal"];
     assert_eq!(p["penalty"], json!({ "kind": "written_warning" }));
     assert_eq!(p["base_rule"], "R24");
+    review_and_propose(&app, &office, &first, json!({ "kind": "written_warning" })).await;
     let decided = app
         .post(
             &format!("/v1/office/records/{first}/decide"),
@@ -550,7 +580,15 @@ async fn the_proposal_explains_recidivism_and_the_fine_in_force() {
     assert!(reasons.contains(&warning_id), "{reasons}");
     assert!(reasons.contains("R$ 797.02"), "{reasons}");
     assert!(reasons.contains("art. 32, § 1º"), "{reasons}");
-    // The office records the system's proposal, then classifies under another rule.
+    // The office takes the record up, records the system's proposal, then classifies under
+    // another rule.
+    app.post(
+        &format!("/v1/office/records/{second}/review"),
+        &office,
+        json!({}),
+    )
+    .await
+    .ok(StatusCode::OK);
     let proposed = app
         .post(
             &format!("/v1/office/records/{second}/propose"),
@@ -599,6 +637,13 @@ async fn a_suspension_reaches_the_registry_and_the_devices_check_at_once() {
     let v0 = app.version().await;
     let before = registry(&app).await;
     assert_eq!(check(&before, "0001").overall, Overall::Regular);
+    review_and_propose(
+        &app,
+        &office,
+        &id,
+        json!({ "kind": "suspension", "days": 15 }),
+    )
+    .await;
     let audit0 = app.audit_rows().await;
 
     let r = app
@@ -615,8 +660,8 @@ async fn a_suspension_reaches_the_registry_and_the_devices_check_at_once() {
     assert_eq!(d["decided_on"], "2026-11-30");
     assert_eq!(d["until"], "2026-12-14");
     assert_eq!(d["citation"], "Lei 4.019/2004, art. 32, III");
-    // Three events and the registry version, each with its audit row, in one transaction.
-    assert_eq!(app.audit_rows().await, audit0 + 4);
+    // The decision and the registry version, each with its audit row, in one transaction.
+    assert_eq!(app.audit_rows().await, audit0 + 2);
 
     // What a device pulls: the changes since its version, applied, then a check of the taxi.
     let changes: RegistryChanges = serde_json::from_value(
@@ -697,6 +742,7 @@ async fn a_fine_is_added_unpaid_at_the_years_amount_and_blocks_renewal() {
     let (mut a, _) = two_officers(&app).await;
     let office = app.login("escritorio").await;
     let id = a.auto(&app, auto("0001")).await;
+    review_and_propose(&app, &office, &id, json!({ "kind": "fine" })).await;
     let r = app
         .post(
             &format!("/v1/office/records/{id}/decide"),
@@ -778,6 +824,7 @@ async fn revocation_opens_the_vacancy_and_a_reversal_on_appeal_lifts_it() {
         .ok(StatusCode::OK)["permit"]["open_vacancies"]
         .as_i64()
         .unwrap();
+    review_and_propose(&app, &office, &id, json!({ "kind": "revocation" })).await;
     let v0 = app.version().await;
     let r = app
         .post(
@@ -847,6 +894,7 @@ async fn late_and_second_appeals_are_refused_citing_the_law() {
     let (mut a, _) = two_officers(&app).await;
     let office = app.login("escritorio").await;
     let id = a.auto(&app, auto("0001")).await;
+    review_and_propose(&app, &office, &id, json!({ "kind": "written_warning" })).await;
     app.post(
         &format!("/v1/office/records/{id}/decide"),
         &office,
@@ -854,35 +902,43 @@ async fn late_and_second_appeals_are_refused_citing_the_law() {
     )
     .await
     .ok(StatusCode::OK);
-    // Ciência Monday 2 Nov: the deadline is Thursday 12 Nov.
+    // Ciência Monday 30 Nov, the day of the decision: the deadline is Thursday 10 Dec.
     let n = app
         .post(
             &format!("/v1/office/records/{id}/notify"),
             &office,
-            json!({ "method": "personal_signature", "on": "2026-11-02" }),
+            json!({ "method": "personal_signature", "on": "2026-11-30" }),
         )
         .await
         .ok(StatusCode::OK);
-    assert_eq!(n["case"]["appeal"]["deadline"], "2026-11-12");
-    assert_eq!(n["case"]["appeal"]["appeal_open"], false, "today is 30 Nov");
+    assert_eq!(n["case"]["appeal"]["deadline"], "2026-12-10");
+    assert_eq!(n["case"]["appeal"]["appeal_open"], true);
+    // Two weeks later (a new session: the old one expired).
+    app.state.clock().advance(Duration::days(14));
+    let office = app.login("escritorio").await;
+    let c = app
+        .get(&format!("/v1/office/records/{id}"), &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(c["appeal"]["appeal_open"], false, "today is 14 Dec");
     let footprint = app.footprint().await;
     let late = app
         .post(
             &format!("/v1/office/records/{id}/appeal"),
             &office,
-            json!({ "on": "2026-11-13" }),
+            json!({ "on": "2026-12-11" }),
         )
         .await;
     let e = late.error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
     let msg = e["message"].as_str().unwrap();
     assert!(msg.contains("intempestivo"), "{msg}");
     assert!(msg.contains("art. 35") && msg.contains("R34"), "{msg}");
-    assert!(msg.contains("12/11/2026"), "{msg}");
+    assert!(msg.contains("10/12/2026"), "{msg}");
     assert_eq!(app.footprint().await, footprint, "nothing stored");
     app.post(
         &format!("/v1/office/records/{id}/appeal"),
         &office,
-        json!({ "on": "2026-12-01" }),
+        json!({ "on": "2026-12-15" }),
     )
     .await
     .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_date");
@@ -890,7 +946,7 @@ async fn late_and_second_appeals_are_refused_citing_the_law() {
     app.post(
         &format!("/v1/office/records/{id}/appeal"),
         &office,
-        json!({ "on": "2026-11-12" }),
+        json!({ "on": "2026-12-10" }),
     )
     .await
     .ok(StatusCode::OK);
@@ -911,7 +967,7 @@ async fn late_and_second_appeals_are_refused_citing_the_law() {
     app.post(
         &format!("/v1/office/records/{id}/notify"),
         &office,
-        json!({ "method": "postal_receipt", "on": "2026-11-30" }),
+        json!({ "method": "postal_receipt", "on": "2026-12-14" }),
     )
     .await
     .ok(StatusCode::OK);
@@ -919,11 +975,239 @@ async fn late_and_second_appeals_are_refused_citing_the_law() {
         .post(
             &format!("/v1/office/records/{id}/appeal"),
             &office,
-            json!({ "on": "2026-11-30" }),
+            json!({ "on": "2026-12-14" }),
         )
         .await;
     let e = second.error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
     assert!(e["message"].as_str().unwrap().contains("art. 33"), "{e}");
+}
+
+#[tokio::test]
+async fn a_decision_before_review_is_refused_and_no_step_is_written_for_the_office() {
+    let app = app().await;
+    let (mut a, _) = two_officers(&app).await;
+    let office = app.login("escritorio").await;
+    let id = a.auto(&app, auto("0001")).await;
+    let footprint = app.footprint().await;
+    let v0 = app.version().await;
+    // Nobody reviewed it: refused, nothing stored, no registry version.
+    let e = decide_warning(&app, &office, &id)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
+    assert_eq!(
+        e["message"],
+        "A decisão de penalidade exige antes a análise do registro pela Unidade de Transportes."
+    );
+    // A proposal is not made before the review either.
+    let e = app
+        .post(
+            &format!("/v1/office/records/{id}/propose"),
+            &office,
+            json!({}),
+        )
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("exige antes a análise"),
+        "{e}"
+    );
+    assert_eq!(app.footprint().await, footprint, "nothing stored");
+    assert_eq!(app.version().await, v0);
+    // Reviewed, but no proposal recorded: refused again, the server proposes nothing.
+    app.post(
+        &format!("/v1/office/records/{id}/review"),
+        &office,
+        json!({}),
+    )
+    .await
+    .ok(StatusCode::OK);
+    let e = decide_warning(&app, &office, &id)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("proposta de penalidade registrada"),
+        "{e}"
+    );
+    // The system's proposal, recorded by the office, then the decision.
+    let system = app
+        .get(&format!("/v1/office/records/{id}/proposal"), &office)
+        .await
+        .ok(StatusCode::OK)["penalty"]
+        .clone();
+    let proposed = app
+        .post(
+            &format!("/v1/office/records/{id}/propose"),
+            &office,
+            json!({}),
+        )
+        .await
+        .ok(StatusCode::OK);
+    let r = decide_warning(&app, &office, &id).await.ok(StatusCode::OK);
+    assert_eq!(
+        event_kinds(&r["case"]),
+        ["issued", "reviewed", "penalty_proposed", "penalty_decided"]
+    );
+    // Each office step is one the office made, recorded as such, and the proposal recorded is
+    // the system's.
+    let events = r["case"]["record"]["events"].as_array().unwrap();
+    for e in &events[1..] {
+        assert_eq!(e["by"]["role"], "office", "{e}");
+        assert_eq!(e["valid"], true, "{e}");
+    }
+    assert_eq!(events[2]["event"]["penalty"], system);
+    assert_eq!(
+        proposed["case"]["record"]["events"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn a_ciencia_before_the_decision_is_refused_and_the_right_of_appeal_kept() {
+    let app = app().await;
+    let (mut a, _) = two_officers(&app).await;
+    let office = app.login("escritorio").await;
+    let id = a.auto(&app, auto("0001")).await;
+    review_and_propose(&app, &office, &id, json!({ "kind": "fine" })).await;
+    app.post(
+        &format!("/v1/office/records/{id}/decide"),
+        &office,
+        json!({ "penalty": { "kind": "fine" } }),
+    )
+    .await
+    .ok(StatusCode::OK);
+    let footprint = app.footprint().await;
+    // Decided on 30 Nov: a ciência of 2 Nov would have closed the appeal period on 12 Nov.
+    for on in ["2026-11-02", "2026-11-29"] {
+        let e = app
+            .post(
+                &format!("/v1/office/records/{id}/notify"),
+                &office,
+                json!({ "method": "personal_signature", "on": on }),
+            )
+            .await
+            .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
+        let msg = e["message"].as_str().unwrap();
+        assert!(
+            msg.contains("é anterior à decisão notificada (30/11/2026)")
+                || msg.contains("é anterior à data da ocorrência (30/11/2026)"),
+            "{msg}"
+        );
+    }
+    assert_eq!(app.footprint().await, footprint, "nothing stored");
+    // The day of the decision: accepted, the appeal open for ten days.
+    let n = app
+        .post(
+            &format!("/v1/office/records/{id}/notify"),
+            &office,
+            json!({ "method": "personal_signature", "on": "2026-11-30" }),
+        )
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(n["case"]["appeal"]["appeal_open"], true);
+    assert_eq!(n["case"]["appeal"]["deadline"], "2026-12-10");
+    // A reconsideration filed before the ciência (here also before the occurrence) is
+    // refused the same way.
+    let e = app
+        .post(
+            &format!("/v1/office/records/{id}/reconsideration"),
+            &office,
+            json!({ "on": "2026-11-29" }),
+        )
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("A data do pedido de reconsideração (29/11/2026) é anterior à"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn art_32_is_one_list_for_the_registry_and_the_office_decision() {
+    let app = app().await;
+    let (mut a, _) = two_officers(&app).await;
+    let office = app.login("escritorio").await;
+    let thirty = json!({ "kind": "suspension", "days": 30 });
+    let footprint = app.footprint().await;
+    // Entered directly in the registry: refused with the kernel's reason.
+    let registry_refusal = app
+        .post(
+            "/v1/penalties",
+            &office,
+            json!({ "permit_number": "0011", "kind": thirty }),
+        )
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_penalty");
+    assert_eq!(app.footprint().await, footprint, "nothing stored");
+    // Decided by the office: the same words.
+    let id = a.auto(&app, auto("0003")).await;
+    let office_refusal = app
+        .post(
+            &format!("/v1/office/records/{id}/decide"),
+            &office,
+            json!({ "penalty": thirty }),
+        )
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_penalty");
+    assert_eq!(registry_refusal["message"], office_refusal["message"]);
+    let msg = office_refusal["message"].as_str().unwrap();
+    assert!(
+        msg.contains("15 dias (art. 32, III)") && msg.contains("60 dias (art. 32, IV)"),
+        "{msg}"
+    );
+    assert_eq!(office_refusal["details"]["rule_id"], "R32");
+    // Every penalty art. 32 lists is accepted by the registry.
+    for kind in [
+        json!({ "kind": "written_warning" }),
+        json!({ "kind": "fine" }),
+        json!({ "kind": "suspension", "days": 15 }),
+        json!({ "kind": "suspension", "days": 60 }),
+        json!({ "kind": "revocation" }),
+    ] {
+        app.post(
+            "/v1/penalties",
+            &office,
+            json!({ "permit_number": "0011", "kind": kind }),
+        )
+        .await
+        .ok(StatusCode::CREATED);
+    }
+}
+
+#[tokio::test]
+async fn the_office_classifies_only_under_rules_an_auto_may_rest_on() {
+    let app = app().await;
+    let (mut a, _) = two_officers(&app).await;
+    let office = app.login("escritorio").await;
+    let id = a.auto(&app, auto("0001")).await;
+    for (rule, code, word) in [
+        ("R15", "repealed_rule", "revogada"),
+        ("R39", "repealed_rule", "revogada"),
+        ("R43", "not_an_infraction", "não descreve"),
+        ("R21", "disabled_rule", "desativada"),
+        ("R99", "unknown_rule", "não consta"),
+    ] {
+        let e = app
+            .post(
+                &format!("/v1/office/records/{id}/classify"),
+                &office,
+                json!({ "rule_ids": [rule] }),
+            )
+            .await
+            .error(StatusCode::UNPROCESSABLE_ENTITY, code);
+        assert!(e["message"].as_str().unwrap().contains(word), "{rule}: {e}");
+    }
 }
 
 #[tokio::test]

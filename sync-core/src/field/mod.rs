@@ -169,6 +169,7 @@ impl<'s> FieldRecords<'s> {
                 role: agent.role.label_pt(),
                 action: "lavrar auto de infração (art. 36: só a Guarda Municipal e a Secretaria \
                          de Transportes fiscalizam)",
+                rule: crate::rules::RuleId::R35,
             }
             .into());
         }

@@ -237,11 +237,21 @@ fn person(p: &PersonRef) -> Result<(), RecordError> {
     p.validate()
 }
 
+/// A legal basis names rules the law lets an auto rest on (`rules::penalty::citable_in_law`:
+/// known, in force, an infraction): the same gate as the app, the command line and the
+/// office's classification, so a repealed rule sent by hand is refused like one typed in the
+/// app. The configuration's disabled rules are judged where the configuration is at hand
+/// (the writer and the office), not here, so that a device and the server never disagree on a
+/// record's contents.
 fn legal_basis(basis: &[LegalBasis]) -> Result<(), RecordError> {
     count("o fundamento legal", basis.len(), MAX_LEGAL_BASIS)?;
     for b in basis {
         short_text("a regra do fundamento legal", &b.rule_id)?;
         short_text("a citação do fundamento legal", &b.citation)?;
+        crate::rules::penalty::citable_in_law(&b.rule_id).map_err(|e| RecordError::Invalid {
+            field: "fundamento legal (tipificação da infração)",
+            reason: e.to_string(),
+        })?;
     }
     Ok(())
 }

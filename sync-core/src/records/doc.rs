@@ -160,6 +160,7 @@ impl RecordDoc {
             return Err(RecordError::RoleNotAllowed {
                 role: agent.role.label_pt(),
                 action: "lavrar auto de infração (art. 36: só a Guarda Municipal e a Secretaria de Transportes fiscalizam)",
+                rule: crate::rules::RuleId::R35,
             });
         }
         non_empty("órgão autuador", &draft.issuing_body)?;
@@ -213,6 +214,7 @@ impl RecordDoc {
             return Err(RecordError::RoleNotAllowed {
                 role: agent.role.label_pt(),
                 action: "comunicar transgressão (art. 17: atribuição do coordenador do ponto)",
+                rule: crate::rules::RuleId::R27,
             });
         }
         let scope = transgression_scope(
@@ -653,7 +655,8 @@ impl RecordDoc {
         let sealed = raw_events
             .iter()
             .any(|e| matches!(e, RawEvent::Ok(ev) if matches!(ev.event, EventKind::Issued)));
-        let replayed = replay(self.kind, gravity, raw_events);
+        let occurred_at = root.req_time(key::OCCURRED_AT)?;
+        let replayed = replay(self.kind, gravity, occurred_at, raw_events);
         let conflicts = tree::conflicts(d, heads, root)?;
         Ok(RecordView {
             schema_version,
@@ -662,7 +665,7 @@ impl RecordDoc {
             number: root.opt_string(key::NUMBER)?,
             issuing_body: root.req_str(key::ISSUING_BODY)?.to_owned(),
             author,
-            occurred_at: root.req_time(key::OCCURRED_AT)?,
+            occurred_at,
             monotonic: root.req_u64(key::MONOTONIC)?,
             position,
             stand_id: root.opt_string(key::STAND_ID)?,
@@ -974,6 +977,7 @@ impl RecordDoc {
             return Err(RecordError::RoleNotAllowed {
                 role: agent.role.label_pt(),
                 action: event.label_pt(),
+                rule: event.competence_rule(self.kind),
             });
         }
         // Replay with the candidate in its place in the order: it must be valid and must not
@@ -987,7 +991,7 @@ impl RecordDoc {
             event: event.clone(),
             valid: true,
         }));
-        let after = replay(self.kind, view.gravity, raw);
+        let after = replay(self.kind, view.gravity, view.occurred_at, raw);
         if let Some(bad) = after.invalid.iter().find(|i| i.id == candidate_id) {
             return Err(RecordError::EventRefused {
                 event: event.label_pt(),
@@ -1027,6 +1031,7 @@ impl RecordDoc {
             return Err(RecordError::RoleNotAllowed {
                 role: agent.role.label_pt(),
                 action: event.label_pt(),
+                rule: event.competence_rule(self.kind),
             });
         }
         let all = self.doc.get_all(ROOT, field)?;

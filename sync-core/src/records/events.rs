@@ -7,6 +7,12 @@
 //! with the reason it was refused. A flagged event stays in the document as evidence of what
 //! someone did; the office sees it in `RecordView::invalid_events`.
 //!
+//! The steps of the penalty's procedure (review to the decision on appeal) are judged by the
+//! law kernel's `rules::procedure`, fed with each event's local date and the record's
+//! occurrence: the order of steps and of their dates is the law's, defined once, and the same
+//! on the device, the server and the office. `procedure_of` gives a writer the state to ask the
+//! kernel about a next step before appending it.
+//!
 //! Who may append which event (`EventKind::allowed_for`) is checked by the local API, again
 //! during replay (an event from a role that may not write it is flagged), and by the server.
 
@@ -18,7 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Agent, Gravity, LegalBasis, RecordKind, UserRole};
 use crate::domain::PenaltyKind;
-use crate::rules::deadline::{self, CalendarConfig};
+use crate::rules::RuleId;
+use crate::rules::procedure::{Phase, Procedure, Step};
 
 /// A warning given by a coordinator for a light fault (art. 17 §2 I–II).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -28,7 +35,7 @@ pub enum WarningKind {
     Written,
 }
 
-/// How the offender took notice (ciência) of a decision (NOTES §2.10, in order of preference).
+/// How the offender took notice (ciência) of a decision, the most certain first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NotificationMethod {
@@ -40,17 +47,8 @@ pub enum NotificationMethod {
     Publication,
 }
 
-/// Result of a reconsideration (art. 34) or appeal (art. 33).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Penalty kept.
-    Upheld,
-    /// Penalty lifted.
-    Reversed,
-    /// Penalty replaced by the one in the event.
-    Modified,
-}
+/// Result of a reconsideration (art. 34) or appeal (art. 33): the law kernel's.
+pub use crate::rules::procedure::Outcome;
 
 /// What happened to a record. Stored as `kind` plus a JSON payload of the other fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -196,6 +194,20 @@ impl EventKind {
         }
     }
 
+    /// The rule that gives this event to the role allowed to write it, cited when another
+    /// role tries: autos belong to the bodies of art. 36 (R35), reports and the coordinator's
+    /// steps to art. 17 (R27), decisions to the Unidade de Transportes (art. 32 §1, R32).
+    pub fn competence_rule(&self, kind: RecordKind) -> RuleId {
+        match self {
+            Self::Issued => match kind {
+                RecordKind::Infraction => RuleId::R35,
+                RecordKind::Transgression => RuleId::R27,
+            },
+            Self::SettledByCoordinator { .. } | Self::ForwardedToOffice => RuleId::R27,
+            _ => RuleId::R32,
+        }
+    }
+
     /// Splits into the stored `kind` and the JSON payload of the other fields (`None` if none).
     pub(crate) fn to_stored(&self) -> Result<(&'static str, Option<String>), serde_json::Error> {
         let mut value = serde_json::to_value(self)?;
@@ -331,39 +343,103 @@ pub(crate) struct Replayed {
     pub(crate) invalid: Vec<InvalidEvent>,
 }
 
-/// The state machine, fed one event at a time.
+/// The state machine, fed one event at a time. The record's own life (draft, issue, the
+/// coordinator's steps, annulment, archive, duplicates) is here; the procedure of the penalty
+/// (review to the decision on appeal, with the date of each step) is the law kernel's
+/// [`Procedure`], which every office event passes through.
 #[derive(Debug, Clone)]
 pub(crate) struct Machine {
     kind: RecordKind,
     gravity: Option<Gravity>,
     status: Status,
     penalty: Option<PenaltyKind>,
-    notified_on: Option<NaiveDate>,
-    appeal_deadline: Option<NaiveDate>,
+    procedure: Procedure,
     classification: Option<Vec<LegalBasis>>,
     duplicate_of: Option<String>,
-    reconsideration_filed: bool,
-    appeal_filed: bool,
+}
+
+/// The procedure of a record as its accepted events leave it (what the replay computed), so
+/// that a writer can ask the law kernel about its next step before appending it and say why
+/// in the kernel's own words.
+pub fn procedure_of(view: &super::RecordView) -> Procedure {
+    let mut p = Procedure::open(crate::time::local_date(view.occurred_at));
+    for e in view.events.iter().filter(|e| e.valid) {
+        if let Some(step) = step_of(&e.event)
+            && let Ok(next) = p.apply(&step, crate::time::local_date(e.at))
+        {
+            p = next;
+        }
+    }
+    p
+}
+
+/// The step of the procedure an event records, if it is one.
+pub fn step_of(event: &EventKind) -> Option<Step> {
+    Some(match event {
+        EventKind::Reviewed { .. } => Step::Review,
+        EventKind::PenaltyProposed { penalty } => Step::Propose { penalty: *penalty },
+        EventKind::PenaltyDecided { penalty } => Step::Decide { penalty: *penalty },
+        EventKind::Notified {
+            on,
+            appeal_deadline,
+            ..
+        } => Step::Notify {
+            on: *on,
+            appeal_deadline: *appeal_deadline,
+        },
+        EventKind::ReconsiderationFiled { on } => Step::FileReconsideration { on: *on },
+        EventKind::ReconsiderationDecided { outcome, penalty } => Step::DecideReconsideration {
+            outcome: *outcome,
+            penalty: *penalty,
+        },
+        EventKind::AppealFiled { on } => Step::FileAppeal { on: *on },
+        EventKind::AppealDecided { outcome, penalty } => Step::DecideAppeal {
+            outcome: *outcome,
+            penalty: *penalty,
+        },
+        _ => return None,
+    })
+}
+
+/// The record status of a phase of the procedure.
+fn status_of(phase: Phase) -> Status {
+    match phase {
+        Phase::Open => Status::Issued,
+        Phase::UnderReview => Status::UnderReview,
+        Phase::PenaltyProposed => Status::PenaltyProposed,
+        Phase::PenaltyDecided => Status::PenaltyDecided,
+        Phase::Notified => Status::Notified,
+        Phase::ReconsiderationFiled => Status::ReconsiderationFiled,
+        Phase::ReconsiderationDecided => Status::ReconsiderationDecided,
+        Phase::AppealFiled => Status::AppealFiled,
+        Phase::AppealDecided => Status::AppealDecided,
+    }
 }
 
 impl Machine {
-    pub(crate) fn new(kind: RecordKind, gravity: Option<Gravity>) -> Self {
+    pub(crate) fn new(
+        kind: RecordKind,
+        gravity: Option<Gravity>,
+        occurred_at: DateTime<Utc>,
+    ) -> Self {
         Self {
             kind,
             gravity,
             status: Status::Draft,
             penalty: None,
-            notified_on: None,
-            appeal_deadline: None,
+            procedure: Procedure::open(crate::time::local_date(occurred_at)),
             classification: None,
             duplicate_of: None,
-            reconsideration_filed: false,
-            appeal_filed: false,
         }
     }
 
-    /// Applies one event, or says in Portuguese why it may not happen now.
-    pub(crate) fn apply(&mut self, event: &EventKind, role: UserRole) -> Result<(), String> {
+    /// Applies one event recorded at `at`, or says in Portuguese why it may not happen now.
+    pub(crate) fn apply(
+        &mut self,
+        event: &EventKind,
+        role: UserRole,
+        at: DateTime<Utc>,
+    ) -> Result<(), String> {
         use Status as S;
         if !event.allowed_for(role, self.kind) {
             return Err(format!(
@@ -388,6 +464,31 @@ impl Machine {
         };
         let terminal = matches!(now, S::Annulled | S::Archived | S::MergedAsDuplicate);
         let transgression = self.kind == RecordKind::Transgression;
+        if let Some(step) = step_of(event) {
+            // Where the record must be for the Unidade to take it up: an issued auto, or a
+            // report the coordinator forwarded or settled (art. 17).
+            let entered = match now {
+                S::Issued => !transgression,
+                S::ForwardedToOffice | S::SettledByCoordinator => transgression,
+                S::Draft | S::Annulled | S::Archived | S::MergedAsDuplicate => false,
+                _ => true,
+            };
+            if !entered {
+                return refuse(if transgression && now == S::Issued {
+                    "a comunicação ainda não foi encaminhada à Unidade"
+                } else {
+                    ""
+                });
+            }
+            let next = self
+                .procedure
+                .apply(&step, crate::time::local_date(at))
+                .map_err(|e| e.to_string())?;
+            self.procedure = next;
+            self.penalty = next.penalty;
+            self.status = status_of(next.phase);
+            return Ok(());
+        }
         match event {
             EventKind::Issued => {
                 if now != S::Draft {
@@ -412,22 +513,6 @@ impl Machine {
                 }
                 self.status = S::ForwardedToOffice;
             }
-            EventKind::Reviewed { .. } => {
-                let from_ok = match now {
-                    S::Issued => !transgression,
-                    S::ForwardedToOffice | S::SettledByCoordinator => transgression,
-                    S::UnderReview | S::PenaltyProposed => true,
-                    _ => false,
-                };
-                if !from_ok {
-                    return refuse(if transgression && now == S::Issued {
-                        "a comunicação ainda não foi encaminhada à Unidade"
-                    } else {
-                        ""
-                    });
-                }
-                self.status = S::UnderReview;
-            }
             EventKind::Classified { legal_basis } => {
                 if now == S::Draft || terminal {
                     return refuse("");
@@ -436,110 +521,6 @@ impl Machine {
                     return refuse("a classificação precisa de ao menos uma regra");
                 }
                 self.classification = Some(legal_basis.clone());
-            }
-            EventKind::PenaltyProposed { .. } => {
-                if !matches!(now, S::UnderReview | S::PenaltyProposed) {
-                    return refuse("a penalidade é proposta após a análise");
-                }
-                self.status = S::PenaltyProposed;
-            }
-            EventKind::PenaltyDecided { penalty } => {
-                if now != S::PenaltyProposed {
-                    return refuse("não há penalidade proposta");
-                }
-                self.penalty = Some(*penalty);
-                self.status = S::PenaltyDecided;
-            }
-            EventKind::Notified {
-                on,
-                appeal_deadline,
-                ..
-            } => {
-                if !matches!(
-                    now,
-                    S::PenaltyDecided | S::ReconsiderationDecided | S::AppealDecided
-                ) {
-                    return refuse("não há decisão a notificar");
-                }
-                let counted = legal_appeal_deadline(*on)?;
-                let deadline = match appeal_deadline {
-                    None => counted,
-                    // A stored deadline may be later (a municipal holiday or closure the
-                    // writer's calendar knows) but never shorter than the 10 days of art. 35.
-                    Some(d) if *d >= nominal_appeal_deadline(*on)? => *d,
-                    Some(d) => {
-                        return refuse(&format!(
-                            "o prazo de recurso informado ({}) é menor que os 10 dias da ciência \
-                             (art. 35; R34)",
-                            br(*d)
-                        ));
-                    }
-                };
-                self.notified_on = Some(*on);
-                self.appeal_deadline = Some(deadline);
-                self.status = S::Notified;
-            }
-            EventKind::ReconsiderationFiled { .. } => {
-                if now != S::Notified || self.appeal_filed {
-                    return refuse(
-                        "a reconsideração antecede o recurso e exige ciência da decisão (art. 34)",
-                    );
-                }
-                if self.reconsideration_filed {
-                    return refuse("já houve pedido de reconsideração");
-                }
-                self.reconsideration_filed = true;
-                self.status = S::ReconsiderationFiled;
-            }
-            EventKind::ReconsiderationDecided { outcome, penalty } => {
-                if now != S::ReconsiderationFiled {
-                    return refuse("não há pedido de reconsideração pendente");
-                }
-                self.apply_outcome(*outcome, *penalty);
-                self.status = S::ReconsiderationDecided;
-            }
-            EventKind::AppealFiled { on } => {
-                if self.appeal_filed {
-                    return refuse(
-                        "o recurso ao Prefeito cabe uma única vez (art. 33; R34): já houve recurso \
-                         neste processo",
-                    );
-                }
-                if !matches!(now, S::Notified | S::ReconsiderationDecided) {
-                    return refuse("o recurso exige ciência da decisão (art. 35)");
-                }
-                if self.penalty.is_none() {
-                    return refuse("não há penalidade em vigor de que recorrer");
-                }
-                // Both checks compare dates written in the events (never a clock), so every
-                // copy reaches the same verdict. The period runs from the latest ciência.
-                if let (Some(notified), Some(deadline)) = (self.notified_on, self.appeal_deadline) {
-                    if *on < notified {
-                        return refuse(&format!(
-                            "a data do recurso ({}) é anterior à ciência ({})",
-                            br(*on),
-                            br(notified)
-                        ));
-                    }
-                    if *on > deadline {
-                        return refuse(&format!(
-                            "recurso intempestivo: interposto em {}, após o prazo de 10 dias \
-                             contados da ciência em {}, que terminou em {} (art. 35; R34)",
-                            br(*on),
-                            br(notified),
-                            br(deadline)
-                        ));
-                    }
-                }
-                self.appeal_filed = true;
-                self.status = S::AppealFiled;
-            }
-            EventKind::AppealDecided { outcome, penalty } => {
-                if now != S::AppealFiled {
-                    return refuse("não há recurso interposto");
-                }
-                self.apply_outcome(*outcome, *penalty);
-                self.status = S::AppealDecided;
             }
             EventKind::Annulled { .. } => {
                 if now == S::Draft || terminal {
@@ -568,41 +549,19 @@ impl Machine {
             }
             // A resolution changes a field, not the status; allowed in any state.
             EventKind::ConflictResolved { .. } => {}
+            // Steps of the procedure went through the kernel above.
+            EventKind::Reviewed { .. }
+            | EventKind::PenaltyProposed { .. }
+            | EventKind::PenaltyDecided { .. }
+            | EventKind::Notified { .. }
+            | EventKind::ReconsiderationFiled { .. }
+            | EventKind::ReconsiderationDecided { .. }
+            | EventKind::AppealFiled { .. }
+            | EventKind::AppealDecided { .. } => {}
         }
         Ok(())
     }
-
-    fn apply_outcome(&mut self, outcome: Outcome, penalty: Option<PenaltyKind>) {
-        match outcome {
-            Outcome::Upheld => {}
-            Outcome::Reversed => self.penalty = None,
-            Outcome::Modified => self.penalty = penalty.or(self.penalty),
-        }
-    }
 }
-
-/// `dd/mm/aaaa`, as people read dates.
-fn br(d: NaiveDate) -> String {
-    d.format("%d/%m/%Y").to_string()
-}
-
-/// Ciência + 10 calendar days (art. 35), before rolling to a business day.
-fn nominal_appeal_deadline(notified: NaiveDate) -> Result<NaiveDate, String> {
-    notified
-        .checked_add_days(chrono::Days::new(u64::from(APPEAL_DAYS)))
-        .ok_or_else(|| String::from("data de ciência fora do calendário"))
-}
-
-/// The art. 35 deadline counted with the built-in calendar (national and São Paulo holidays,
-/// Carnival, Corpus Christi): what every copy computes when the ciência carries no deadline.
-fn legal_appeal_deadline(notified: NaiveDate) -> Result<NaiveDate, String> {
-    deadline::appeal_deadline(notified, &CalendarConfig::default())
-        .map(|d| d.deadline)
-        .map_err(|_| String::from("data de ciência fora do calendário"))
-}
-
-/// Days to appeal from ciência (art. 35).
-const APPEAL_DAYS: u32 = 10;
 
 /// A decoded event waiting to be replayed, or an unreadable one.
 #[derive(Debug, Clone)]
@@ -613,7 +572,12 @@ pub(crate) enum RawEvent {
 
 /// Replays events in `(at, id)` order through the state machine. Deterministic: the same set
 /// of events gives the same result whatever order the list holds them in.
-pub(crate) fn replay(kind: RecordKind, gravity: Option<Gravity>, raw: Vec<RawEvent>) -> Replayed {
+pub(crate) fn replay(
+    kind: RecordKind,
+    gravity: Option<Gravity>,
+    occurred_at: DateTime<Utc>,
+    raw: Vec<RawEvent>,
+) -> Replayed {
     let mut ok = Vec::new();
     let mut invalid = Vec::new();
     for r in raw {
@@ -623,11 +587,11 @@ pub(crate) fn replay(kind: RecordKind, gravity: Option<Gravity>, raw: Vec<RawEve
         }
     }
     ok.sort_by(|a, b| (a.at, &a.id).cmp(&(b.at, &b.id)));
-    let mut machine = Machine::new(kind, gravity);
+    let mut machine = Machine::new(kind, gravity, occurred_at);
     let mut seen = BTreeSet::new();
     for e in &mut ok {
         let verdict = if seen.insert(e.id.clone()) {
-            machine.apply(&e.event, e.by.role)
+            machine.apply(&e.event, e.by.role, e.at)
         } else {
             Err(String::from("evento repetido (mesmo identificador)"))
         };
@@ -646,8 +610,8 @@ pub(crate) fn replay(kind: RecordKind, gravity: Option<Gravity>, raw: Vec<RawEve
     Replayed {
         status: machine.status,
         penalty: machine.penalty,
-        notified_on: machine.notified_on,
-        appeal_deadline: machine.appeal_deadline,
+        notified_on: machine.procedure.notified_on,
+        appeal_deadline: machine.procedure.appeal_deadline,
         classification: machine.classification,
         duplicate_of: machine.duplicate_of,
         events: ok,

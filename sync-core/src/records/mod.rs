@@ -92,6 +92,7 @@ pub use doc::RecordDoc;
 pub(crate) use doc::{LIBRARY_PANIC, contain};
 pub use events::{
     EventKind, EventView, InvalidEvent, NotificationMethod, Outcome, Status, WarningKind,
+    procedure_of, step_of,
 };
 pub(crate) use inflate::{check_inflated, check_inflated_parts};
 pub use model::{
@@ -118,6 +119,8 @@ pub enum RecordError {
     RoleNotAllowed {
         role: &'static str,
         action: &'static str,
+        /// The rule that gives the action to another role (cited by the apps).
+        rule: crate::rules::RuleId,
     },
     #[error("só o autor do registro pode {action}")]
     NotAuthor { action: &'static str },

@@ -867,7 +867,7 @@ fn an_invalid_event_order_is_kept_and_flagged() {
     assert!(
         v.invalid_events[0]
             .reason
-            .contains("não há recurso interposto")
+            .contains("exige antes um recurso interposto")
     );
     let flagged = v.events.iter().find(|e| e.id == bad_id).unwrap();
     assert!(!flagged.valid);
@@ -962,7 +962,7 @@ fn full_office_workflow_reaches_a_final_decision() {
     let mut r = issued();
     next_status(&to_decision(), &mut r, 10);
     let d = |day| NaiveDate::from_ymd_opt(2026, 12, day).unwrap();
-    let steps = vec![
+    let steps = [
         EventKind::Notified {
             method: NotificationMethod::PersonalSignature,
             on: d(1),
@@ -985,7 +985,13 @@ fn full_office_workflow_reaches_a_final_decision() {
         },
         EventKind::Archived,
     ];
-    next_status(&steps, &mut r, 20);
+    // Each step recorded on the day it happened: a ruling never before the filing it rules on.
+    let days = [1, 3, 4, 10, 12, 15, 16];
+    for (e, day) in steps.iter().zip(days) {
+        let when = t(&format!("2026-12-{day:02}T15:00:00Z"));
+        r.append_event(&office(), when, e.clone())
+            .unwrap_or_else(|err| panic!("{e:?}: {err}"));
+    }
     let v = r.view().unwrap();
     assert_eq!(v.status, Status::Archived);
     assert_eq!(v.penalty, None);
@@ -1304,11 +1310,45 @@ fn ymd(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).unwrap()
 }
 
-/// A record decided (a fine) and notified on `on`.
+/// When the records of the deadline tests occurred and were decided: before every ciência
+/// of November those tests date.
+const OCTOBER: &str = "2026-10-01T12:00:00Z";
+
+/// An auto of 1 Oct 2026, issued, reviewed, proposed and decided (a fine) the same day.
+fn decided_in_october() -> RecordDoc {
+    let mut d = draft();
+    d.occurred_at = t(OCTOBER);
+    let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    r.issue(
+        &officer(),
+        t(OCTOBER) + Duration::minutes(5),
+        Signature::Missing {
+            reason: "recusou-se a assinar".into(),
+        },
+    )
+    .unwrap();
+    for (i, e) in to_decision().into_iter().enumerate() {
+        r.append_event(&office(), t(OCTOBER) + Duration::minutes(10 + i as i64), e)
+            .unwrap();
+    }
+    r
+}
+
+/// Appends office events, each recorded on its day of November 2026 at 15:00 UTC.
+fn on_days(doc: &mut RecordDoc, events: &[(u32, EventKind)]) {
+    for (day, e) in events {
+        let when = t(&format!("2026-11-{day:02}T15:00:00Z"));
+        doc.append_event(&office(), when, e.clone())
+            .unwrap_or_else(|err| panic!("{e:?}: {err}"));
+    }
+}
+
+/// A record decided (a fine) in October and notified on `on` (recorded that day).
 fn decided_and_notified(on: NaiveDate, deadline: Option<NaiveDate>) -> RecordDoc {
-    let mut r = issued();
-    next_status(&to_decision(), &mut r, 10);
-    next_status(&[notified(on, deadline)], &mut r, 20);
+    let mut r = decided_in_october();
+    let when = on.and_hms_opt(15, 0, 0).unwrap().and_utc();
+    r.append_event(&office(), when, notified(on, deadline))
+        .unwrap();
     r
 }
 
@@ -1316,6 +1356,86 @@ fn refusal(r: Result<String, RecordError>) -> String {
     match r {
         Err(RecordError::EventRefused { reason, .. }) => reason,
         other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_ciencia_before_the_decision_or_the_occurrence_is_refused_on_every_copy() {
+    // Occurred 30 Nov, decided 2 Dec: a ciência of 1 Dec (or of 29 Nov) would make the appeal period run
+    // before there was anything to appeal against.
+    let mut r = issued();
+    let dec2 = t("2026-12-02T15:00:00Z");
+    for (i, e) in to_decision().into_iter().enumerate() {
+        r.append_event(&office(), dec2 + Duration::minutes(i as i64), e)
+            .unwrap();
+    }
+    let later = dec2 + Duration::minutes(10);
+    let why = refusal(r.append_event(&office(), later, notified(ymd(2026, 12, 1), None)));
+    assert_eq!(
+        why,
+        "a data da ciência (01/12/2026) é anterior à decisão notificada (02/12/2026)"
+    );
+    let why = refusal(r.append_event(&office(), later, notified(ymd(2026, 11, 29), None)));
+    assert!(
+        why.contains("(29/11/2026) é anterior à decisão notificada (02/12/2026)"),
+        "{why}"
+    );
+    // Written anyway by an old client: kept, flagged, and the appeal period never opens.
+    r.append_event_unchecked(&office(), later, notified(ymd(2026, 12, 1), None))
+        .unwrap();
+    let v = copy(&mut r).view().unwrap();
+    assert_eq!(v.status, Status::PenaltyDecided);
+    assert_eq!(v.appeal_deadline, None);
+    assert_eq!(v.invalid_events.len(), 1);
+    // On the day of the decision: accepted.
+    r.append_event(&office(), later, notified(ymd(2026, 12, 2), None))
+        .unwrap();
+    assert_eq!(r.view().unwrap().status, Status::Notified);
+}
+
+#[test]
+fn a_decision_needs_a_recorded_review_and_proposal() {
+    let mut r = issued();
+    let decide = EventKind::PenaltyDecided {
+        penalty: PenaltyKind::Fine,
+    };
+    let why = refusal(r.append_event(&office(), at(10), decide.clone()));
+    assert!(why.contains("exige antes a análise"), "{why}");
+    next_status(&[EventKind::Reviewed { note: None }], &mut r, 10);
+    let why = refusal(r.append_event(&office(), at(11), decide.clone()));
+    assert!(why.contains("proposta de penalidade registrada"), "{why}");
+    // A penalty art. 32 does not provide is refused even when written by hand.
+    let thirty = EventKind::PenaltyProposed {
+        penalty: PenaltyKind::Suspension { days: 30 },
+    };
+    let why = refusal(r.append_event(&office(), at(11), thirty));
+    assert!(why.contains("15 dias (art. 32, III)"), "{why}");
+}
+
+#[test]
+fn a_repealed_or_non_infraction_rule_is_never_a_legal_basis() {
+    for (id, word) in [
+        ("R15", "revogada"),
+        ("R39", "revogada"),
+        ("R43", "não descreve"),
+    ] {
+        let mut d = draft();
+        d.legal_basis = vec![LegalBasis {
+            rule_id: id.into(),
+            citation: crate::rules::lookup(id).unwrap().citation(),
+        }];
+        let v = RecordDoc::new_infraction(d, &officer())
+            .unwrap()
+            .view()
+            .unwrap();
+        let ctx = super::CheckContext {
+            now: t(T0),
+            registry: None,
+        };
+        match super::check_record(None, &v, &ctx) {
+            Err(RecordError::Invalid { reason, .. }) => assert!(reason.contains(word), "{reason}"),
+            other => panic!("{id}: {other:?}"),
+        }
     }
 }
 
@@ -1414,8 +1534,7 @@ fn a_stored_deadline_may_extend_the_period_but_never_shorten_it() {
     )
     .unwrap();
     // A deadline shorter than the 10 days of art. 35 is refused.
-    let mut r = issued();
-    next_status(&to_decision(), &mut r, 10);
+    let mut r = decided_in_october();
     let why = refusal(r.append_event(
         &office(),
         at(20),
@@ -1435,23 +1554,28 @@ fn a_second_appeal_and_an_appeal_before_ciencia_are_refused_citing_the_law() {
         },
     ));
     assert!(early.contains("anterior à ciência"), "{early}");
-    next_status(
-        &[
-            EventKind::AppealFiled {
-                on: ymd(2026, 11, 23),
-            },
-            EventKind::AppealDecided {
-                outcome: Outcome::Upheld,
-                penalty: None,
-            },
-            notified(ymd(2026, 11, 25), None),
-        ],
+    on_days(
         &mut r,
-        30,
+        &[
+            (
+                23,
+                EventKind::AppealFiled {
+                    on: ymd(2026, 11, 23),
+                },
+            ),
+            (
+                24,
+                EventKind::AppealDecided {
+                    outcome: Outcome::Upheld,
+                    penalty: None,
+                },
+            ),
+            (25, notified(ymd(2026, 11, 25), None)),
+        ],
     );
     let why = refusal(r.append_event(
         &office(),
-        at(40),
+        t("2026-11-26T15:00:00Z"),
         EventKind::AppealFiled {
             on: ymd(2026, 11, 26),
         },
@@ -1465,19 +1589,24 @@ fn a_second_appeal_and_an_appeal_before_ciencia_are_refused_citing_the_law() {
 #[test]
 fn reconsideration_then_appeal_counts_from_the_new_ciencia() {
     let mut r = decided_and_notified(ymd(2026, 11, 2), None);
-    next_status(
-        &[
-            EventKind::ReconsiderationFiled {
-                on: ymd(2026, 11, 5),
-            },
-            EventKind::ReconsiderationDecided {
-                outcome: Outcome::Modified,
-                penalty: Some(PenaltyKind::WrittenWarning),
-            },
-            notified(ymd(2026, 11, 23), None),
-        ],
+    on_days(
         &mut r,
-        30,
+        &[
+            (
+                5,
+                EventKind::ReconsiderationFiled {
+                    on: ymd(2026, 11, 5),
+                },
+            ),
+            (
+                20,
+                EventKind::ReconsiderationDecided {
+                    outcome: Outcome::Modified,
+                    penalty: Some(PenaltyKind::WrittenWarning),
+                },
+            ),
+            (23, notified(ymd(2026, 11, 23), None)),
+        ],
     );
     let v = r.view().unwrap();
     assert_eq!(v.penalty, Some(PenaltyKind::WrittenWarning));
@@ -1493,7 +1622,8 @@ fn reconsideration_then_appeal_counts_from_the_new_ciencia() {
     .unwrap();
     r.append_event(
         &office(),
-        at(41),
+        // Ruled on the next day: never before the appeal it rules on.
+        t("2026-12-02T15:00:00Z"),
         EventKind::AppealDecided {
             outcome: Outcome::Reversed,
             penalty: None,
@@ -1742,8 +1872,8 @@ mod checks {
         let basis = |n: usize| {
             move |v: &mut RecordView| {
                 v.legal_basis = (0..n)
-                    .map(|i| LegalBasis {
-                        rule_id: format!("R{i}"),
+                    .map(|_| LegalBasis {
+                        rule_id: "R24".into(),
                         citation: "Lei 4.019/2004".into(),
                     })
                     .collect()
