@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use sync_core::client::ErrorKind;
 use sync_core::domain::{DriverId, Plate};
 use sync_core::field::WitnessEntry;
-use sync_core::rules::{CheckInput, Observation, Overall, RulesConfig, VehicleQuery};
+use sync_core::rules::{CheckInput, Observation, Overall, VehicleQuery};
 use sync_core::sync::{RejectionCode, meta_of};
 
 const EVENT_WAIT: Duration = Duration::from_secs(30);
@@ -105,16 +105,13 @@ fn world(officer2_clock: Days) -> World {
 
 fn check(d: &Device, taxi: &Taxi) -> sync_core::rules::Verdict {
     d.store
-        .check(
-            &CheckInput {
-                vehicle: VehicleQuery::Plate(Plate::parse(&taxi.plate).unwrap()),
-                driver: DriverId::parse(&taxi.holder_cpf).unwrap(),
-                at: d.now(),
-                observation: Observation::default(),
-                registry_refreshed_at: None,
-            },
-            &RulesConfig::default(),
-        )
+        .check(&CheckInput {
+            vehicle: VehicleQuery::Plate(Plate::parse(&taxi.plate).unwrap()),
+            driver: DriverId::parse(&taxi.holder_cpf).unwrap(),
+            at: d.now(),
+            observation: Observation::default(),
+            registry_refreshed_at: None,
+        })
         .unwrap()
 }
 

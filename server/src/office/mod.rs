@@ -593,6 +593,7 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
                 history: &penalties,
                 record_id: Some(&record_id),
                 on: today,
+                ipca: &reg.law().ipca,
             })),
             None,
         )
@@ -628,9 +629,11 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
             decided_on,
             until,
             fine_amount: match kind {
-                PenaltyKind::Fine => fine
-                    .map(|f| f.amount)
-                    .or_else(|| penalty::fine_amount(decided_on).ok().map(|c| c.amount)),
+                PenaltyKind::Fine => fine.map(|f| f.amount).or_else(|| {
+                    penalty::fine_amount(decided_on, &reg.law().ipca)
+                        .ok()
+                        .map(|c| c.amount)
+                }),
                 _ => None,
             },
         }
@@ -1052,7 +1055,7 @@ pub async fn decide(
     act(state, auth, id, events, true).await
 }
 
-/// Records the ciência of the last decision; the appeal deadline is counted with the server's
+/// Records the ciência of the last decision; the appeal deadline is counted with the registry's
 /// holiday calendar and stored in the event (every copy judges an appeal against it).
 pub async fn notify(
     state: &AppState,
@@ -1062,7 +1065,8 @@ pub async fn notify(
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
     check_not_future(state, req.on, "da ciência")?;
-    let deadline = sync_core::rules::deadline::appeal_deadline(req.on, &state.rules().calendar)
+    let registry = state.store().registry().await?;
+    let deadline = sync_core::rules::deadline::appeal_deadline(req.on, registry.law().holidays())
         .map_err(|e| bad("invalid_date", e.to_string()))?;
     act(
         state,

@@ -1191,6 +1191,7 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
         penalties: current.penalties.clone(),
         fines: current.fines.clone(),
         transfers: current.transfers.clone(),
+        parameters: current.parameters.clone(),
     };
 
     // Art. 14: the file may not describe more live taxis than the cap.
