@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime};
 use chrono::Utc;
 use sync_core::client::{HttpTransport, RetryPolicy, SyncClient, Timeouts};
 use sync_core::field::{self, FieldRecords, NewInfraction, NewTransgression, WitnessEntry};
-use sync_core::rules::{CheckInput, RulesConfig};
+use sync_core::rules::CheckInput;
 use sync_core::store::Store;
 
 use crate::error::{FiscalError, FiscalResult, legal_basis, parse_driver, parse_plate};
@@ -50,7 +50,6 @@ pub struct FieldSession {
     client: SyncClient,
     /// The device as registered on the server (e.g. `tablet-fiscal-01`).
     device_id: String,
-    config: RulesConfig,
 }
 
 /// A store whose previous user panicked is still consistent (every write is one transaction),
@@ -151,7 +150,7 @@ impl FieldSession {
         f: impl FnOnce(&mut FieldRecords<'_>) -> Result<T, sync_core::field::FieldError>,
     ) -> FiscalResult<T> {
         let mut store = lock(&self.local);
-        let mut records = FieldRecords::open(&mut store)?.with_config(self.config.clone());
+        let mut records = FieldRecords::open(&mut store)?;
         Ok(f(&mut records)?)
     }
 
@@ -201,7 +200,6 @@ impl FieldSession {
             net: Mutex::new(net),
             client,
             device_id: device_id.trim().to_owned(),
-            config: RulesConfig::default(),
         }))
     }
 
@@ -317,7 +315,7 @@ impl FieldSession {
             observation: request.observation.map(Into::into).unwrap_or_default(),
             registry_refreshed_at: None,
         };
-        Ok(lock(&self.local).check(&input, &self.config)?.into())
+        Ok(lock(&self.local).check(&input)?.into())
     }
 
     // ------------------------------------------------------------------ records (offline)
@@ -327,11 +325,13 @@ impl FieldSession {
     pub fn start_infraction(&self, input: InfractionInput) -> FiscalResult<SavedRecord> {
         let vehicle = vehicle_query(input.vehicle)?;
         let driver = parse_driver("driver", &input.driver)?;
-        let extra_legal_basis = legal_basis("extra_rules", &input.extra_rules, &self.config)?;
         let witnesses = witness_entries(input.witnesses)?;
         let mut store = lock(&self.local);
+        // What the replica's law parameters disable cannot be cited (the server's gate too).
+        let parameters = store.law_parameters()?;
+        let extra_legal_basis = legal_basis("extra_rules", &input.extra_rules, &parameters.rules)?;
         let issue = Self::signature(&mut store, input.issue)?;
-        let mut records = FieldRecords::open(&mut store)?.with_config(self.config.clone());
+        let mut records = FieldRecords::open(&mut store)?;
         Ok(records
             .create_infraction(NewInfraction {
                 vehicle,
@@ -356,7 +356,8 @@ impl FieldSession {
         let vehicle = vehicle_query(input.vehicle)?;
         let driver = parse_driver("driver", &input.driver)?;
         not_blank("facts", &input.facts, "a descrição dos fatos")?;
-        let legal_basis = legal_basis("rules", &input.rules, &self.config)?;
+        let parameters = lock(&self.local).law_parameters()?;
+        let legal_basis = legal_basis("rules", &input.rules, &parameters.rules)?;
         let witnesses = witness_entries(input.witnesses)?;
         if input.then.is_some() && input.issue.is_none() {
             return Err(FiscalError::invalid(
@@ -366,7 +367,7 @@ impl FieldSession {
         }
         let mut store = lock(&self.local);
         let issue = Self::signature(&mut store, input.issue)?;
-        let mut records = FieldRecords::open(&mut store)?.with_config(self.config.clone());
+        let mut records = FieldRecords::open(&mut store)?;
         Ok(records
             .create_transgression(NewTransgression {
                 vehicle,
@@ -404,7 +405,7 @@ impl FieldSession {
         let signature = Self::signature(&mut store, Some(signature))?.ok_or_else(|| {
             FiscalError::invalid("signature", "informe a assinatura ou por que não há")
         })?;
-        let mut records = FieldRecords::open(&mut store)?.with_config(self.config.clone());
+        let mut records = FieldRecords::open(&mut store)?;
         Ok(records.issue(&record_id, at_or_now(at), signature)?.into())
     }
 

@@ -228,6 +228,7 @@ pub fn sample_registry() -> Registry {
             paid_on: None,
         }],
         transfers: Vec::new(),
+        parameters: None,
     }
 }
 

@@ -5,7 +5,7 @@
 //! | data directory | `--data DIR` | `TAXI_FISCAL_DATA` | required for `serve`; `./taxi-fiscal-demo` for `demo` |
 //! | listen address | `--listen ADDR` | `TAXI_FISCAL_LISTEN` | `127.0.0.1:8080` |
 //! | JWT secret | — | `TAXI_FISCAL_JWT_SECRET` (≥ 32 bytes) | generated once into `DIR/jwt-secret` |
-//! | rules configuration | — | — | `DIR/rules-config.json` if present, else the defaults of `RulesConfig` |
+//! | rules configuration (legacy) | — | — | `DIR/rules-config.json` if present: imported once into a registry without law parameters (`registry::law`), then ignored |
 //! | log filter | — | `TAXI_FISCAL_LOG` (or `RUST_LOG`) | `info` |
 //! | largest request body (bytes, decompressed; photos apart) | — | `TAXI_FISCAL_BODY_LIMIT` (≥ 65536) | 16 MiB |
 //! | login and refresh attempts per client address in a burst (then one per 3 s) | — | `TAXI_FISCAL_AUTH_ADDRESS_BURST` (1 to 100 000) | 20 (`limits::AUTH_ATTEMPTS_PER_ADDRESS_BURST`) |
@@ -189,8 +189,10 @@ pub struct Config {
     pub access_ttl: Duration,
     /// Lifetime of a refresh token (each use replaces it).
     pub refresh_ttl: Duration,
-    /// Parameters the law leaves open (art. 14 ratio, …); read from `DIR/rules-config.json`.
-    pub rules: RulesConfig,
+    /// `DIR/rules-config.json`, if present: imported at start into a registry that has no law
+    /// parameters yet (`registry::law::import_rules_file`), ignored otherwise. The parameters
+    /// in force are the registry's (`Registry::law`), never this.
+    pub rules_file: Option<RulesConfig>,
     /// Largest request body of any route but photos.
     pub body_limit: usize,
     /// Largest photo.
@@ -235,7 +237,7 @@ impl Config {
             jwt_secret: None,
             access_ttl: Duration::from_secs(15 * 60),
             refresh_ttl: Duration::from_secs(30 * 24 * 3600),
-            rules: RulesConfig::default(),
+            rules_file: None,
             body_limit: 16 * 1024 * 1024,
             photo_limit: 10 * 1024 * 1024,
             number_block_size: 500,
@@ -282,7 +284,7 @@ impl Config {
         if let Ok(limit) = std::env::var("TAXI_FISCAL_BODY_LIMIT") {
             c.body_limit = parse_body_limit(&limit)?;
         }
-        c.rules = load_rules(&c.data_dir)?;
+        c.rules_file = load_rules(&c.data_dir)?;
         Ok(c)
     }
 
@@ -331,20 +333,22 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.sync_all()
 }
 
-/// `DIR/rules-config.json` if present, else the defaults.
-pub fn load_rules(data_dir: &Path) -> Result<RulesConfig, ConfigError> {
+/// `DIR/rules-config.json` if present.
+pub fn load_rules(data_dir: &Path) -> Result<Option<RulesConfig>, ConfigError> {
     let path = data_dir.join(RULES_FILE);
     match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| ConfigError::Rules {
-            path,
-            reason: e.to_string(),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RulesConfig::default()),
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| ConfigError::Rules {
+                path,
+                reason: e.to_string(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ConfigError::Io { path, source }),
     }
 }
 
-/// Writes `DIR/rules-config.json` (used by `demo` on first start).
+/// Writes `DIR/rules-config.json` (what older servers read; tests of the import).
 pub fn write_rules(data_dir: &Path, rules: &RulesConfig) -> Result<(), ConfigError> {
     let path = data_dir.join(RULES_FILE);
     let text = serde_json::to_string_pretty(rules).map_err(|e| ConfigError::Rules {
@@ -451,12 +455,12 @@ mod tests {
     #[test]
     fn rules_file_round_trips() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load_rules(dir.path()).unwrap(), RulesConfig::default());
+        assert_eq!(load_rules(dir.path()).unwrap(), None);
         let r = RulesConfig {
             inhabitants_per_taxi: 2_000,
             ..RulesConfig::default()
         };
         write_rules(dir.path(), &r).unwrap();
-        assert_eq!(load_rules(dir.path()).unwrap().inhabitants_per_taxi, 2_000);
+        assert_eq!(load_rules(dir.path()).unwrap(), Some(r));
     }
 }

@@ -582,6 +582,11 @@ pub fn registry(today: NaiveDate) -> Registry {
         penalties,
         fines,
         transfers: Vec::new(),
+        // The demo's law parameters travel with its registry, to devices too.
+        parameters: Some(sync_core::rules::LawParameters {
+            rules: rules_config(),
+            ..Default::default()
+        }),
     })
 }
 
@@ -607,11 +612,20 @@ pub async fn seed(state: &AppState) -> Result<Option<Seeded>, AppError> {
         "demo.seed",
         "registry",
         |current| {
-            if current.version > 0 {
-                Ok(current.clone())
-            } else {
-                Ok(demo.clone())
+            // A registry that holds only law parameters (imported from `rules-config.json` at
+            // start) is still empty: seed it, keeping those parameters.
+            let empty = current.people.is_empty()
+                && current.vehicles.is_empty()
+                && current.stands.is_empty()
+                && current.permits.is_empty();
+            if !empty {
+                return Ok(current.clone());
             }
+            let mut next = demo.clone();
+            if current.parameters.is_some() {
+                next.parameters = current.parameters.clone();
+            }
+            Ok(next)
         },
     )
     .await?;

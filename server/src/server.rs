@@ -13,7 +13,6 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use axum::body::Bytes;
-use sync_core::rules::RulesConfig;
 use tokio::net::TcpListener;
 
 use crate::Clock;
@@ -46,6 +45,8 @@ pub enum ServerError {
     },
     #[error("dados de demonstração: {0}")]
     Seed(String),
+    #[error("importação de rules-config.json: {0}")]
+    Parameters(String),
 }
 
 /// Creates the data directory (and any missing parent) readable by its owner only (0700): it
@@ -117,6 +118,12 @@ impl AppState {
         let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
             .await
             .map_err(|e| ServerError::Store(StoreError::Task(e.to_string())))??;
+        if let Some(rules) = &config.rules_file {
+            let actor = crate::store::Actor::cli(config.clock.now());
+            crate::registry::law::import_rules_file(&store, rules, actor)
+                .await
+                .map_err(|e| ServerError::Parameters(e.to_string()))?;
+        }
         Self::new(config, Arc::new(store), &secret)
     }
 
@@ -227,10 +234,6 @@ impl AppState {
 
     pub fn clock(&self) -> &Clock {
         &self.0.config.clock
-    }
-
-    pub fn rules(&self) -> &RulesConfig {
-        &self.0.config.rules
     }
 
     /// The snapshot cache slot (see `api::registry`).

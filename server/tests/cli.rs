@@ -389,3 +389,57 @@ fn a_deceased_holders_cpf_at_the_wheel_is_irregular() {
         "{r12}"
     );
 }
+
+/// `amount` for a year whose previous index is not entered says which index is missing; with a
+/// registry whose series the office extended it computes, with no rebuild.
+#[test]
+fn amount_names_the_missing_index_until_the_registry_has_it() {
+    let e = err_line(&["amount", "--base", "240.00", "--year", "2027"]);
+    assert!(e.contains("IPCA de 2026") && e.contains("2027"), "{e}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    let mut reg = sync_core::domain::Registry::from_json(&text).unwrap();
+    let mut p = sync_core::rules::LawParameters::default();
+    let entry = sync_core::rules::money::IpcaYear {
+        year: 2026,
+        percent: rust_decimal::Decimal::new(450, 2),
+    };
+    p.add_ipca(entry, 2027).unwrap();
+    reg.parameters = Some(p);
+    let file = dir.path().join("registry.json");
+    std::fs::write(&file, serde_json::to_string(&reg).unwrap()).unwrap();
+    let f = file.to_str().unwrap();
+    let c = ok_json(&[
+        "amount",
+        "--base",
+        "240.00",
+        "--year",
+        "2027",
+        "--registry",
+        f,
+    ]);
+    assert_eq!(c["amount"], "832.88");
+    let e = err_line(&[
+        "amount",
+        "--base",
+        "240.00",
+        "--year",
+        "2028",
+        "--registry",
+        f,
+    ]);
+    assert!(e.contains("IPCA de 2027"), "{e}");
+    // A server data directory that does not exist is said, not an empty series.
+    let missing = dir.path().join("nada");
+    let e = err_line(&[
+        "amount",
+        "--base",
+        "240.00",
+        "--year",
+        "2026",
+        "--data",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(e.contains("não há banco de dados"), "{e}");
+}

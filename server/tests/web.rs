@@ -44,7 +44,6 @@ async fn app() -> App {
     c.public_origins = vec![format!("http://{HOST}")];
     c.clock = Clock::fixed(now());
     c.password_params = PasswordParams::insecure_fast();
-    c.rules = demo::rules_config();
     let state = AppState::open(c).await.unwrap();
     demo::seed(&state).await.unwrap().unwrap();
     App {

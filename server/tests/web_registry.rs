@@ -31,7 +31,6 @@ async fn app() -> App {
     c.public_origins = vec![format!("http://{HOST}")];
     c.clock = Clock::fixed(NOW.parse().unwrap());
     c.password_params = PasswordParams::insecure_fast();
-    c.rules = demo::rules_config();
     let state = AppState::open(c).await.unwrap();
     demo::seed(&state).await.unwrap().unwrap();
     App {
@@ -796,4 +795,84 @@ async fn csv_export_and_import_report_every_bad_row_and_import_all_or_nothing() 
             .state,
         PermitState::Suspended { .. }
     ));
+}
+
+/// The law's parameters page: the series and calendar of the registry, the next year's IPCA
+/// entered once the year is over, holidays added and removed; refusals say why and keep what
+/// was typed; a officer has no access.
+#[tokio::test]
+async fn the_law_page_enters_the_next_ipca_and_holidays() {
+    let app = app().await;
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+    let p = c.get("/escritorio/lei").await;
+    let body = p.html(StatusCode::OK);
+    assert!(body.contains("id=\"menu-lei\""), "linked from the menu");
+    assert!(p.from("lei-proximo-ipca").contains(">2026<"));
+    assert!(p.from("lei-ipca").contains("4,26"));
+    assert!(p.from("lei-feriados").contains("Consciência Negra"));
+    p.assert_labelled();
+    let before = app.registry().await.version;
+
+    // 30 Nov 2026: the 2026 index is not known yet.
+    let p = c
+        .post_form(
+            "/escritorio/lei",
+            "/escritorio/lei/ipca",
+            &[("ano", "2026"), ("indice", "4,50")],
+        )
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        p.from("erro-form-ipca").contains("dezembro de 2026"),
+        "{}",
+        p.body
+    );
+    assert!(p.from("ipca-indice").contains("value=\"4,50\""));
+    assert_eq!(app.registry().await.version, before);
+
+    // A municipal holiday, once.
+    let fields = [
+        ("tipo", "municipal"),
+        ("dia", "27/08"),
+        ("nome", "Aniversário de Americana"),
+    ];
+    let p = c
+        .post_form("/escritorio/lei", "/escritorio/lei/feriados", &fields)
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    let p = c
+        .post_form("/escritorio/lei", "/escritorio/lei/feriados", &fields)
+        .await;
+    p.html(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(p.from("erro-form-feriado").contains("Já há um feriado"));
+    let reg = app.registry().await;
+    assert_eq!(reg.version, before + 1);
+    assert_eq!(
+        reg.law().holidays().municipal[0].name,
+        "Aniversário de Americana"
+    );
+    let p = c
+        .post_form(
+            "/escritorio/lei",
+            "/escritorio/lei/feriados/excluir",
+            &[("tipo", "municipal"), ("dia", "27/08")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    assert!(app.registry().await.law().holidays().municipal.is_empty());
+
+    // January 2027: the office enters 2026 and the page asks for 2027 next.
+    app.state.clock().advance(chrono::Duration::days(40));
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+    let p = c
+        .post_form(
+            "/escritorio/lei",
+            "/escritorio/lei/ipca",
+            &[("ano", "2026"), ("indice", "4,50")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    let p = c.get("/escritorio/lei").await;
+    assert!(p.from("aviso").contains("IPCA de 2026 cadastrado"));
+    assert!(p.from("lei-proximo-ipca").contains(">2027<"));
 }

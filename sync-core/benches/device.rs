@@ -338,7 +338,7 @@ fn main() -> Res<()> {
         let mut rng = Rng(0x1234_5678_9ABC_DEF1);
         for _ in 0..300 {
             let mut input = random_input(&mut rng, &reg, at)?;
-            let from_store = store.check(&input, &config)?;
+            let from_store = store.check(&input)?;
             input.registry_refreshed_at = Some(refreshed);
             if from_store != rules::check_registry(&index, &input, &config) {
                 return Err(format!("store verdict differs for {input:?}").into());
@@ -351,7 +351,7 @@ fn main() -> Res<()> {
     let inputs: Vec<CheckInput> = (0..warmup + samples)
         .map(|_| random_input(&mut rng, &reg, at))
         .collect::<Res<_>>()?;
-    let (mut times, mut irregular) = time_checks(&store, &inputs, warmup, &config)?;
+    let (mut times, mut irregular) = time_checks(&store, &inputs, warmup)?;
     times.sort_unstable();
     let (check_p50, check_p99) = (percentile_us(&times, 0.50), percentile_us(&times, 0.99));
     eprintln!("{irregular} of {samples} verdicts irregular");
@@ -432,7 +432,7 @@ fn main() -> Res<()> {
     let mut autos = Vec::with_capacity(RECORDS);
     for n in 0..RECORDS {
         let input = random_input(&mut rng, &reg, at)?;
-        let irregular = store.check(&input, &config)?.overall == rules::Overall::Irregular;
+        let irregular = store.check(&input)?.overall == rules::Overall::Irregular;
         autos.push(NewInfraction {
             vehicle: input.vehicle,
             driver: input.driver,
@@ -454,7 +454,7 @@ fn main() -> Res<()> {
             }),
         });
     }
-    let mut field = FieldRecords::open(&mut store)?.with_config(config.clone());
+    let mut field = FieldRecords::open(&mut store)?;
     let t = Instant::now();
     for auto in autos {
         field.create_infraction(auto)?;
@@ -496,17 +496,12 @@ fn main() -> Res<()> {
 /// `Store::check` of every input: the time of each after the first `warmup`, and how many of
 /// those verdicts are irregular.
 #[inline(never)]
-fn time_checks(
-    store: &Store,
-    inputs: &[CheckInput],
-    warmup: usize,
-    config: &RulesConfig,
-) -> Res<(Vec<Duration>, usize)> {
+fn time_checks(store: &Store, inputs: &[CheckInput], warmup: usize) -> Res<(Vec<Duration>, usize)> {
     let mut times = Vec::with_capacity(inputs.len().saturating_sub(warmup));
     let mut irregular = 0usize;
     for (n, input) in inputs.iter().enumerate() {
         let t = Instant::now();
-        let v = store.check(input, config)?;
+        let v = store.check(input)?;
         let dt = t.elapsed();
         if n >= warmup {
             times.push(dt);

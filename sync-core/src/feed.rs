@@ -14,7 +14,9 @@
 //! Upserts carry the whole entity (no field-level patches): entities are small and a whole value
 //! is idempotent, so re-applying an upsert is harmless. Keys: people, vehicles, stands, penalties
 //! and fines by `id`, permits by `number`, transfers by (permit, date, from, to) since they have
-//! no id of their own.
+//! no id of their own. The law's parameters (`Registry::parameters`: rules configuration,
+//! holiday calendar, IPCA series) are one more entity, without a key: `UpsertLawParameters`
+//! carries the whole value, `DeleteLawParameters` returns to the compiled-in defaults.
 //!
 //! [`diff`] computes the batch between two registries and [`apply`] applies one in memory; the
 //! server will use the first to publish, and tests use both to check the store against the
@@ -25,6 +27,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::rules::LawParameters;
 
 use crate::domain::{
     DomainError, Fine, Penalty, Permit, PermitNumber, Person, PersonId, Registry, Stand, StandId,
@@ -76,20 +80,54 @@ impl TransferKey {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum RegistryChange {
-    UpsertPerson { person: Person },
-    DeletePerson { id: PersonId },
-    UpsertVehicle { vehicle: Vehicle },
-    DeleteVehicle { id: VehicleId },
-    UpsertStand { stand: Stand },
-    DeleteStand { id: StandId },
-    UpsertPermit { permit: Permit },
-    DeletePermit { number: PermitNumber },
-    UpsertPenalty { penalty: Penalty },
-    DeletePenalty { id: String },
-    UpsertFine { fine: Fine },
-    DeleteFine { id: String },
-    UpsertTransfer { transfer: Transfer },
-    DeleteTransfer { key: TransferKey },
+    UpsertPerson {
+        person: Person,
+    },
+    DeletePerson {
+        id: PersonId,
+    },
+    UpsertVehicle {
+        vehicle: Vehicle,
+    },
+    DeleteVehicle {
+        id: VehicleId,
+    },
+    UpsertStand {
+        stand: Stand,
+    },
+    DeleteStand {
+        id: StandId,
+    },
+    UpsertPermit {
+        permit: Permit,
+    },
+    DeletePermit {
+        number: PermitNumber,
+    },
+    UpsertPenalty {
+        penalty: Penalty,
+    },
+    DeletePenalty {
+        id: String,
+    },
+    UpsertFine {
+        fine: Fine,
+    },
+    DeleteFine {
+        id: String,
+    },
+    UpsertTransfer {
+        transfer: Transfer,
+    },
+    DeleteTransfer {
+        key: TransferKey,
+    },
+    /// The law's parameters in force from this version on (the whole value).
+    UpsertLawParameters {
+        parameters: LawParameters,
+    },
+    /// Back to the compiled-in defaults (a registry whose parameters were never set).
+    DeleteLawParameters,
 }
 
 /// Why a batch cannot even be considered (its shape, before any replica is involved).
@@ -234,6 +272,14 @@ pub fn diff(old: &Registry, new: &Registry) -> RegistryChanges {
     // before people), the reverse of the upsert order.
     del.reverse();
     up.extend(del);
+    if old.parameters != new.parameters {
+        up.push(match &new.parameters {
+            Some(parameters) => RegistryChange::UpsertLawParameters {
+                parameters: parameters.clone(),
+            },
+            None => RegistryChange::DeleteLawParameters,
+        });
+    }
     RegistryChanges {
         from_version: old.version,
         to_version: new.version,
@@ -302,6 +348,10 @@ pub fn apply(registry: &mut Registry, changes: &RegistryChanges) -> Result<(), F
             RegistryChange::DeleteTransfer { key } => {
                 registry.transfers.retain(|x| &TransferKey::of(x) != key);
             }
+            RegistryChange::UpsertLawParameters { parameters } => {
+                registry.parameters = Some(parameters.clone());
+            }
+            RegistryChange::DeleteLawParameters => registry.parameters = None,
         }
     }
     registry.version = changes.to_version;

@@ -25,6 +25,7 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("verdict", schema::<Verdict>()),
         ("observation", schema::<Observation>()),
         ("rules-config", schema::<RulesConfig>()),
+        ("law-parameters", schema::<crate::rules::LawParameters>()),
         ("deadline", schema::<Deadline>()),
         ("amount", schema::<Corrected>()),
         ("record-view", schema::<RecordView>()),

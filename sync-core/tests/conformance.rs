@@ -21,7 +21,7 @@ use sync_core::domain::{
 };
 use sync_core::feed;
 use sync_core::rules::{
-    self, CheckInput, EarMissing, Observation, RuleId, RulesConfig, VehicleQuery,
+    self, CheckInput, EarMissing, LawParameters, Observation, RuleId, RulesConfig, VehicleQuery,
 };
 use sync_core::store::Store;
 use sync_core::testkit::{STRANGER_CPF, sample_registry};
@@ -265,11 +265,20 @@ fn non_default() -> RulesConfig {
     }
 }
 
-/// Loads `reg` into a fresh device store as the feed does and compares every check with the
-/// kernel's on the whole registry. Returns how many checks were compared.
+/// Loads `reg`, carrying `config` as its law parameters (none for the defaults, as a registry
+/// the office never configured), into a fresh device store as the feed does, and compares every
+/// check with the kernel's on the whole registry under the registry's own parameters. Returns
+/// how many checks were compared.
 fn conforms(bytes: &[u8], config: &RulesConfig) -> usize {
     let mut k = Knobs(bytes.iter());
-    let reg = generated(&mut k);
+    let mut reg = generated(&mut k);
+    if *config != RulesConfig::default() {
+        reg.parameters = Some(LawParameters {
+            rules: config.clone(),
+            ..LawParameters::default()
+        });
+    }
+    let config = &reg.law().rules.clone();
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path().join("device.db")).unwrap();
     let refreshed: DateTime<Utc> = "2026-11-29T15:00:00Z".parse().unwrap();
@@ -322,7 +331,7 @@ fn conforms(bytes: &[u8], config: &RulesConfig) -> usize {
                         observation: obs.clone(),
                         registry_refreshed_at: None,
                     };
-                    let device = store.check(&input, config).unwrap();
+                    let device = store.check(&input).unwrap();
                     // The server's copy, stamped with the device's refresh time.
                     input.registry_refreshed_at = Some(device.registry.refreshed_at.unwrap());
                     let kernel = rules::check_registry(&index, &input, config);

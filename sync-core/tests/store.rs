@@ -11,7 +11,7 @@ use sync_core::domain::{
     AuxiliaryDriver, CnhNumber, Cpf, DriverId, DriverLicence, LicenceKind, Person, Plate, Registry,
 };
 use sync_core::feed::{self, RegistryChange, RegistryChanges};
-use sync_core::rules::{self, CheckInput, Observation, RulesConfig, VehicleQuery};
+use sync_core::rules::{self, CheckInput, LawParameters, Observation, RulesConfig, VehicleQuery};
 use sync_core::store::{
     APPLICATION_ID, LATEST_VERSION, ObservedPerson, PhotoStatus, RecordMeta, RecordWrite, Store,
     StoreError,
@@ -613,7 +613,7 @@ fn verdict_is_stamped_with_version_and_age() {
         "2026-11-30T12:00:00Z",
         Observation::default(),
     );
-    let v = s.check(&i, &RulesConfig::default()).unwrap();
+    let v = s.check(&i).unwrap();
     assert_eq!(v.registry.version, 7);
     assert_eq!(v.registry.refreshed_at, Some(t(REFRESHED)));
     assert_eq!(v.registry.age_seconds, Some(10_800));
@@ -622,20 +622,13 @@ fn verdict_is_stamped_with_version_and_age() {
     // The caller's refresh time is ignored: the replica knows when it was refreshed.
     let mut lying = i.clone();
     lying.registry_refreshed_at = Some(t("2026-11-30T11:59:00Z"));
-    assert_eq!(
-        s.check(&lying, &RulesConfig::default())
-            .unwrap()
-            .registry
-            .age_seconds,
-        Some(10_800)
-    );
+    assert_eq!(s.check(&lying).unwrap().registry.age_seconds, Some(10_800));
 }
 
 #[test]
 fn device_check_stand_rules_and_a_deceased_holder() {
     let f = fixture();
     let mut s = loaded(&f);
-    let config = RulesConfig::default();
     let abc = || VehicleQuery::Plate(Plate::parse("ABC-1234").unwrap());
     let ids = |v: &rules::Verdict| v.findings.iter().map(|f| f.rule_id).collect::<Vec<_>>();
     // 12:00 local: idle away from any stand, in the mandatory hours of its own (06–20).
@@ -644,15 +637,12 @@ fn device_check_stand_rules_and_a_deceased_holder() {
         ..Observation::default()
     };
     let v = s
-        .check(
-            &input(
-                abc(),
-                "cpf:86840102130",
-                "2026-11-30T15:00:00Z",
-                idle.clone(),
-            ),
-            &config,
-        )
+        .check(&input(
+            abc(),
+            "cpf:86840102130",
+            "2026-11-30T15:00:00Z",
+            idle.clone(),
+        ))
         .unwrap();
     assert_eq!(ids(&v), vec![rules::RuleId::R24]);
     assert!(v.findings[0].message.contains("fora de qualquer ponto"));
@@ -662,10 +652,12 @@ fn device_check_stand_rules_and_a_deceased_holder() {
         ..idle
     };
     let v = s
-        .check(
-            &input(abc(), "cpf:86840102130", "2026-11-30T15:00:00Z", unknown),
-            &config,
-        )
+        .check(&input(
+            abc(),
+            "cpf:86840102130",
+            "2026-11-30T15:00:00Z",
+            unknown,
+        ))
         .unwrap();
     assert_eq!(ids(&v), vec![rules::RuleId::R24]);
     assert_eq!(v.overall, rules::Overall::Warning);
@@ -687,15 +679,12 @@ fn device_check_stand_rules_and_a_deceased_holder() {
         .unwrap();
     for plate in ["ABC-1234", "BRA2E19"] {
         let v = s
-            .check(
-                &input(
-                    VehicleQuery::Plate(Plate::parse(plate).unwrap()),
-                    "cpf:86840102130",
-                    "2026-11-30T15:00:00Z",
-                    Observation::default(),
-                ),
-                &config,
-            )
+            .check(&input(
+                VehicleQuery::Plate(Plate::parse(plate).unwrap()),
+                "cpf:86840102130",
+                "2026-11-30T15:00:00Z",
+                Observation::default(),
+            ))
             .unwrap();
         assert_eq!(v.overall, rules::Overall::Irregular, "{plate}: {v:#?}");
         assert_eq!(ids(&v)[0], rules::RuleId::R12, "{plate}");
@@ -753,7 +742,7 @@ fn store_check_matches_in_memory_check() {
             for drv in &drivers {
                 for obs in &observations {
                     let mut i = input(vq.clone(), drv, at, obs.clone());
-                    let from_store = s.check(&i, &config).unwrap();
+                    let from_store = s.check(&i).unwrap();
                     i.registry_refreshed_at = Some(t(REFRESHED));
                     let in_memory = rules::check_registry(&index, &i, &config);
                     assert_eq!(from_store, in_memory, "{vq:?} {drv} {at} {obs:?}");
@@ -783,7 +772,8 @@ fn assert_store_is(
     refreshed: DateTime<Utc>,
 ) -> std::collections::BTreeMap<String, rules::Verdict> {
     let index = reg.index();
-    let config = RulesConfig::default();
+    // The model registry's own parameters: what the replica must have received with it.
+    let config = reg.law().rules.clone();
     let mut drivers: Vec<String> = reg
         .people
         .iter()
@@ -821,7 +811,7 @@ fn assert_store_is(
             for drv in &drivers {
                 for obs in &observations {
                     let mut i = input(vq.clone(), drv, at, obs.clone());
-                    let from_store = s.check(&i, &config).unwrap();
+                    let from_store = s.check(&i).unwrap();
                     i.registry_refreshed_at = Some(refreshed);
                     let in_memory = rules::check_registry(&index, &i, &config);
                     assert_eq!(from_store, in_memory, "{vq:?} {drv} {at} {obs:?}");
@@ -1167,7 +1157,7 @@ fn check_without_registry_is_an_error() {
         "2026-11-30T12:00:00Z",
         Observation::default(),
     );
-    let err = s.check(&i, &RulesConfig::default()).unwrap_err();
+    let err = s.check(&i).unwrap_err();
     assert!(matches!(err, StoreError::NoRegistry));
     assert!(err.to_string().contains("nenhum cadastro"));
 }
@@ -1493,4 +1483,82 @@ fn status_reports_version_and_counts() {
     assert_eq!(st.counts.penalties, 1);
     assert_eq!(st.counts.numbers_left, 10);
     assert!(s.integrity_check().unwrap().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The law's parameters travel with the replica
+
+/// The device judges with the parameters its replica received, never with the compiled-in
+/// defaults: a batch that sets them changes the next check, a second batch changes them again,
+/// and the exported replica carries them.
+#[test]
+fn checks_use_the_parameters_the_feed_delivered() {
+    let f = fixture();
+    let mut s = loaded(&f);
+    let base = sample_registry();
+    assert_eq!(*s.law_parameters().unwrap(), LawParameters::default());
+    // P08's CNH expired on 2026-10-01, 60 days before: R10 fires under the defaults.
+    let i = input(
+        VehicleQuery::Plate(Plate::parse("GHI7J89").unwrap()),
+        "cpf:78000751925",
+        "2026-11-30T15:00:00Z",
+        Observation::default(),
+    );
+    assert!(s.check(&i).unwrap().rule_ids().contains(&"R10"));
+
+    // Version 8: the office allows 90 days of grace after the CNH's expiry.
+    let mut v8 = base.clone();
+    v8.version = 8;
+    let mut p = LawParameters::default();
+    p.rules.cnh_grace_days = 90;
+    v8.parameters = Some(p);
+    let batch = feed::diff(&base, &v8);
+    assert!(matches!(
+        batch.changes.as_slice(),
+        [RegistryChange::UpsertLawParameters { .. }]
+    ));
+    s.apply_changes(&batch, t(REFRESHED)).unwrap();
+    let v = s.check(&i).unwrap();
+    assert!(!v.rule_ids().contains(&"R10"), "{:?}", v.rule_ids());
+    let mut j = i.clone();
+    j.registry_refreshed_at = Some(t(REFRESHED));
+    assert_eq!(v, rules::check_registry(&v8.index(), &j, &v8.law().rules));
+    assert_eq!(s.export_registry().unwrap(), feed::sorted(v8.clone()));
+
+    // Version 9: back to the defaults; the memo of version 8's parameters is not reused.
+    let mut v9 = v8.clone();
+    v9.version = 9;
+    v9.parameters = None;
+    s.apply_changes(&feed::diff(&v8, &v9), t(REFRESHED))
+        .unwrap();
+    assert!(s.check(&i).unwrap().rule_ids().contains(&"R10"));
+    assert_eq!(s.export_registry().unwrap().parameters, None);
+
+    // A snapshot carrying parameters sets them too, and a second store on the same file (the
+    // app and a CLI) sees them.
+    let mut v10 = v8.clone();
+    v10.version = 10;
+    s.apply_snapshot(&v10, t(REFRESHED)).unwrap();
+    let other = Store::open(&f.path).unwrap();
+    assert_eq!(other.law_parameters().unwrap().rules.cnh_grace_days, 90);
+    assert!(!other.check(&i).unwrap().rule_ids().contains(&"R10"));
+}
+
+/// Malformed parameters in a batch are refused whole: the replica stays where it was.
+#[test]
+fn a_batch_with_malformed_parameters_is_refused() {
+    let f = fixture();
+    let mut s = loaded(&f);
+    let base = sample_registry();
+    let mut bad = LawParameters::default();
+    bad.rules.inhabitants_per_taxi = 1;
+    let batch = feed::RegistryChanges {
+        from_version: base.version,
+        to_version: base.version + 1,
+        generated_at: None,
+        changes: vec![RegistryChange::UpsertLawParameters { parameters: bad }],
+    };
+    assert!(s.apply_changes(&batch, t(REFRESHED)).is_err());
+    assert_eq!(s.replica_info().unwrap().unwrap().version, base.version);
+    assert_eq!(*s.law_parameters().unwrap(), LawParameters::default());
 }

@@ -46,16 +46,13 @@ fn regular_taxi_of_s03(d: &Device) -> (String, String) {
 
 fn check(d: &Device, (plate, cpf): &(String, String)) -> Verdict {
     d.store
-        .check(
-            &CheckInput {
-                vehicle: VehicleQuery::Plate(Plate::parse(plate).unwrap()),
-                driver: DriverId::parse(cpf).unwrap(),
-                at: d.now(),
-                observation: Observation::default(),
-                registry_refreshed_at: None,
-            },
-            &RulesConfig::default(),
-        )
+        .check(&CheckInput {
+            vehicle: VehicleQuery::Plate(Plate::parse(plate).unwrap()),
+            driver: DriverId::parse(cpf).unwrap(),
+            at: d.now(),
+            observation: Observation::default(),
+            registry_refreshed_at: None,
+        })
         .unwrap()
 }
 

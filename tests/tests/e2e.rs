@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use sync_core::client::ErrorKind;
 use sync_core::domain::{DriverId, Plate};
 use sync_core::field::WitnessEntry;
-use sync_core::rules::{CheckInput, Observation, Overall, RulesConfig, VehicleQuery};
+use sync_core::rules::{CheckInput, Observation, Overall, VehicleQuery};
 use sync_core::sync::{RejectionCode, meta_of};
 
 const EVENT_WAIT: Duration = Duration::from_secs(30);
@@ -105,16 +105,13 @@ fn world(officer2_clock: Days) -> World {
 
 fn check(d: &Device, taxi: &Taxi) -> sync_core::rules::Verdict {
     d.store
-        .check(
-            &CheckInput {
-                vehicle: VehicleQuery::Plate(Plate::parse(&taxi.plate).unwrap()),
-                driver: DriverId::parse(&taxi.holder_cpf).unwrap(),
-                at: d.now(),
-                observation: Observation::default(),
-                registry_refreshed_at: None,
-            },
-            &RulesConfig::default(),
-        )
+        .check(&CheckInput {
+            vehicle: VehicleQuery::Plate(Plate::parse(&taxi.plate).unwrap()),
+            driver: DriverId::parse(&taxi.holder_cpf).unwrap(),
+            at: d.now(),
+            observation: Observation::default(),
+            registry_refreshed_at: None,
+        })
         .unwrap()
 }
 
@@ -748,4 +745,74 @@ fn repeated_sigkills_mid_sync_lose_nothing_acknowledged_and_store_nothing_twice(
     }
     assert_eq!(total(&w), created.len() as u64, "every record exactly once");
     assert_converged(&w, &[&w.officer1, &w.officer2, &w.coordinator], &created);
+}
+
+/// The office sets a non-default configuration through the API; the feed carries it; every
+/// device's verdict on every taxi of the registry (holder at the wheel, idle at its stand and
+/// away from any) is then the law kernel's verdict on the server's copy under the server's
+/// parameters — and the new parameters changed some verdicts, so the devices did not keep
+/// judging by the defaults.
+#[test]
+fn devices_and_server_judge_alike_under_parameters_set_by_the_office() {
+    let mut w = world(Days::zero());
+    let (status, view) = w.office.get("/v1/law");
+    assert_eq!(status, 200, "{view}");
+    let mut rules = view["parameters"]["rules"].clone();
+    rules["max_vehicle_age_years"] = json!(1);
+    rules["taximeter_period_years"] = json!(1);
+    rules["cnh_grace_days"] = json!(90);
+    rules["ear_missing"] = json!("irregular");
+    let (status, update) = w.office.put("/v1/law/rules", &rules);
+    assert_eq!(status, 200, "{update}");
+    let version = update["version"].as_u64().unwrap();
+
+    let server = w.office.registry();
+    assert_eq!(server.version, version);
+    let server_rules = server.law().rules.clone();
+    assert_eq!(server_rules.max_vehicle_age_years, 1);
+    let mut changed_by_parameters = 0;
+    let mut compared = 0;
+    for d in [&mut w.officer1, &mut w.coordinator] {
+        d.sync_ok();
+        assert_eq!(d.store.replica_info().unwrap().unwrap().version, version);
+        assert_eq!(d.store.law_parameters().unwrap().rules, server_rules);
+        for p in &server.permits {
+            let holder = server.people.iter().find(|x| x.id == p.holder_id).unwrap();
+            for observation in [
+                Observation::default(),
+                Observation {
+                    at_stand: Some(p.stand_id.clone()),
+                    idle: true,
+                    ..Observation::default()
+                },
+            ] {
+                let mut input = CheckInput {
+                    vehicle: VehicleQuery::Permit(p.number.clone()),
+                    driver: DriverId::parse(&format!("cpf:{}", holder.cpf.as_str())).unwrap(),
+                    at: d.now(),
+                    observation,
+                    registry_refreshed_at: None,
+                };
+                let on_device = d.store.check(&input).unwrap();
+                input.registry_refreshed_at = on_device.registry.refreshed_at;
+                let on_server =
+                    sync_core::rules::check_registry(&server.index(), &input, &server_rules);
+                assert_eq!(on_device, on_server, "{} {}", d.name, p.number);
+                let by_default = sync_core::rules::check_registry(
+                    &server.index(),
+                    &input,
+                    &sync_core::rules::RulesConfig::default(),
+                );
+                if by_default.rule_ids() != on_server.rule_ids() {
+                    changed_by_parameters += 1;
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 20, "{compared}");
+    assert!(
+        changed_by_parameters > 0,
+        "the parameters changed no verdict: the test shows nothing"
+    );
 }

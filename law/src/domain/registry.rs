@@ -48,6 +48,11 @@ pub struct Registry {
     /// Transfers of permits (art. 10), for the two-year and three-year bars.
     #[serde(default)]
     pub transfers: Vec<Transfer>,
+    /// The law's parameters in force at this version (rules configuration, holiday calendar,
+    /// IPCA series), set by the office. `None`: never set, the compiled-in defaults apply
+    /// (see [`Registry::law`]); a snapshot without them loads as such.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<crate::rules::LawParameters>,
 }
 
 /// A transfer of a permit from one holder to another (art. 10).
@@ -383,7 +388,8 @@ impl Registry {
         Ok(reg)
     }
 
-    /// Referential integrity: unique ids, every reference resolves, plates unique.
+    /// Referential integrity: unique ids, every reference resolves, plates unique; and the
+    /// law's parameters, if any, well formed.
     pub fn validate(&self) -> Result<(), DomainError> {
         fn unique<'a>(
             what: &str,
@@ -446,10 +452,23 @@ impl Registry {
                 return Err(missing("alvará da multa", &f.permit_number));
             }
         }
+        if let Some(p) = &self.parameters {
+            p.check().map_err(|e| DomainError::Fixture {
+                reason: format!("parâmetros da lei: {e}"),
+            })?;
+        }
         Ok(())
     }
 
     /// Builds lookup indexes; cheap enough to do once per loaded fixture.
+    /// The law's parameters this registry is judged by: its own, or the defaults when the
+    /// office never set any.
+    pub fn law(&self) -> &crate::rules::LawParameters {
+        self.parameters
+            .as_ref()
+            .unwrap_or_else(|| crate::rules::default_parameters())
+    }
+
     pub fn index(&self) -> RegistryIndex<'_> {
         RegistryIndex::new(self)
     }

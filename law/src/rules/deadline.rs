@@ -2,9 +2,11 @@
 //! Lei 9.784/1999 art. 66: calendar days, the day of ciência excluded, the last day included,
 //! and a last day on which the Prefeitura does not open rolled to the next business day.
 //!
-//! The calendar is data: national holidays (20 November since 2024, Lei 14.759/2023), the São
-//! Paulo state holiday of 9 July, optional movable closures (Carnival, Corpus Christi) and
-//! municipal holidays and decreed closures from configuration.
+//! The calendar is data, part of the registry's law parameters (so the office changes it without
+//! a rebuild and every device counts with the same one): national fixed-date holidays (initially
+//! [`national_holidays`], 20 November since 2024 by Lei 14.759/2023), the São Paulo state
+//! holiday of 9 July, optional movable closures (Carnival, Corpus Christi; Good Friday is always
+//! observed), municipal holidays and decreed closures.
 
 use chrono::{Datelike, Days, NaiveDate, Weekday};
 use schemars::JsonSchema;
@@ -17,6 +19,44 @@ pub struct RecurringHoliday {
     pub month: u32,
     pub day: u32,
     pub name: String,
+    /// First year it is observed (a holiday created by a later law), if not always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_year: Option<i32>,
+}
+
+impl RecurringHoliday {
+    fn falls_on(&self, date: NaiveDate) -> bool {
+        self.month == date.month()
+            && self.day == date.day()
+            && self.from_year.is_none_or(|y| date.year() >= y)
+    }
+}
+
+/// The national fixed-date holidays (Lei 662/1949, Lei 6.802/1980, Lei 14.759/2023): the
+/// initial content of `CalendarConfig::national`.
+pub fn national_holidays() -> Vec<RecurringHoliday> {
+    let h = |month, day, name: &str, from_year| RecurringHoliday {
+        month,
+        day,
+        name: name.to_owned(),
+        from_year,
+    };
+    vec![
+        h(1, 1, "Confraternização Universal", None),
+        h(4, 21, "Tiradentes", None),
+        h(5, 1, "Dia do Trabalho", None),
+        h(9, 7, "Independência do Brasil", None),
+        h(10, 12, "Nossa Senhora Aparecida", None),
+        h(11, 2, "Finados", None),
+        h(11, 15, "Proclamação da República", None),
+        h(
+            11,
+            20,
+            "Dia Nacional de Zumbi e da Consciência Negra",
+            Some(2024),
+        ),
+        h(12, 25, "Natal", None),
+    ]
 }
 
 /// A one-off closure (ponto facultativo decreed, a municipal holiday of one year).
@@ -31,13 +71,15 @@ pub struct DatedClosure {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CalendarConfig {
+    /// National fixed-date holidays (initially [`national_holidays`]).
+    pub national: Vec<RecurringHoliday>,
     /// 9 July, Revolução Constitucionalista (Lei estadual 9.497/1997).
     pub sao_paulo_state_holiday: bool,
     /// Carnival Monday and Tuesday (ponto facultativo, normally observed).
     pub carnival: bool,
     /// Corpus Christi (ponto facultativo or municipal holiday).
     pub corpus_christi: bool,
-    /// Americana's municipal holidays (not researched: NOTES §2.10). Configure them here.
+    /// Americana's municipal holidays (none known yet: the office enters them).
     pub municipal: Vec<RecurringHoliday>,
     /// Decreed closures on specific dates.
     pub closures: Vec<DatedClosure>,
@@ -46,6 +88,7 @@ pub struct CalendarConfig {
 impl Default for CalendarConfig {
     fn default() -> Self {
         Self {
+            national: national_holidays(),
             sao_paulo_state_holiday: true,
             carnival: true,
             corpus_christi: true,
@@ -87,24 +130,13 @@ impl CalendarConfig {
 
     /// The holiday or closure on that date, weekends aside.
     pub fn holiday_name(&self, date: NaiveDate) -> Option<String> {
-        let (m, d, y) = (date.month(), date.day(), date.year());
-        let fixed = match (m, d) {
-            (1, 1) => Some("Confraternização Universal"),
-            (4, 21) => Some("Tiradentes"),
-            (5, 1) => Some("Dia do Trabalho"),
-            (9, 7) => Some("Independência do Brasil"),
-            (10, 12) => Some("Nossa Senhora Aparecida"),
-            (11, 2) => Some("Finados"),
-            (11, 15) => Some("Proclamação da República"),
-            (11, 20) if y >= 2024 => Some("Dia Nacional de Zumbi e da Consciência Negra"),
-            (12, 25) => Some("Natal"),
-            (7, 9) if self.sao_paulo_state_holiday => Some("Revolução Constitucionalista de 1932"),
-            _ => None,
-        };
-        if let Some(name) = fixed {
-            return Some(name.to_owned());
+        if let Some(h) = self.national.iter().find(|h| h.falls_on(date)) {
+            return Some(h.name.clone());
         }
-        if let Some(e) = easter(y) {
+        if self.sao_paulo_state_holiday && (date.month(), date.day()) == (7, 9) {
+            return Some(String::from("Revolução Constitucionalista de 1932"));
+        }
+        if let Some(e) = easter(date.year()) {
             let offset = (date - e).num_days();
             match offset {
                 -2 => return Some(String::from("Sexta-feira Santa")),
@@ -113,7 +145,7 @@ impl CalendarConfig {
                 _ => {}
             }
         }
-        if let Some(h) = self.municipal.iter().find(|h| h.month == m && h.day == d) {
+        if let Some(h) = self.municipal.iter().find(|h| h.falls_on(date)) {
             return Some(h.name.clone());
         }
         self.closures
@@ -255,6 +287,7 @@ mod tests {
             month: 8,
             day: 27,
             name: "Aniversário de Americana".into(),
+            from_year: None,
         });
         assert!(!cal.is_business_day(d(2026, 8, 27)));
         cal.closures.push(DatedClosure {

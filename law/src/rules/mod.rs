@@ -3,7 +3,9 @@
 //!
 //! Flow: the rule catalogue (`catalogue`) is data — id, citation, whether the wording in force is
 //! verified, severity, consequence. `RulesConfig` holds the parameters the law leaves open
-//! (art. 14 ratio, categories covering B, EAR missing, taximeter period, CNH grace, holidays).
+//! (art. 14 ratio, categories covering B, EAR missing, taximeter period, CNH grace, holidays);
+//! with the IPCA series it makes the `parameters` that live in the registry, one value per
+//! registry version, so every device judges by the office's parameters.
 //! `field::check` turns the `Facts` of a lookup (the permit, vehicle, holder, stands and
 //! penalties found for the plate or number, the driver, the instant, the observations) into a
 //! `Verdict` whose every finding cites its rule and article; `office` refuses registry changes
@@ -17,6 +19,7 @@ pub mod deadline;
 pub mod field;
 pub mod money;
 pub mod office;
+pub mod parameters;
 pub mod penalty;
 pub mod procedure;
 pub mod reference;
@@ -27,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use catalogue::{CATALOGUE, RuleId, RuleSpec, UnknownRule, lookup, spec};
 pub use field::{check, check_registry};
+pub use parameters::{LawParameters, default_parameters};
 pub use penalty::{NotCitable, citable};
 
 use crate::domain::{
@@ -409,7 +413,7 @@ pub struct RulesConfig {
     pub disabled_rules: Vec<RuleId>,
     /// Rule ids switched on although off by default (e.g. R21 once confirmed).
     pub enabled_rules: Vec<RuleId>,
-    /// Holiday calendar used for deadlines (national holidays are built in).
+    /// Holiday calendar used for deadlines: national, state and municipal holidays and closures.
     pub calendar: deadline::CalendarConfig,
     /// Name of the issuing body, printed on records (NOTES §1.4: it changed over time).
     pub issuing_body: String,

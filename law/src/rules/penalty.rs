@@ -34,7 +34,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::catalogue::{RuleId, RuleSpec, Scope, lookup, spec};
-use super::money::{self, Corrected};
+use super::money::{self, Corrected, IpcaSeries};
 use super::{Consequence, RulesConfig, Severity};
 use crate::domain::{Penalty, PenaltyKind};
 
@@ -322,6 +322,8 @@ pub struct ProposalInput<'a> {
     pub record_id: Option<&'a str>,
     /// Date of the decision (today, in Americana).
     pub on: NaiveDate,
+    /// The registry's IPCA series, for the fine's amount.
+    pub ipca: &'a IpcaSeries,
 }
 
 /// The system's proposal (R32), explained.
@@ -352,9 +354,9 @@ fn br(d: NaiveDate) -> String {
     d.format("%d/%m/%Y").to_string()
 }
 
-/// The fine of art. 32 II in force on `on` (R22).
-pub fn fine_amount(on: NaiveDate) -> Result<Corrected, money::MoneyError> {
-    money::corrected(FINE_BASE, chrono::Datelike::year(&on))
+/// The fine of art. 32 II in force on `on` (R22), by the registry's IPCA series.
+pub fn fine_amount(on: NaiveDate, ipca: &IpcaSeries) -> Result<Corrected, money::MoneyError> {
+    money::corrected(FINE_BASE, chrono::Datelike::year(&on), ipca)
 }
 
 /// Grades a record (see the module doc).
@@ -440,7 +442,7 @@ pub fn propose(input: ProposalInput<'_>) -> Proposal {
     }
     let penalty = grade.penalty();
     let fine = if grade == Grade::Fine {
-        match fine_amount(input.on) {
+        match fine_amount(input.on, input.ipca) {
             Ok(c) => {
                 reasons.push(format!(
                     "Valor da multa em {}: R$ {} (R$ 240,00 de 2004 corrigidos pelo IPCA, fator \
@@ -516,6 +518,7 @@ mod tests {
             history: &[],
             record_id: None,
             on: d(2026, 11, 30),
+            ipca: &IpcaSeries::default(),
         });
         assert_eq!(p.penalty, PenaltyKind::WrittenWarning);
         assert_eq!(p.base_rule.as_deref(), Some("R24"));
@@ -527,6 +530,7 @@ mod tests {
             history: &[],
             record_id: None,
             on: d(2026, 11, 30),
+            ipca: &IpcaSeries::default(),
         });
         assert_eq!(p.penalty, PenaltyKind::Revocation);
         assert_eq!(p.citation, "Lei 4.019/2004, art. 32, V");
@@ -561,6 +565,7 @@ mod tests {
             history: &history,
             record_id: Some("this"),
             on,
+            ipca: &IpcaSeries::default(),
         });
         // The 60-day suspension is one day outside the window; the record's own penalty never
         // counts: the warning alone raises the proposal to a fine, with its 2026 amount.
@@ -576,6 +581,7 @@ mod tests {
             history: &history,
             record_id: None,
             on,
+            ipca: &IpcaSeries::default(),
         });
         assert_eq!(p.penalty, PenaltyKind::Suspension { days: 15 });
         assert_eq!(
@@ -591,6 +597,7 @@ mod tests {
             history: &[],
             record_id: None,
             on: d(2026, 11, 30),
+            ipca: &IpcaSeries::default(),
         });
         assert_eq!(p.penalty, PenaltyKind::WrittenWarning);
         assert_eq!(p.base_rule, None);

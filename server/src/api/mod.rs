@@ -22,6 +22,7 @@ pub mod accounts;
 pub mod auth;
 pub mod extract;
 pub mod health;
+pub mod law;
 pub mod office;
 pub mod openapi;
 pub mod photos;
@@ -58,6 +59,7 @@ pub(crate) fn api_router_with(photo_limit: usize) -> OpenApiRouter<AppState> {
         .merge(auth::routes())
         .merge(accounts::routes())
         .merge(registry::routes())
+        .merge(law::routes())
         .merge(photos::routes(photo_limit))
         .merge(sync::routes())
         .merge(records::routes())

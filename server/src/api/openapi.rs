@@ -134,6 +134,7 @@ pub fn payload_schemas() -> Vec<(&'static str, Value)> {
     add::<super::records::RecordDetail>(&mut out, "record-detail");
     add::<super::records::NewEventRequest>(&mut out, "new-event-request");
     out.extend(super::office::payload_schemas());
+    out.extend(super::law::payload_schemas());
     out
 }
 
@@ -198,6 +199,7 @@ fn components() -> serde_json::Map<String, Value> {
         sync_core::sync::SyncResponse,
     );
     super::office::add_components(&mut generator);
+    super::law::add_components(&mut generator);
     generator.take_definitions(true)
 }
 

@@ -106,7 +106,7 @@ pub struct ChangesQuery {
     pub since: u64,
 }
 
-/// Runs an operation as the caller, today, under the server's rules.
+/// Runs an operation as the caller, today, under the registry's law parameters.
 pub(crate) async fn edit<F, R>(
     state: &AppState,
     auth: &Auth,
@@ -118,13 +118,17 @@ where
     F: Fn(&Registry, &Ctx<'_>) -> Result<R, EditError>,
     R: Into<Edited>,
 {
-    let ctx = Ctx {
-        today: state.clock().today(),
-        rules: state.rules(),
-    };
+    let today = state.clock().today();
     let actor = auth.actor(state.clock().now());
+    // The law's parameters of the registry the operation runs on (re-run on a newer one).
     registry::commit(state.store().as_ref(), actor, action, subject, |reg| {
-        op(reg, &ctx)
+        op(
+            reg,
+            &Ctx {
+                today,
+                rules: &reg.law().rules,
+            },
+        )
     })
     .await
 }
@@ -155,7 +159,7 @@ async fn status(
 ) -> Result<Json<RegistryStatus>, AppError> {
     auth.require(roles::ANY)?;
     let reg = current(&state).await?;
-    let rules = state.rules();
+    let rules = &reg.law().rules;
     Ok(Json(RegistryStatus {
         version: reg.version,
         generated_at: reg.generated_at,

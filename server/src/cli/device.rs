@@ -29,7 +29,7 @@ use sync_core::rules::{CheckInput, Observation, RulesConfig, VehicleQuery};
 use sync_core::store::{DeviceIdentity, PhotoStatus, Store, StoreStatus};
 use uuid::Uuid;
 
-use super::{load_config, print_json, read_json};
+use super::{print_json, read_json};
 
 #[derive(Debug, Args)]
 pub(crate) struct DeviceArgs {
@@ -285,9 +285,6 @@ struct InfractionArgs {
     issue: bool,
     #[command(flatten)]
     signature: SignatureArgs,
-    /// Rules configuration (JSON, schema rules-config.schema.json).
-    #[arg(long)]
-    config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -383,9 +380,6 @@ struct CheckArgs {
     /// --at-stand/--idle.
     #[arg(long)]
     observation: Option<PathBuf>,
-    /// Rules configuration (JSON, schema rules-config.schema.json).
-    #[arg(long)]
-    config: Option<PathBuf>,
 }
 
 pub(crate) fn run(a: DeviceArgs) -> anyhow::Result<()> {
@@ -521,7 +515,8 @@ fn init(store: &mut Store, a: InitArgs) -> anyhow::Result<()> {
 fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
     match r {
         RecordCommand::Infraction(a) => {
-            let config = load_config(a.config.as_ref())?;
+            // The rules are the replica's: the law parameters the feed delivered.
+            let parameters = store.law_parameters()?;
             let input = NewInfraction {
                 vehicle: vehicle_query(&a.target)?,
                 driver: DriverId::parse(&a.driver)?,
@@ -535,14 +530,12 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                 },
                 position: a.position.position(),
                 facts: a.facts,
-                extra_legal_basis: legal_basis(&a.rules, &config)?,
+                extra_legal_basis: legal_basis(&a.rules, &parameters.rules)?,
                 witnesses: witnesses(&a.witnesses)?,
                 photos: read_photos(&a.photos)?,
                 issue: a.issue.then(|| a.signature.signature()),
             };
-            let out = FieldRecords::open(store)?
-                .with_config(config)
-                .create_infraction(input)?;
+            let out = FieldRecords::open(store)?.create_infraction(input)?;
             print_json(&out)
         }
         RecordCommand::Transgression(a) => {
@@ -560,8 +553,8 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                     GravityArg::Serious => Gravity::Serious,
                 },
                 facts: a.facts,
-                // Reports take no configuration: the device's default, as their check does.
-                legal_basis: legal_basis(&a.rules, &RulesConfig::default())?,
+                // The replica's law parameters, as the report's own check uses.
+                legal_basis: legal_basis(&a.rules, &store.law_parameters()?.rules)?,
                 at: parse_instant(a.at.as_deref())?,
                 monotonic: monotonic_ms(),
                 position: a.position.position(),
@@ -711,8 +704,8 @@ fn check(store: &Store, a: CheckArgs) -> anyhow::Result<()> {
         // The store puts its own refresh time here.
         registry_refreshed_at: None,
     };
-    let config = load_config(a.config.as_ref())?;
-    print_json(&store.check(&input, &config)?)
+    // Under the replica's own law parameters, as the server judges the same version.
+    print_json(&store.check(&input)?)
 }
 
 fn read_text(path: &PathBuf) -> anyhow::Result<String> {

@@ -54,7 +54,11 @@ pub(crate) fn check(a: CheckArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&a.registry)
         .with_context(|| format!("não foi possível ler {}", a.registry.display()))?;
     let registry = Registry::from_json(&text).with_context(|| a.registry.display().to_string())?;
-    let config = load_config(a.config.as_ref())?;
+    // The registry's own law parameters unless a configuration file overrides them.
+    let config = match &a.config {
+        Some(_) => load_config(a.config.as_ref())?,
+        None => registry.law().rules.clone(),
+    };
     let observation = match &a.observation {
         Some(p) => read_json::<Observation>(p)?,
         None => Observation {
@@ -119,14 +123,32 @@ pub(crate) struct AmountArgs {
     /// Year the amount is in force.
     #[arg(long)]
     year: i32,
+    /// The server's data directory: the IPCA series of its registry (what the office entered).
+    #[arg(long, conflicts_with = "registry")]
+    data: Option<PathBuf>,
+    /// A registry file (snapshot or fixture): its IPCA series.
+    #[arg(long)]
+    registry: Option<PathBuf>,
 }
 
+/// Amount in force in a year by the IPCA series of a registry: the server's (`--data`), a
+/// file's (`--registry`) or, without either, the initial series (up to 2025's index). Until the
+/// office enters the index of the year before, it says which year's index is missing.
 pub(crate) fn amount(a: AmountArgs) -> anyhow::Result<()> {
     let base: Decimal =
         a.base.trim().replace(',', ".").parse().with_context(|| {
             format!("--base {:?} não é um valor em reais (ex.: 240.00)", a.base)
         })?;
-    let c = rules::money::corrected(base, a.year)?;
+    let registry = match (&a.data, &a.registry) {
+        (Some(dir), _) => super::server::registry_of(dir)?,
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("não foi possível ler {}", path.display()))?;
+            Registry::from_json(&text).with_context(|| path.display().to_string())?
+        }
+        (None, None) => Registry::default(),
+    };
+    let c = rules::money::corrected(base, a.year, &registry.law().ipca)?;
     print_json(&c)
 }
 

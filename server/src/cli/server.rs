@@ -223,9 +223,6 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
     let sample_records = !a.no_sample_records;
     let dir = data_dir(a.data, Some(DEMO_DATA))?;
     taxi_fiscal_server::server::create_data_dir(&dir)?;
-    if !dir.join(config::RULES_FILE).exists() {
-        config::write_rules(&dir, &demo::rules_config())?;
-    }
     let config = Config::resolve(dir.clone(), a.listen.as_deref())?;
     runtime()?.block_on(async move {
         init_tracing();
@@ -316,6 +313,15 @@ fn print_banner(addr: SocketAddr, dir: &Path, version: u64, seeded: bool, year: 
     print!("{out}");
 }
 
+/// The current registry of the server's database in `dir` (which must exist).
+pub(crate) fn registry_of(dir: &Path) -> anyhow::Result<sync_core::domain::Registry> {
+    runtime()?.block_on(async {
+        let store = open_store(dir, true).await?;
+        let reg = store.registry().await?;
+        Ok((*reg).clone())
+    })
+}
+
 async fn open_store(dir: &Path, must_exist: bool) -> anyhow::Result<Arc<SqliteStore>> {
     let path = dir.join(config::DB_FILE);
     if must_exist && !path.exists() {
@@ -340,20 +346,26 @@ struct ImportOut {
 pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
     let data = std::fs::read(&a.file)
         .with_context(|| format!("não foi possível ler {}", a.file.display()))?;
-    let rules = config::load_rules(&a.data)?;
     runtime()?.block_on(async move {
         let store = open_store(&a.data, false).await?;
         let clock = Clock::system();
-        let ctx = Ctx {
-            today: clock.today(),
-            rules: &rules,
-        };
+        let today = clock.today();
         let result = registry::commit(
             store.as_ref(),
             Actor::cli(clock.now()),
             "registry.import",
             "registry",
-            |reg| registry::csv::import(reg, &data, &ctx),
+            // Judged under the registry's own law parameters.
+            |reg| {
+                registry::csv::import(
+                    reg,
+                    &data,
+                    &Ctx {
+                        today,
+                        rules: &reg.law().rules,
+                    },
+                )
+            },
         )
         .await;
         let update = match result {

@@ -141,7 +141,7 @@ pub async fn seed_records(state: &AppState) -> Result<Option<SampleRecords>, App
         .checked_sub_days(Days::new(1))
         .unwrap_or_else(|| state.clock().today());
     let at = |h: u32, m: u32| local(day, h, m);
-    let (dup_taxi, conflict_taxi) = sample_taxis(&registry, state.rules(), at(15, 10))?;
+    let (dup_taxi, conflict_taxi) = sample_taxis(&registry, &registry.law().rules, at(15, 10))?;
 
     let scratch = Scratch::new(state.config().data_dir.as_path())?;
     let open = |user, id| SampleDevice::open(state, &scratch, user, id, &registry, now);
@@ -440,11 +440,9 @@ impl SampleDevice {
         })
     }
 
-    /// The app's record API on this store, checking under the server's rules.
+    /// The app's record API on this store, checking under its replica's law parameters.
     fn field(&mut self) -> Result<FieldRecords<'_>, AppError> {
-        Ok(FieldRecords::open(&mut self.store)
-            .map_err(internal)?
-            .with_config(self.state.rules().clone()))
+        FieldRecords::open(&mut self.store).map_err(internal)
     }
 
     fn infraction(&mut self, input: NewInfraction) -> Result<RecordOutcome, AppError> {
@@ -535,7 +533,6 @@ mod tests {
         let mut c = Config::new(dir);
         c.clock = Clock::fixed("2026-11-30T15:00:00Z".parse().unwrap());
         c.password_params = PasswordParams::insecure_fast();
-        c.rules = super::super::rules_config();
         let state = AppState::open(c).await.unwrap();
         super::super::seed(&state).await.unwrap().unwrap();
         state

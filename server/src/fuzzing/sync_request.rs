@@ -71,7 +71,6 @@ fn start() -> Result<Fixture, String> {
     let mut config = Config::new(&dir);
     config.clock = Clock::fixed(now());
     config.password_params = PasswordParams::insecure_fast();
-    config.rules = demo::rules_config();
     let body_limit = config.body_limit;
     let officer = demo_officer().ok_or("no demo officer")?;
     let (router, token) = runtime.block_on(async {

@@ -196,7 +196,7 @@ pub fn reconcile(view: &RecordView, reg: &Registry) -> Result<Option<RegistryEdi
             PenaltyKind::Fine => {
                 let fine_id = fine_id_of(&id);
                 if !next.fines.iter().any(|f| f.id == fine_id) {
-                    let amount = fine_amount(decided_on).map_err(|e| {
+                    let amount = fine_amount(decided_on, &next.law().ipca).map_err(|e| {
                         refusal(
                             "fine_amount_unknown",
                             format!("O valor da multa não pode ser calculado: {e}."),

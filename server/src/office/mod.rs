@@ -602,6 +602,7 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
                 history: &penalties,
                 record_id: Some(&record_id),
                 on: today,
+                ipca: &reg.law().ipca,
             })),
             None,
         )
@@ -637,9 +638,11 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
             decided_on,
             until,
             fine_amount: match kind {
-                PenaltyKind::Fine => fine
-                    .map(|f| f.amount)
-                    .or_else(|| penalty::fine_amount(decided_on).ok().map(|c| c.amount)),
+                PenaltyKind::Fine => fine.map(|f| f.amount).or_else(|| {
+                    penalty::fine_amount(decided_on, &reg.law().ipca)
+                        .ok()
+                        .map(|c| c.amount)
+                }),
                 _ => None,
             },
         }
@@ -983,9 +986,11 @@ pub async fn classify(
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
     let mut legal_basis = Vec::new();
+    // The registry's law parameters: what is disabled there cannot be cited here.
+    let registry = state.store().registry().await?;
     for raw in &req.rule_ids {
         // The same gate as the app, the command line and the vetting of records.
-        let rule = sync_core::rules::citable(raw, state.rules()).map_err(|e| {
+        let rule = sync_core::rules::citable(raw, &registry.law().rules).map_err(|e| {
             use sync_core::rules::NotCitable as N;
             let code = match e {
                 N::Unknown(_) => "unknown_rule",
@@ -1079,7 +1084,7 @@ pub async fn decide(
     .await
 }
 
-/// Records the ciência of the last decision; the appeal deadline is counted with the server's
+/// Records the ciência of the last decision; the appeal deadline is counted with the registry's
 /// holiday calendar and stored in the event (every copy judges an appeal against it).
 pub async fn notify(
     state: &AppState,
@@ -1089,7 +1094,8 @@ pub async fn notify(
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
     check_not_future(state, req.on, "da ciência")?;
-    let deadline = sync_core::rules::deadline::appeal_deadline(req.on, &state.rules().calendar)
+    let registry = state.store().registry().await?;
+    let deadline = sync_core::rules::deadline::appeal_deadline(req.on, registry.law().holidays())
         .map_err(|e| bad("invalid_date", e.to_string()))?;
     act(
         state,

@@ -1192,6 +1192,7 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
         penalties: current.penalties.clone(),
         fines: current.fines.clone(),
         transfers: current.transfers.clone(),
+        parameters: current.parameters.clone(),
     };
 
     // Art. 14, as for every other write: the file may not raise the taxis of the whole registry

@@ -16,6 +16,7 @@
 //!    is never made against a stale registry.
 
 pub mod csv;
+pub mod law;
 pub mod ops;
 
 use std::sync::Arc;

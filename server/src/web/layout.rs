@@ -26,6 +26,7 @@ pub const NAV: &[(&str, &str, &str)] = &[
         "Importar cadastro",
         "menu-importar",
     ),
+    ("/escritorio/lei", "Parâmetros da lei", "menu-lei"),
 ];
 
 /// The whole page: head, header with the user and the logout button, menu, `<h1>` title,

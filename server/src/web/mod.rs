@@ -17,6 +17,7 @@
 //! | [`record`] | `/escritorio/registros/{id}` and its forms — evidence, verdict, events, conflicts, decision |
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
+//! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
 //!
 //! # How to add a page
@@ -50,6 +51,7 @@
 
 pub mod duplicates;
 pub mod inbox;
+pub mod law;
 pub mod layout;
 pub mod login;
 pub mod record;
@@ -103,6 +105,7 @@ pub fn routes() -> Router<AppState> {
         .merge(record::routes())
         .merge(duplicates::routes())
         .merge(registry::routes())
+        .merge(law::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
         .layer(Extension(Arc::new(Sessions::default())))

@@ -682,7 +682,7 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
     let today_date = ctx.today;
     let today = today_date.format("%Y-%m-%d").to_string();
     let year = today_date.year();
-    let fine = sync_core::rules::penalty::fine_amount(today_date);
+    let fine = sync_core::rules::penalty::fine_amount(today_date, &ctx.registry.law().ipca);
     let fines: Vec<_> = view
         .permit_number
         .as_ref()

@@ -241,7 +241,7 @@ async fn list(
         .iter()
         .filter(|p| !matches!(p.state, PermitState::Revoked { .. }))
         .count();
-    let cap = sync_core::rules::office::taxi_cap(state.rules());
+    let cap = sync_core::rules::office::taxi_cap(&reg.law().rules);
     let mut stands = vec![(String::new(), String::from("todos os pontos"))];
     stands.extend(
         reg.stands

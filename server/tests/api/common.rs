@@ -70,7 +70,6 @@ pub(crate) fn config(dir: &std::path::Path) -> Config {
     let mut c = Config::new(dir);
     c.clock = Clock::fixed(NOW.parse().unwrap());
     c.password_params = PasswordParams::insecure_fast();
-    c.rules = demo::rules_config();
     c
 }
 

@@ -12,6 +12,7 @@ mod auth;
 mod errors;
 mod feed;
 mod import;
+mod law;
 mod office;
 mod openapi;
 mod photos;

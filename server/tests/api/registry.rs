@@ -186,7 +186,7 @@ async fn field_check(app: &crate::common::App, permit: &str) -> sync_core::rules
         observation: sync_core::rules::Observation::default(),
         registry_refreshed_at: None,
     };
-    sync_core::rules::check_registry(&reg.index(), &input, app.state.rules())
+    sync_core::rules::check_registry(&reg.index(), &input, &reg.law().rules)
 }
 
 /// Rule ids of a 200's warnings.

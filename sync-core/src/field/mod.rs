@@ -66,7 +66,7 @@ use crate::records::{
     RecordKind, RecordView, Signature, TransgressionDraft, UserRole, WarningKind, WitnessInput,
     check_record,
 };
-use crate::rules::{self, CheckInput, RulesConfig, Severity, VehicleQuery, Verdict};
+use crate::rules::{self, CheckInput, Severity, VehicleQuery, Verdict};
 use crate::store::{
     DeviceIdentity, ObservedPerson, PhotoStatus, RecordBytes, RecordEdit, RecordExtras, RecordMeta,
     RecordSummary, Store, sha256_hex,
@@ -85,7 +85,6 @@ const GUARDA_MUNICIPAL: &str = "Guarda Municipal de Americana";
 pub struct FieldRecords<'s> {
     store: &'s mut Store,
     identity: DeviceIdentity,
-    config: RulesConfig,
     compact_after: usize,
 }
 
@@ -124,15 +123,8 @@ impl<'s> FieldRecords<'s> {
         Self {
             store,
             identity,
-            config: RulesConfig::default(),
             compact_after: DEFAULT_COMPACT_AFTER,
         }
-    }
-
-    /// Rules configuration for the checks behind autos (default: `RulesConfig::default()`).
-    pub fn with_config(mut self, config: RulesConfig) -> Self {
-        self.config = config;
-        self
     }
 
     /// Compacts a record once its chunks would exceed `n` (at least 1).
@@ -180,8 +172,9 @@ impl<'s> FieldRecords<'s> {
             observation: input.observation.clone(),
             registry_refreshed_at: None,
         };
-        let facts = self.store.check_facts(&check)?;
-        let verdict = rules::check(&facts, &self.config);
+        // The replica's own law parameters, as the check of the same version elsewhere.
+        let (facts, parameters) = self.store.check_facts_and_parameters(&check)?;
+        let verdict = rules::check(&facts, &parameters.rules);
         let plate = match (&input.vehicle, &verdict.plate) {
             (VehicleQuery::Plate(p), _) => p.clone(),
             (VehicleQuery::Permit(_), Some(canonical)) => Plate::parse(canonical)
@@ -224,7 +217,7 @@ impl<'s> FieldRecords<'s> {
         let draft = InfractionDraft {
             id,
             number: None,
-            issuing_body: self.issuing_body(),
+            issuing_body: self.issuing_body()?,
             occurred_at: input.at,
             monotonic: input.monotonic,
             position: input.position,
@@ -701,12 +694,12 @@ impl<'s> FieldRecords<'s> {
 
     // ------------------------------------------------------------------ helpers
 
-    fn issuing_body(&self) -> String {
-        match (&self.identity.issuing_body, self.identity.role) {
+    fn issuing_body(&self) -> Result<String, FieldError> {
+        Ok(match (&self.identity.issuing_body, self.identity.role) {
             (Some(b), _) if !b.trim().is_empty() => b.trim().to_owned(),
             (_, UserRole::GuardaMunicipal) => String::from(GUARDA_MUNICIPAL),
-            _ => self.config.issuing_body.clone(),
-        }
+            _ => self.store.law_parameters()?.rules.issuing_body.clone(),
+        })
     }
 
     /// Witnesses as the document holds them: observed people get a new id and a row in

@@ -170,19 +170,16 @@ fn infraction_from_a_check_carries_verdict_basis_plate_driver_and_number() {
     let verdict = v.verdict().unwrap().unwrap();
     let expected = d
         .store
-        .check(
-            &CheckInput {
-                vehicle: VehicleQuery::Plate(Plate::parse("GHI7J89").unwrap()),
-                driver: DriverId::parse("cpf:78000751925").unwrap(),
-                at: at(0),
-                observation: Observation {
-                    at_stand: Some("S02".into()),
-                    ..Observation::default()
-                },
-                registry_refreshed_at: None,
+        .check(&CheckInput {
+            vehicle: VehicleQuery::Plate(Plate::parse("GHI7J89").unwrap()),
+            driver: DriverId::parse("cpf:78000751925").unwrap(),
+            at: at(0),
+            observation: Observation {
+                at_stand: Some("S02".into()),
+                ..Observation::default()
             },
-            &RulesConfig::default(),
-        )
+            registry_refreshed_at: None,
+        })
         .unwrap();
     assert_eq!(verdict, expected);
     assert_eq!(verdict.registry.version, 7);

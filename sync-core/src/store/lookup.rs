@@ -34,8 +34,8 @@ use super::replica::{ReplicaInfo, decode};
 use super::{Store, StoreError, StoreResult, parse_ts, to_u64};
 use crate::domain::{DriverId, Fine, Penalty, PenaltyKind, Permit, Person, Plate, Stand, Vehicle};
 use crate::rules::{
-    self, CheckInput, DriverFacts, Facts, RegistryStamp, RulesConfig, StandSeen, TaxiFacts,
-    VehicleQuery, Verdict,
+    self, CheckInput, DriverFacts, Facts, RegistryStamp, StandSeen, TaxiFacts, VehicleQuery,
+    Verdict,
 };
 
 /// A permit with everything an officer reads about it.
@@ -352,21 +352,26 @@ fn bundle_by_number(conn: &Connection, number: &str) -> StoreResult<Option<Bundl
 }
 
 /// A read transaction over prepared BEGIN/COMMIT statements (cheaper than parsing them on
-/// every lookup); ends on drop, also on the error path.
-struct ReadTx<'c> {
+/// every lookup); ends on drop, also on the error path. Inside another one it is that one (the
+/// outer read snapshot already covers it).
+pub(super) struct ReadTx<'c> {
     conn: &'c Connection,
+    began: bool,
 }
 
 impl<'c> ReadTx<'c> {
-    fn begin(conn: &'c Connection) -> StoreResult<Self> {
-        conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
-        Ok(Self { conn })
+    pub(super) fn begin(conn: &'c Connection) -> StoreResult<Self> {
+        let began = conn.is_autocommit();
+        if began {
+            conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+        }
+        Ok(Self { conn, began })
     }
 }
 
 impl Drop for ReadTx<'_> {
     fn drop(&mut self) {
-        if !self.conn.is_autocommit() {
+        if self.began && !self.conn.is_autocommit() {
             // Nothing was written: COMMIT just releases the read snapshot. Should it fail, the
             // next BEGIN reports the problem.
             let _ = self
@@ -447,11 +452,13 @@ impl Store {
     }
 
     /// Field check against the replica: `rules::check` on the facts of this question
-    /// ([`Store::check_facts`]). The verdict's registry stamp is the replica's version and the
-    /// time since its last refresh (`input.registry_refreshed_at` is replaced by it).
-    pub fn check(&self, input: &CheckInput, config: &RulesConfig) -> StoreResult<Verdict> {
-        let facts = self.check_facts(input)?;
-        let verdict = rules::check(&facts, config);
+    /// ([`Store::check_facts`]) under the law's parameters the replica holds for the same
+    /// version. The verdict's registry stamp is the replica's version and the time since its
+    /// last refresh (`input.registry_refreshed_at` is replaced by it).
+    pub fn check(&self, input: &CheckInput) -> StoreResult<Verdict> {
+        // The replica's own parameters, of the facts' version: the server's for that version.
+        let (facts, parameters) = self.check_facts_and_parameters(input)?;
+        let verdict = rules::check(&facts, &parameters.rules);
         // Its strings go to the next check's decode (device bench).
         bundle::recycle_facts(facts);
         Ok(verdict)
@@ -801,7 +808,6 @@ mod tests {
         let mut store = Store::open(dir.path().join("d.db")).unwrap();
         let at: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
         store.apply_snapshot(&sample_registry(), at).unwrap();
-        let config = RulesConfig::default();
         for (plate, driver) in [
             ("ABC1C34", "cpf:86840102130"),
             ("BRA2E19", "cpf:99940561580"),
@@ -818,7 +824,7 @@ mod tests {
                 registry_refreshed_at: None,
             };
             for _ in 0..3 {
-                store.check(&input, &config).unwrap();
+                store.check(&input).unwrap();
             }
         }
         for sql in [BUNDLE_BY_PLATE_AT, DRIVER_BY_CPF] {

@@ -12,8 +12,9 @@
 //!    one transaction (module `replica`), stamped with its version and the device's refresh time.
 //! 3. Lookups and checks (module `lookup`) read the permit's precomputed check bundle (module
 //!    `bundle`, written with the replica in step 2) by canonical plate or number — one indexed
-//!    row — and hand it to `crate::rules::check`; the verdict is stamped with the replica's
-//!    version and age.
+//!    row — and hand it to `crate::rules::check` with the law's parameters of the same replica
+//!    version (module `parameters`: the office's rules configuration, calendar and IPCA, as the
+//!    feed delivered them); the verdict is stamped with the replica's version and age.
 //! 4. The field-records layer (`crate::field`) writes each record change as an incremental
 //!    Automerge chunk, in the same transaction as the auto number it may take, the photos and
 //!    observed people it names (module `records`, `Store::edit_record_with`); photos are stored
@@ -34,6 +35,8 @@ mod error;
 mod identity;
 mod lookup;
 mod migrations;
+// The law's parameters of the replica, and the check's copy of them.
+mod parameters;
 mod photos;
 mod records;
 mod replica;
@@ -72,6 +75,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The replica's law parameters as last parsed, by generation (module `parameters`).
+    parameters: parameters::Memo,
 }
 
 /// What `status` reports.
@@ -192,6 +197,7 @@ impl Store {
         Ok(Self {
             conn,
             path: path.to_owned(),
+            parameters: parameters::Memo::default(),
         })
     }
 

@@ -8,16 +8,19 @@
 //!
 //! Each also rewrites, in the same transaction, the check bundles (module `bundle`) of every
 //! permit it touched: a snapshot all of them, a batch those of the permits it changed and of
-//! the permits embedding a person, vehicle, stand, penalty or fine it changed.
+//! the permits embedding a person, vehicle, stand, penalty or fine it changed; and the law's
+//! parameters when they changed (module `parameters`, in force from the new version).
 
 use chrono::{DateTime, SubsecRound, Utc};
 use rusqlite::{Connection, ErrorCode, TransactionBehavior, params};
 use serde::Serialize;
 
 use super::bundle::{self, Dirty};
+use super::parameters;
 use super::{Store, StoreError, StoreResult, optional, parse_opt_ts, parse_ts, to_i64, to_u64, ts};
 use crate::domain::{Fine, Penalty, Permit, Person, Registry, Stand, Transfer, Vehicle};
 use crate::feed::{FeedError, RegistryChange, RegistryChanges, RegistrySnapshot, TransferKey};
+use crate::rules::LawParameters;
 
 /// Which registry version the device holds and since when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -108,6 +111,7 @@ impl Store {
             // From the snapshot in memory (validated: every reference resolves), not re-read.
             bundle::put_all(&tx, snapshot).map_err(inconsistent)?;
         }
+        parameters::write(&tx, snapshot.version, snapshot.parameters.as_ref())?;
         write_meta(&tx, snapshot.version, snapshot.generated_at, refreshed_at)?;
         tx.commit().map_err(|e| inconsistent(StoreError::from(e)))?;
         Ok(ApplyReport {
@@ -149,11 +153,26 @@ impl Store {
         }
         let inconsistent = |e| integrity(e, meta.version);
         let mut dirty = Dirty::default();
+        // The law's parameters: the last change to them wins, in force from `to_version`.
+        let mut law: Option<Option<&LawParameters>> = None;
         for c in &changes.changes {
-            apply_one(&tx, c, &mut dirty).map_err(inconsistent)?;
+            match c {
+                RegistryChange::UpsertLawParameters { parameters } => {
+                    parameters.check().map_err(|e| StoreError::Integrity {
+                        version: meta.version,
+                        detail: format!("parâmetros da lei: {e}"),
+                    })?;
+                    law = Some(Some(parameters));
+                }
+                RegistryChange::DeleteLawParameters => law = Some(None),
+                other => apply_one(&tx, other, &mut dirty).map_err(inconsistent)?,
+            }
         }
         if bundle::maintained(&tx)? {
             dirty.refresh(&tx).map_err(inconsistent)?;
+        }
+        if let Some(value) = law {
+            parameters::write(&tx, changes.to_version, value)?;
         }
         write_meta(
             &tx,
@@ -226,6 +245,7 @@ pub(super) fn export(c: &Connection) -> StoreResult<Registry> {
             "SELECT body FROM reg_transfers
              ORDER BY permit_number, on_date, from_person_id, to_person_id",
         )?,
+        parameters: parameters::stored(c)?,
     })
 }
 
@@ -489,6 +509,8 @@ fn apply_one(c: &Connection, change: &RegistryChange, dirty: &mut Dirty) -> Stor
         }
         RegistryChange::UpsertTransfer { transfer } => put_transfer(c, transfer),
         RegistryChange::DeleteTransfer { key } => delete_transfer(c, key),
+        // Not an entity row: `apply_changes` writes them once, after the batch.
+        RegistryChange::UpsertLawParameters { .. } | RegistryChange::DeleteLawParameters => Ok(()),
     }
 }
 

@@ -29,6 +29,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "007_record_numbers",
         include_str!("migrations/007_record_numbers.sql"),
     ),
+    (
+        "008_law_parameters",
+        include_str!("migrations/008_law_parameters.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -29,6 +29,11 @@ fn json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(corrupt)
 }
 
+/// Kind of the row holding the registry's law parameters (`Registry::parameters`).
+const LAW_PARAMETERS: &str = "law_parameters";
+/// Its only key.
+const LAW_PARAMETERS_KEY: &str = "current";
+
 /// `(kind, key, body)`: body `None` for a delete.
 pub(super) fn entity_of(
     c: &RegistryChange,
@@ -53,6 +58,13 @@ pub(super) fn entity_of(
             Some(json(transfer)?),
         ),
         C::DeleteTransfer { key } => ("transfer", json(key)?, None),
+        // One value without a key of its own; deleted = the compiled-in defaults.
+        C::UpsertLawParameters { parameters } => (
+            LAW_PARAMETERS,
+            String::from(LAW_PARAMETERS_KEY),
+            Some(json(parameters)?),
+        ),
+        C::DeleteLawParameters => (LAW_PARAMETERS, String::from(LAW_PARAMETERS_KEY), None),
     })
 }
 
@@ -100,6 +112,7 @@ pub(super) fn load(conn: &Connection) -> Result<Registry, StoreError> {
             "transfer" => reg
                 .transfers
                 .push(serde_json::from_str(text).map_err(corrupt)?),
+            LAW_PARAMETERS => reg.parameters = Some(serde_json::from_str(text).map_err(corrupt)?),
             other => return Err(corrupt(format!("tipo de entidade desconhecido {other:?}"))),
         }
     }

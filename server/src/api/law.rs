@@ -1,0 +1,306 @@
+//! The law's parameters over HTTP: `/v1/law/…`, thin handlers over [`crate::registry::law`].
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /v1/law` | the parameters in force: rules configuration, holiday calendar, IPCA series |
+//! | `PUT /v1/law/rules` | replace the rules configuration (its calendar included) |
+//! | `POST /v1/law/ipca` | enter the next year's IPCA |
+//! | `POST /v1/law/holidays`, `POST /v1/law/holidays/remove` | add or remove a holiday or closure |
+//! | `GET /v1/law/amount?base=&year=` | a 2004 amount corrected by the registry's IPCA series |
+//!
+//! Reading is for every authenticated role (devices receive the same parameters in the feed);
+//! changing them is for the office only. Every change is a registry write: checked by the law
+//! kernel (422 `law_parameters_invalid` with its Portuguese message), audited, a new registry
+//! version that devices receive as `UpsertLawParameters`.
+
+use axum::Json;
+use axum::extract::State;
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sync_core::rules::money::{self, Corrected, IpcaYear};
+use sync_core::rules::parameters::{HolidayDay, NewHoliday};
+use sync_core::rules::{RuleId, RulesConfig};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::extract::{JsonBody, QueryParams, parse_json};
+use super::openapi::named_schema;
+use crate::auth::{Auth, Role, roles};
+use crate::error::{AppError, ErrorBody};
+use crate::registry::law::{self, LawParametersView};
+use crate::registry::{self as reg, RegistryUpdate};
+use crate::server::AppState;
+
+/// Who changes the law's parameters: the office (the municipal decision is theirs; admins
+/// manage accounts, not the law).
+pub(crate) const LAW_WRITERS: &[Role] = &[Role::Office];
+
+/// `sync_core::rules::RulesConfig`.
+#[derive(Debug)]
+pub struct RulesConfigDoc;
+/// `sync_core::rules::money::IpcaYear`.
+#[derive(Debug)]
+pub struct IpcaYearDoc;
+/// `sync_core::rules::parameters::NewHoliday`.
+#[derive(Debug)]
+pub struct NewHolidayDoc;
+/// `sync_core::rules::parameters::HolidayDay`.
+#[derive(Debug)]
+pub struct HolidayDayDoc;
+/// `sync_core::rules::money::Corrected`.
+#[derive(Debug)]
+pub struct CorrectedDoc;
+
+named_schema!(
+    LawParametersView => "LawParametersView",
+    RulesConfigDoc => "RulesConfig",
+    IpcaYearDoc => "IpcaYear",
+    NewHolidayDoc => "NewHoliday",
+    HolidayDayDoc => "HolidayDay",
+    CorrectedDoc => "Corrected",
+    AmountQuery => "AmountQuery",
+);
+
+/// `GET /v1/law/amount` query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AmountQuery {
+    /// Value in 2004 reais, e.g. `240.00`.
+    pub base: Decimal,
+    /// Year the amount is in force.
+    pub year: i32,
+}
+
+/// The payload schemas of this module (`schemas/api/`).
+pub(crate) fn payload_schemas() -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        (
+            "law-parameters-view",
+            schemars::schema_for!(LawParametersView).to_value(),
+        ),
+        (
+            "law-amount-query",
+            schemars::schema_for!(AmountQuery).to_value(),
+        ),
+    ]
+}
+
+/// The components this module's paths refer to.
+pub(crate) fn add_components(generator: &mut schemars::SchemaGenerator) {
+    let _ = generator.subschema_for::<LawParametersView>();
+    let _ = generator.subschema_for::<RulesConfig>();
+    let _ = generator.subschema_for::<IpcaYear>();
+    let _ = generator.subschema_for::<NewHoliday>();
+    let _ = generator.subschema_for::<HolidayDay>();
+    let _ = generator.subschema_for::<Corrected>();
+    let _ = generator.subschema_for::<AmountQuery>();
+}
+
+/// Runs a parameter change as the office, today, and commits it as a registry version.
+async fn change<F>(
+    state: &AppState,
+    auth: &Auth,
+    action: &str,
+    op: F,
+) -> Result<Json<RegistryUpdate>, AppError>
+where
+    F: Fn(&sync_core::domain::Registry) -> Result<sync_core::domain::Registry, reg::EditError>,
+{
+    auth.require(LAW_WRITERS)?;
+    let actor = auth.actor(state.clock().now());
+    let u = reg::commit(state.store().as_ref(), actor, action, "law:parameters", op).await?;
+    Ok(Json(u))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/law",
+    tag = "law",
+    summary = "Parâmetros da lei em vigor: configuração das regras, calendário de feriados e série do IPCA",
+    responses(
+        (status = 200, description = "Os parâmetros e a versão do cadastro", body = LawParametersView),
+    )
+)]
+async fn get_parameters(
+    State(state): State<AppState>,
+    auth: Auth,
+) -> Result<Json<LawParametersView>, AppError> {
+    auth.require(roles::ANY)?;
+    let reg = state.store().registry().await?;
+    Ok(Json(LawParametersView::of(&reg)))
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/law/rules",
+    tag = "law",
+    summary = "Substitui a configuração das regras (com o calendário de feriados)",
+    request_body = RulesConfigDoc,
+    responses(
+        (status = 200, description = "Nova versão do cadastro", body = RegistryUpdate),
+        (status = 403, description = "Só a Unidade altera os parâmetros", body = ErrorBody),
+        (status = 422, description = "Regra desconhecida ou valor fora do aceito", body = ErrorBody),
+    )
+)]
+async fn put_rules(
+    State(state): State<AppState>,
+    auth: Auth,
+    JsonBody(body): JsonBody<serde_json::Value>,
+) -> Result<Json<RegistryUpdate>, AppError> {
+    auth.require(LAW_WRITERS)?;
+    let rules = rules_of(&body)?;
+    change(&state, &auth, "registry.law.rules", |r| {
+        law::set_rules(r, rules.clone())
+    })
+    .await
+}
+
+/// The body as a `RulesConfig`, naming an unknown rule id in words (the generic parse error
+/// would only say "valor não reconhecido").
+fn rules_of(body: &serde_json::Value) -> Result<RulesConfig, AppError> {
+    for list in ["disabled_rules", "enabled_rules"] {
+        let ids = body.get(list).and_then(|v| v.as_array());
+        for id in ids.into_iter().flatten() {
+            if let Some(text) = id.as_str()
+                && RuleId::parse(text).is_none()
+            {
+                let shown: String = text.chars().take(16).collect();
+                return Err(AppError::unprocessable(
+                    law::INVALID,
+                    format!("A regra {shown:?} não existe no catálogo."),
+                ));
+            }
+        }
+    }
+    let bytes = serde_json::to_vec(body)
+        .map_err(|_| AppError::unprocessable("invalid_body", "Corpo JSON inválido."))?;
+    parse_json(&bytes)
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/law/ipca",
+    tag = "law",
+    summary = "Cadastra o IPCA acumulado do ano seguinte ao último da série",
+    request_body = IpcaYearDoc,
+    responses(
+        (status = 200, description = "Nova versão do cadastro", body = RegistryUpdate),
+        (status = 403, description = "Só a Unidade altera os parâmetros", body = ErrorBody),
+        (status = 422, description = "Ano já cadastrado, fora de sequência, ainda não encerrado ou valor absurdo", body = ErrorBody),
+    )
+)]
+async fn post_ipca(
+    State(state): State<AppState>,
+    auth: Auth,
+    JsonBody(entry): JsonBody<IpcaYear>,
+) -> Result<Json<RegistryUpdate>, AppError> {
+    let today = state.clock().today();
+    change(&state, &auth, "registry.law.ipca", |r| {
+        law::add_ipca(r, entry, today)
+    })
+    .await
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/law/holidays",
+    tag = "law",
+    summary = "Inclui um feriado nacional ou municipal, ou um ponto facultativo decretado",
+    request_body = NewHolidayDoc,
+    responses(
+        (status = 200, description = "Nova versão do cadastro", body = RegistryUpdate),
+        (status = 403, description = "Só a Unidade altera os parâmetros", body = ErrorBody),
+        (status = 422, description = "Dia inválido, já cadastrado ou nome inválido", body = ErrorBody),
+    )
+)]
+async fn post_holiday(
+    State(state): State<AppState>,
+    auth: Auth,
+    JsonBody(holiday): JsonBody<NewHoliday>,
+) -> Result<Json<RegistryUpdate>, AppError> {
+    change(&state, &auth, "registry.law.holiday.add", |r| {
+        law::add_holiday(r, holiday.clone())
+    })
+    .await
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/law/holidays/remove",
+    tag = "law",
+    summary = "Exclui um feriado ou ponto facultativo",
+    request_body = HolidayDayDoc,
+    responses(
+        (status = 200, description = "Nova versão do cadastro", body = RegistryUpdate),
+        (status = 403, description = "Só a Unidade altera os parâmetros", body = ErrorBody),
+        (status = 422, description = "Não há feriado nesse dia", body = ErrorBody),
+    )
+)]
+async fn post_remove_holiday(
+    State(state): State<AppState>,
+    auth: Auth,
+    JsonBody(day): JsonBody<HolidayDay>,
+) -> Result<Json<RegistryUpdate>, AppError> {
+    change(&state, &auth, "registry.law.holiday.remove", |r| {
+        law::remove_holiday(r, day)
+    })
+    .await
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/law/amount",
+    tag = "law",
+    summary = "Valor de 2004 corrigido pelo IPCA do cadastro até o ano pedido (art. 12, § 1º)",
+    params(
+        ("base" = String, Query, description = "Valor de 2004, ex.: 240.00"),
+        ("year" = i32, Query, description = "Ano em que o valor vigora"),
+    ),
+    responses(
+        (status = 200, description = "O valor e como foi calculado", body = CorrectedDoc),
+        (status = 422, description = "Falta o IPCA de um ano anterior (diz qual)", body = ErrorBody),
+    )
+)]
+async fn get_amount(
+    State(state): State<AppState>,
+    auth: Auth,
+    QueryParams(q): QueryParams<AmountQuery>,
+) -> Result<Json<Corrected>, AppError> {
+    auth.require(roles::ANY)?;
+    let reg = state.store().registry().await?;
+    money::corrected(q.base, q.year, &reg.law().ipca)
+        .map(Json)
+        .map_err(|e| AppError::unprocessable(amount_code(&e), capitalised(&e.to_string())))
+}
+
+fn amount_code(e: &money::MoneyError) -> &'static str {
+    match e {
+        money::MoneyError::MissingIndex(..) => "ipca_missing",
+        _ => "amount_invalid",
+    }
+}
+
+/// The kernel's message as one sentence: capital first, full stop last.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    let mut out: String = chars
+        .next()
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_default();
+    out.push_str(chars.as_str());
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
+}
+
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_parameters))
+        .routes(routes!(put_rules))
+        .routes(routes!(post_ipca))
+        .routes(routes!(post_holiday))
+        .routes(routes!(post_remove_holiday))
+        .routes(routes!(get_amount))
+}
