@@ -1,4 +1,4 @@
-//! The registry feed: how the office's registry reaches devices (DESIGN §Data 1).
+//! The registry feed: how the office's registry reaches devices (ARCHITECTURE.md, Two kinds of data).
 //!
 //! Two documents, both produced by the server and applied by the device store
 //! (`crate::store::Store::apply_snapshot` / `apply_changes`), each in one transaction:

@@ -1,4 +1,5 @@
-//! Brazilian document numbers: CPF (D01), CNH registro (D02) and RENAVAM (D03), NOTES §2.2–2.4.
+//! Brazilian document numbers: CPF (D01), CNH registro (D02) and RENAVAM (D03), as described
+//! in docs/law/reference.md (Driver documents, Vehicle documents).
 //!
 //! Parsing checks the *shape* (digits only after stripping the mask, right length, not all the
 //! same digit). The check digits are a separate question (`check_digits_ok`), because the rules
@@ -34,7 +35,7 @@ fn to_string(d: &[u8]) -> String {
 
 /// Already the canonical form (11 ASCII digits, no mask), as every number read back from the
 /// registry is: `parse` then copies it as it is instead of filtering it digit by digit into a
-/// growing vector (issue 3, device bench: a field check parses ~7 document numbers out of its
+/// growing vector (device bench: a field check parses ~7 document numbers out of its
 /// bundle). The outcome is the same as the general path's.
 fn is_canonical(input: &str) -> bool {
     input.len() == 11 && input.bytes().all(|b| b.is_ascii_digit())
@@ -50,7 +51,7 @@ fn digits11(canonical: &str) -> [u8; 11] {
     d
 }
 
-/// CPF check digits of nine base digits (NOTES §2.2).
+/// CPF check digits of nine base digits (docs/law/reference.md, CPF).
 fn cpf_check_digits(base: [u8; 9]) -> [u8; 2] {
     let dv = |digits: &[u8]| {
         let n = digits.len() as u32;
@@ -69,7 +70,7 @@ fn cpf_check_digits(base: [u8; 9]) -> [u8; 2] {
     [dv1, dv(&ten)]
 }
 
-/// CNH registro check digits, Respect/Validation variant (NOTES §2.3).
+/// CNH registro check digits, Respect/Validation variant (docs/law/reference.md, CNH).
 fn cnh_check_digits(base: [u8; 9]) -> [u8; 2] {
     let s1: i32 = (0..9).map(|i| i32::from(base[i]) * (9 - i as i32)).sum();
     let mut dv1 = s1 % 11;
@@ -89,7 +90,7 @@ fn cnh_check_digits(base: [u8; 9]) -> [u8; 2] {
     [dv1 as u8, dv2 as u8]
 }
 
-/// RENAVAM check digit: first 10 digits reversed, weights 2..9,2,3 (NOTES §2.4).
+/// RENAVAM check digit: first 10 digits reversed, weights 2..9,2,3 (docs/law/reference.md, RENAVAM).
 fn renavam_check_digit(base: [u8; 10]) -> u8 {
     const W: [u32; 10] = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3];
     let s: u32 = base
@@ -219,7 +220,7 @@ impl CnhNumber {
         Ok(Self(to_string(&d)))
     }
 
-    /// D02, Respect/Validation variant (NOTES §2.3). Implementations disagree on the edge case,
+    /// D02, Respect/Validation variant (docs/law/reference.md, CNH). Implementations disagree on the edge case,
     /// so a mismatch is only ever a warning ("possível erro de digitação").
     pub fn check_digits_ok(&self) -> bool {
         let d = self.digits();

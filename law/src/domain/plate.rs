@@ -1,4 +1,4 @@
-//! Vehicle plates (NOTES §2.5, rule D04).
+//! Vehicle plates (docs/law/reference.md, Plates, rule D04).
 //!
 //! Two spellings name one vehicle: the old `ABC-1234` and the Mercosul `ABC1C34`. The canonical
 //! form is the Mercosul one: drop everything that is not A–Z/0–9, upper-case, check the shape
@@ -37,14 +37,14 @@ impl Plate {
 
     /// `parse`, writing the raw and canonical forms into these two strings (whatever they held
     /// is cleared): the device store hands over spare buffers when it decodes a check bundle
-    /// (issue 3, device bench).
+    /// (device bench).
     #[doc(hidden)]
     pub fn parse_into(
         input: &str,
         mut raw: String,
         mut canonical: String,
     ) -> Result<Self, DomainError> {
-        // Bytes rather than chars, into a fixed buffer (issue 3, device bench: every check
+        // Bytes rather than chars, into a fixed buffer (device bench: every check
         // parses the plate in its bundle): a non-ASCII char is all bytes ≥ 0x80, none of them
         // ASCII alphanumeric, so it drops out exactly as the char would.
         let mut kept = input
@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn notes_vectors_old_to_mercosul() {
-        // NOTES §2.5: ABC4567 → ABC4F67.
+        // docs/law/reference.md, Plates: ABC4567 → ABC4F67.
         assert_eq!(Plate::parse("ABC4567").unwrap().canonical(), "ABC4F67");
         assert_eq!(Plate::parse("BRA2E19").unwrap().canonical(), "BRA2E19");
         for (d, l) in ('0'..='9').zip('A'..='J') {

@@ -78,7 +78,7 @@ pub enum TransferReason {
 }
 
 /// A person who drives or may drive a taxi: holder (permissionário), auxiliary driver or
-/// coordinator. Personal data lives here, referenced by id from records (DESIGN §Records).
+/// coordinator. Personal data lives here, referenced by id from records (ARCHITECTURE.md, Records).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Person {
@@ -89,7 +89,7 @@ pub struct Person {
     pub licence: DriverLicence,
 }
 
-/// Carteira Nacional de Habilitação as printed (NOTES §2.1).
+/// Carteira Nacional de Habilitação as printed (docs/law/reference.md, CNH).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DriverLicence {
@@ -147,7 +147,7 @@ impl DriverLicence {
 }
 
 /// `text.to_uppercase().contains(upper)` for an ASCII `text` and an upper-case ASCII `upper`,
-/// without building the upper-cased copy (issue 3, device bench: every field check reads the
+/// without building the upper-cased copy (device bench: every field check reads the
 /// observations of the driver's licence). Not for other text: `to_uppercase` maps some
 /// non-ASCII letters to ASCII ones (`ı` → `I`), which this would not see.
 fn contains_ignore_ascii_case(text: &str, upper: &str) -> bool {
@@ -170,7 +170,7 @@ pub struct Vehicle {
     pub year_of_manufacture: i32,
     /// Number of doors (not on the CRLV; recorded at inspection).
     pub doors: u8,
-    /// CRLV "lotação", which includes the driver (NOTES §2.6).
+    /// CRLV "lotação", which includes the driver (docs/law/reference.md, CRLV).
     pub capacity_incl_driver: u8,
     /// CRLV "local": município of licensing.
     pub licensing_municipality: String,
@@ -195,7 +195,7 @@ pub enum VehicleCategory {
     Outra,
 }
 
-/// Taximeter verification (NOTES §2.7).
+/// Taximeter verification (docs/law/reference.md, Taximeter).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Taximeter {
@@ -479,7 +479,7 @@ impl Registry {
 /// Where an id or number occurs twice (a registry that did not pass `validate`), the last row
 /// wins, as it would in a map filled in registry order.
 ///
-/// Issue 3, device bench: a field check on the device indexes a registry of a handful of rows
+/// Device bench: a field check on the device indexes a registry of a handful of rows
 /// (module `store::lookup`), where building seven `BTreeMap`s cost about a tenth of the check.
 /// So a small table is not indexed at all but scanned, and a large one (the server's whole
 /// city) is a vector sorted by key, searched by bisection: one allocation per key instead of

@@ -1,4 +1,4 @@
-//! The rule catalogue R01–R44 and D01–D04 of `law/NOTES.md` §4, as data.
+//! The rule catalogue R01–R44 and D01–D04 of docs/rules.md, as data.
 //!
 //! One row per rule: its citation, whether the wording in force is verified (provisions amended
 //! by laws whose text was not found are not), the severity and consequence a finding carries,
@@ -136,7 +136,7 @@ pub struct RuleSpec {
     pub provisions: &'static [Provision],
     /// Another legal basis cited beside the municipal law (CTB, Portaria Inmetro, …).
     pub other_basis: Option<&'static str>,
-    /// False when the provision was amended and the wording in force was not found (NOTES §1.2).
+    /// False when the provision was amended and the wording in force was not found (docs/law/reference.md, Amendments).
     pub wording_verified: bool,
     pub scope: Scope,
     pub severity: Severity,

@@ -1,4 +1,4 @@
-//! Deadlines (R34: arts. 33–35; R42: art. 5) counted as NOTES §2.10 recommends, after
+//! Deadlines (R34: arts. 33–35; R42: art. 5) counted as docs/law/reference.md, Deadlines recommends, after
 //! Lei 9.784/1999 art. 66: calendar days, the day of ciência excluded, the last day included,
 //! and a last day on which the Prefeitura does not open rolled to the next business day.
 //!

@@ -392,7 +392,7 @@ fn check_driver(out: &mut Findings<'_>, person: &Person, date: NaiveDate) {
     if out.on(RuleId::R07) {
         // Compared upper-cased char by char: no string built unless the finding fires. ASCII
         // (every category there is) byte by byte, the same answer without the per-char
-        // iterators (issue 3, device bench).
+        // iterators (device bench).
         let same = |a: &str, b: &str| {
             let (a, b) = (a.trim(), b.trim());
             if a.is_ascii() && b.is_ascii() {
@@ -650,7 +650,7 @@ fn fold(s: &str) -> impl Iterator<Item = char> + '_ {
 
 /// `fold(s)` equals `target`, an upper-case ASCII text with single spaces. ASCII `s` (what the
 /// registry holds) is compared word by word, without the per-char iterators of `fold` — the
-/// same answer, as ASCII has no accents and upper-cases char for char (issue 3, device bench:
+/// same answer, as ASCII has no accents and upper-cases char for char (device bench:
 /// every check compares the licensing place).
 fn folds_to(s: &str, target: &str) -> bool {
     if s.eq_ignore_ascii_case(target) {

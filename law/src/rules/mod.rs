@@ -127,7 +127,7 @@ impl Finding {
     }
 }
 
-/// Which registry data a verdict was computed on, and how old it was (DESIGN §Data).
+/// Which registry data a verdict was computed on, and how old it was (ARCHITECTURE.md, Two kinds of data).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RegistryStamp {
     pub version: u64,
@@ -390,7 +390,7 @@ pub enum EarMissing {
     Irregular,
 }
 
-/// Parameters the law leaves open. Defaults follow NOTES; each is a municipal decision.
+/// Parameters the law leaves open. Defaults follow docs/law/reference.md; each is a municipal decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RulesConfig {
@@ -415,7 +415,7 @@ pub struct RulesConfig {
     pub enabled_rules: Vec<RuleId>,
     /// Holiday calendar used for deadlines: national, state and municipal holidays and closures.
     pub calendar: deadline::CalendarConfig,
-    /// Name of the issuing body, printed on records (NOTES §1.4: it changed over time).
+    /// Name of the issuing body, printed on records (docs/law/reference.md, Parameters the law leaves open: it changed over time).
     pub issuing_body: String,
 }
 

@@ -9,7 +9,7 @@
 //! | photos | [`photos`] | `/v1/photos/{sha256}` |
 //! | sync | [`sync`] | `/v1/sync` |
 //! | records | [`records`] | `/v1/records`, `/v1/records/{id}`, `/v1/records/{id}/{conflicts,audit,quarantine,events}` |
-//! | office | [`office`] | `/v1/office/inbox`, `/v1/office/duplicates…`, `/v1/office/records/{id}/…` (issue 7) |
+//! | office | [`office`] | `/v1/office/inbox`, `/v1/office/duplicates…`, `/v1/office/records/{id}/…` |
 //!
 //! Each area returns a utoipa-axum `OpenApiRouter`; [`api_router`] merges them (a new area —
 //! the record sync's `/v1/sync` — is one more `.merge`), and [`router`] adds the fallbacks and
@@ -117,7 +117,7 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 pub fn router(state: AppState) -> Router {
     let config = state.config().clone();
     let (routes, _) = api_router_with(config.photo_limit).split_for_parts();
-    // The office pages (issue 7): HTML at `/`, `/login`, `/escritorio/…`; not in the OpenAPI.
+    // The office pages: HTML at `/`, `/login`, `/escritorio/…`; not in the OpenAPI.
     let routes = routes.merge(crate::web::routes());
     let trace = TraceLayer::new_for_http()
         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))

@@ -34,7 +34,7 @@
 //! kept as typed and canonical, the permit and holder come from the registry. The driver is a
 //! registry id, or — for someone the registry does not know — an `observed_people` row in the
 //! store referenced by id, so that personal data never enters the document's history and can
-//! be erased (DESIGN §Records). Witnesses typed on the spot are observed people too.
+//! be erased (ARCHITECTURE.md, Records). Witnesses typed on the spot are observed people too.
 //!
 //! A transgression report is the coordinator's (art. 17): the stand is the device's, the
 //! records layer refuses permits of other stands, and a serious one needs a witness before it

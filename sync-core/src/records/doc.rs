@@ -385,7 +385,7 @@ impl RecordDoc {
 
     /// `from_automerge`, also returning the view computed to check the document: a caller that
     /// needs the view anyway (the server's vetting, once per incoming change) does not
-    /// materialise the record twice (issue 5, sync bench).
+    /// materialise the record twice (sync bench).
     pub fn from_automerge_viewed(doc: AutoCommit) -> Result<(Self, RecordView), RecordError> {
         Self::try_from_automerge_viewed(doc).map_err(|(_, e)| e)
     }
@@ -581,7 +581,7 @@ impl RecordDoc {
 
     /// The record as it was at `heads` (an earlier state of this copy), read without isolating
     /// or forking the document: the server vets each incoming change on the state it produced
-    /// (issue 5, sync bench: isolating and integrating again cost a tenth of a sync). The
+    /// (sync bench: isolating and integrating again cost a tenth of a sync). The
     /// state must still be this record (same id and kind), else `Malformed`.
     pub fn view_at(&self, heads: &[ChangeHash]) -> Result<RecordView, RecordError> {
         let root = read_tree(&self.doc, Some(heads))?;

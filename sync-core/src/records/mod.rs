@@ -38,7 +38,7 @@
 //!
 //! - **Personal data by reference.** People are `registry:<id>` or `observed:<id>`; names and
 //!   documents of observed people live in the device store, outside the history, so they can be
-//!   erased (DESIGN §Records). Witness statements are evidence and stay in the document.
+//!   erased (ARCHITECTURE.md, Records). Witness statements are evidence and stay in the document.
 //! - **Scalars for legal text.** `facts` is a plain string, not a character CRDT: two concurrent
 //!   rewrites of a legal description must not interleave into a third text nobody wrote; they
 //!   become a conflict (`RecordDoc::conflicts`) that the office resolves by choosing one.

@@ -19,7 +19,7 @@ use crate::rules::{Finding, Verdict};
 /// an old app must not rewrite a document whose fields it does not know.
 pub const SCHEMA_VERSION: u64 = 1;
 
-/// Roles of the people who write records (DESIGN §Server: officer, coordinator, office, admin).
+/// Roles of the people who write records (ARCHITECTURE.md, Server: officer, coordinator, office, admin).
 /// The officer role is split by body because art. 36 names exactly two bodies that may inspect
 /// (R35); an auto from anyone else is refused.
 #[derive(
@@ -164,7 +164,7 @@ impl RecordKind {
     }
 }
 
-/// A person referenced by a record. Records never copy personal data (DESIGN §Records): a
+/// A person referenced by a record. Records never copy personal data (ARCHITECTURE.md, Records): a
 /// registry person is named by registry id; anyone else (a third party at the wheel, a
 /// passenger witness) is an "observed person" whose name and documents the device store keeps
 /// apart, under this id, so they can be erased without rewriting Automerge history.
@@ -239,7 +239,7 @@ impl Position {
     }
 }
 
-/// The vehicle as the officer typed its plate, and the canonical form (NOTES §2.5).
+/// The vehicle as the officer typed its plate, and the canonical form (docs/law/reference.md, Plates).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct VehicleRef {
     pub plate_raw: String,
@@ -309,7 +309,7 @@ pub struct Witness {
     pub added_by: String,
 }
 
-/// The offender's signature on the auto, or why it is missing (NOTES §2.9, item 11).
+/// The offender's signature on the auto, or why it is missing (docs/law/reference.md, What an auto de infração contains).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Signature {
@@ -345,7 +345,7 @@ impl Gravity {
     }
 }
 
-/// What an officer fills in for an auto de infração (NOTES §2.9). Officer, device and issuing
+/// What an officer fills in for an auto de infração (docs/law/reference.md, What an auto de infração contains). Officer, device and issuing
 /// user come from the `Agent` passed alongside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InfractionDraft {
@@ -553,7 +553,7 @@ pub(crate) fn charged_people(
     Ok(out)
 }
 
-/// Lower-case 64-hex SHA-256, as photos are addressed (DESIGN §Records).
+/// Lower-case 64-hex SHA-256, as photos are addressed (ARCHITECTURE.md, Records).
 pub(crate) fn normalise_sha256(input: &str) -> Result<String, RecordError> {
     let s = input.trim().to_ascii_lowercase();
     if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {

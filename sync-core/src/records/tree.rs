@@ -5,7 +5,7 @@
 //!
 //! Why: a view used to cost some forty keyed `get`s, each a seek into the document's op
 //! columns, plus a separate walk for conflicts; the server views a record after every incoming
-//! change, so that was the largest part of a sync (issue 5, sync bench). One walk serves both.
+//! change, so that was the largest part of a sync (sync bench). One walk serves both.
 //! The tree lives only as long as the borrow of the document it was read from.
 //!
 //! Typed accessors turn a missing or mistyped value into `RecordError::Malformed` with the

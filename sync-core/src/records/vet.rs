@@ -63,7 +63,7 @@ type Candidates = BTreeMap<&'static str, Vec<serde_json::Value>>;
 /// concurrent values on either side whose value is the same on both gets an empty list on both
 /// (equal lists compare exactly as the real ones would) instead of its JSON: most fields of
 /// most transitions, and building the JSON — the verdict parsed from its stored text — four
-/// times per incoming change was a tenth of a sync (issue 5, sync bench).
+/// times per incoming change was a tenth of a sync (sync bench).
 fn candidate_pair(before: &RecordView, after: &RecordView) -> (Candidates, Candidates) {
     let (mut b, mut a) = (BTreeMap::new(), BTreeMap::new());
     for name in IMMUTABLE_FIELDS
@@ -134,7 +134,7 @@ fn field_candidates(view: &RecordView, name: &str) -> Vec<serde_json::Value> {
 
 /// One top-level field of `view` as JSON — what `serde_json::to_value(view)[name]` holds, without
 /// serialising the whole view (events, witnesses, conflicts) for each of the twenty fields the
-/// checks compare (issue 5, sync bench: the server compares two views per incoming change).
+/// checks compare (sync bench: the server compares two views per incoming change).
 /// The test `field_json_matches_the_serialised_view` keeps the two in step.
 pub(super) fn field_json(view: &RecordView, name: &str) -> serde_json::Value {
     use serde_json::to_value as j;

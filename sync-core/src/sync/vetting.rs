@@ -1,4 +1,4 @@
-//! Change-by-change vetting of what a sender wants to add to a record (DESIGN §Sync: "the
+//! Change-by-change vetting of what a sender wants to add to a record (ARCHITECTURE.md, Sync: "the
 //! server vets every incoming change before applying it").
 //!
 //! The incoming changes that the server lacks are taken in causal order, one at a time; after
@@ -25,7 +25,7 @@
 //!    sender's own copy* (the document at this change), is refused (`invalid_event`). An event
 //!    that was valid where it was written but is flagged after merging with a concurrent change
 //!    (the office decided something meanwhile) is accepted and stays flagged in the record, as
-//!    DESIGN §Records asks — refusing it would make the outcome depend on arrival order.
+//!    ARCHITECTURE.md, Records asks — refusing it would make the outcome depend on arrival order.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
@@ -78,7 +78,7 @@ pub(crate) struct Refusal {
 pub(crate) struct Vetted {
     /// The record with every accepted change (`None`: nothing accepted and no record before).
     pub(crate) doc: Option<RecordDoc>,
-    /// The view of `doc` as computed while vetting (issue 5, sync bench: saves the caller a
+    /// The view of `doc` as computed while vetting (sync bench: saves the caller a
     /// second materialisation of the same document).
     pub(crate) view: Option<RecordView>,
     /// Hashes of the accepted changes, in causal order.
@@ -107,7 +107,7 @@ pub(crate) enum VetFailure {
 /// What the vetting needs of an incoming change: its hash, its actor and its dependencies.
 /// Read with `get_changes_meta`, which skips what `get_changes` does to hand out whole changes
 /// (rebuilding each one's operations from the document: a tenth of the server's work for a new
-/// record, issue 5 sync bench); a change itself is fetched only when it is refused, for the
+/// record, sync bench); a change itself is fetched only when it is refused, for the
 /// quarantine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChangeMeta {
@@ -145,7 +145,7 @@ pub(crate) fn changes_after(doc: &mut AutoCommit, heads: &[ChangeHash]) -> Vec<C
 /// `merged` is `base` with every change of `changes` already applied (the sync decode's scratch
 /// copy, or the server's own edit). Each step is *read* from it at that step's heads
 /// (`RecordDoc::view_at`) instead of applying the change to a fresh copy of the previous step
-/// (issue 5, sync bench: the copy and the re-application were a third of the server's work for
+/// (sync bench: the copy and the re-application were a third of the server's work for
 /// a new record). The judgement is the same: the state after change *i* is a function of the
 /// heads after change *i*, however it is reached (see `vet_changes_merged`). Only when `merged`
 /// does not read as a record are the changes applied one by one, to find the one that broke it.
@@ -513,7 +513,7 @@ fn judge(
     // accepted by the state machine, and must not turn an accepted event into a refused one (an
     // event back-dated before others) — the same rule `RecordDoc::append_event` applies.
     let new_events = diff(before, after).new_events;
-    // Shortcuts that are exact (issue 5, sync bench): a document is a function of its heads, so
+    // Shortcuts that are exact (sync bench): a document is a function of its heads, so
     // when this change is the record's only head the sender's own copy *is* `after`, and when
     // the change's dependencies are the heads before it, the copy before it *is* `before`. That
     // is every change of a new record and every edit nobody raced; only concurrent histories

@@ -8,7 +8,7 @@
 //! carried. Document numbers and plates travel as their text and go back in through their
 //! `parse` (what their own serde does, minus a copy).
 //!
-//! Issue 3, device bench — what a field check pays per string is cut three ways: the text
+//! Device bench — what a field check pays per string is cut three ways: the text
 //! fields of a struct travel as one string (`Joined`: one UTF-8 check, not one per field);
 //! encoding borrows them (a snapshot's 40,000 permits are not copied) while decoding borrows
 //! from the row and copies each into a spare string (`text`) that `Store::check` recycled from
@@ -145,7 +145,7 @@ pub(super) fn decode_driver(
     Ok((person, permits))
 }
 
-// --- Spare strings (issue 3, device bench) ---------------------------------------------------
+// --- Spare strings (device bench) ---------------------------------------------------
 //
 // A check decodes some thirty short strings out of its bundle into a small `Registry` and drops
 // them microseconds later; that malloc/free pair per string cost about as much as the rest of
@@ -329,7 +329,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Texts<'a> {
 }
 
 /// Several text fields as one string and the length of each, in bytes: decoding checks the
-/// UTF-8 of the one string instead of one per field (issue 3, device bench: some twenty short
+/// UTF-8 of the one string instead of one per field (device bench: some twenty short
 /// fields per check). Encoded as a tuple: the string, then the lengths.
 struct Joined<'a, const N: usize> {
     text: Cow<'a, str>,
