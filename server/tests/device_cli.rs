@@ -489,12 +489,33 @@ fn a_repealed_or_disabled_rule_is_no_legal_basis_of_an_auto() {
         let e = run(auto(rule, &[]));
         assert!(e.contains(word), "{rule}: {e}");
     }
-    // Disabled by the device's configuration.
-    let config = dir.path().join("rules-config.json");
-    std::fs::write(&config, r#"{"disabled_rules": ["R24"]}"#).unwrap();
-    let e = run(auto("R24", &["--config", config.to_str().unwrap()]));
+    // Disabled by the law parameters the replica received with the registry (the office's
+    // configuration): a device loaded with them refuses R24 as a basis.
+    let strict_db = dir.path().join("strict.db");
+    let mut reg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    reg["parameters"] = serde_json::json!({"rules": {"disabled_rules": ["R24"]}});
+    let strict = dir.path().join("registry-r24-off.json");
+    std::fs::write(&strict, serde_json::to_string(&reg).unwrap()).unwrap();
+    ok(&strict_db, &["load-snapshot", strict.to_str().unwrap()]);
+    ok(
+        &strict_db,
+        &[
+            "init",
+            "--device-id",
+            "0190a0a0-0000-7000-8000-0000000000a3",
+            "--user",
+            "U-GM-19",
+            "--role",
+            "officer",
+        ],
+    );
+    let args = auto("R24", &[]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let e = fails(&strict_db, &refs);
     assert!(e.contains("desativada"), "{e}");
-    // Nothing was saved; the same auto under R24 with the default configuration is.
+    assert!(ok(&strict_db, &["list"]).as_array().unwrap().is_empty());
+    // Nothing was saved; the same auto under R24 with the default parameters is.
     assert!(ok(&db, &["list"]).as_array().unwrap().is_empty());
     let a = ok(
         &db,

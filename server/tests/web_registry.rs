@@ -315,7 +315,10 @@ async fn the_permit_page_shows_holder_auxiliaries_vehicle_stand_penalties_and_fi
         .find(|x| x.permit_number == "0007")
         .unwrap();
     let row = p.from(&format!("penalidade-{}", pen.id));
-    assert!(row.contains("suspensão de 15 dias (art. 32, III)"), "{row}");
+    assert!(
+        row.contains("suspensão por 15 dias (art. 32, III)"),
+        "{row}"
+    );
     assert!(row.contains("em vigor"), "{row}");
     assert!(p.from("veiculo").contains(&plate_of(&reg, "0007")));
     let holder = reg.permits.iter().find(|x| x.number == "0007").unwrap();

@@ -751,8 +751,10 @@ pub fn swap(reg: &Registry, req: Swap, ctx: &Ctx<'_>) -> Result<Edited, EditErro
 // Penalties and fines
 // ---------------------------------------------------------------------------------------------
 
-/// Records a decided penalty; its id is `PEN-<year>-<nnnn>`.
-pub fn add_penalty(reg: &Registry, req: NewPenalty, ctx: &Ctx<'_>) -> Result<Registry, EditError> {
+/// Records a decided penalty; its id is `PEN-<year>-<nnnn>`. A record: judged for the cap and
+/// the field check of the permit (a suspension in force makes it irregular in the street, which
+/// is the point), whose findings come back as warnings.
+pub fn add_penalty(reg: &Registry, req: NewPenalty, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     if !reg.permits.iter().any(|p| p.number == req.permit_number) {
         return Err(not_found("O alvará", &req.permit_number));
     }
@@ -771,6 +773,7 @@ pub fn add_penalty(reg: &Registry, req: NewPenalty, ctx: &Ctx<'_>) -> Result<Reg
         decided_on.year(),
         reg.penalties.iter().map(|p| p.id.as_str()),
     );
+    let touched = Touched::record().permit(req.permit_number.as_str());
     let mut next = reg.clone();
     next.penalties.push(Penalty {
         id,
@@ -781,7 +784,7 @@ pub fn add_penalty(reg: &Registry, req: NewPenalty, ctx: &Ctx<'_>) -> Result<Reg
         starts_on: req.starts_on.unwrap_or(decided_on),
         record_id: req.record_id,
     });
-    Ok(next)
+    judged(reg, next, touched, Vec::new(), ctx)
 }
 
 /// Adds a fine; its id is `MUL-<year>-<nnnn>`. A record: judged for the cap and the field check

@@ -13,6 +13,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use maud::{DOCTYPE, Markup, html};
 use rust_decimal::Decimal;
 use sync_core::domain::PenaltyKind;
+use sync_core::rules::penalty::{Grade, penalty_label_pt};
 
 use super::session::{Flash, WebUser};
 
@@ -217,15 +218,14 @@ pub fn money(amount: Decimal) -> String {
     format!("{}R$ {grouped},{frac}", if negative { "-" } else { "" })
 }
 
-/// The penalty as the law names it (art. 32 I–V).
+/// A penalty as the pages show it, with its inciso of art. 32 (the kernel's list:
+/// `Grade::exact`); a stored suspension of another length (history from before art. 32 was
+/// checked on every write) is shown without one.
 pub fn penalty_label(p: &PenaltyKind) -> String {
-    match p {
-        PenaltyKind::WrittenWarning => "advertência por escrito (art. 32, I)".into(),
-        PenaltyKind::Fine => "multa (art. 32, II)".into(),
-        PenaltyKind::Suspension { days: 15 } => "suspensão de 15 dias (art. 32, III)".into(),
-        PenaltyKind::Suspension { days: 60 } => "suspensão de 60 dias (art. 32, IV)".into(),
-        PenaltyKind::Suspension { days } => format!("suspensão de {days} dias"),
-        PenaltyKind::Revocation => "cassação (art. 32, V)".into(),
+    let label = penalty_label_pt(*p);
+    match Grade::exact(*p) {
+        Ok(g) => format!("{label} (art. 32, {})", g.inciso()),
+        Err(_) => label,
     }
 }
 
@@ -240,30 +240,23 @@ pub fn penalty_value(p: &PenaltyKind) -> String {
     }
 }
 
-/// Inverse of [`penalty_value`] for the values the forms offer.
+/// Inverse of [`penalty_value`] for the penalties of art. 32 (anything else is no option).
 pub fn parse_penalty(s: &str) -> Option<PenaltyKind> {
-    match s {
-        "advertencia" => Some(PenaltyKind::WrittenWarning),
-        "multa" => Some(PenaltyKind::Fine),
-        "suspensao-15" => Some(PenaltyKind::Suspension { days: 15 }),
-        "suspensao-60" => Some(PenaltyKind::Suspension { days: 60 }),
-        "cassacao" => Some(PenaltyKind::Revocation),
-        _ => None,
-    }
+    Grade::ALL
+        .iter()
+        .map(|g| g.penalty())
+        .find(|p| penalty_value(p) == s)
 }
 
-/// The penalties of art. 32 as select options.
+/// The penalties of art. 32 as select options, mildest first.
 pub fn penalty_options() -> Vec<(String, String)> {
-    [
-        PenaltyKind::WrittenWarning,
-        PenaltyKind::Fine,
-        PenaltyKind::Suspension { days: 15 },
-        PenaltyKind::Suspension { days: 60 },
-        PenaltyKind::Revocation,
-    ]
-    .iter()
-    .map(|p| (penalty_value(p), penalty_label(p)))
-    .collect()
+    Grade::ALL
+        .iter()
+        .map(|g| {
+            let p = g.penalty();
+            (penalty_value(&p), penalty_label(&p))
+        })
+        .collect()
 }
 
 #[cfg(test)]
