@@ -742,7 +742,7 @@ pub struct ReviewRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClassifyRequest {
-    /// E.g. `["R24"]`; the citation comes from the catalogue.
+    /// Catalogue rule ids, e.g. R24; the citation comes from the catalogue.
     pub rule_ids: Vec<String>,
 }
 
