@@ -1542,6 +1542,15 @@ fn checks_use_the_parameters_the_feed_delivered() {
     let other = Store::open(&f.path).unwrap();
     assert_eq!(other.law_parameters().unwrap().rules.cnh_grace_days, 90);
     assert!(!other.check(&i).unwrap().rule_ids().contains(&"R10"));
+
+    // The store remembers the parameters of the version it last checked at; a snapshot of the
+    // same version number with other parameters (a reset, a test fixture) is not answered from
+    // that memory.
+    assert!(!s.check(&i).unwrap().rule_ids().contains(&"R10"));
+    let mut v10_defaults = v10.clone();
+    v10_defaults.parameters = None;
+    s.apply_snapshot(&v10_defaults, t(REFRESHED)).unwrap();
+    assert!(s.check(&i).unwrap().rule_ids().contains(&"R10"));
 }
 
 /// Malformed parameters in a batch are refused whole: the replica stays where it was.

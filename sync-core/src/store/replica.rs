@@ -66,6 +66,7 @@ impl Store {
         snapshot.validate()?;
         // Stored with microseconds: report exactly what was stored.
         let refreshed_at = refreshed_at.trunc_subsecs(6);
+        self.parameters.forget_version();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -138,6 +139,7 @@ impl Store {
     ) -> StoreResult<ApplyReport> {
         changes.check_shape()?;
         let refreshed_at = refreshed_at.trunc_subsecs(6);
+        self.parameters.forget_version();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
