@@ -190,6 +190,23 @@ fn registry_feed_corpus_replays() {
     }
 }
 
+/// Found by the mutations below: a snapshot naming one penalty id twice was accepted and
+/// stored as one penalty. Now refused whole, and the target's model agrees.
+#[test]
+fn a_snapshot_with_a_penalty_twice_is_refused() {
+    let (mut snapshot, changes) = seeds();
+    let penalties = snapshot["penalties"].as_array_mut().unwrap();
+    let first = penalties[0].clone();
+    penalties.push(first);
+    let snap: sync_core::domain::Registry = serde_json::from_value(snapshot.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = sync_core::store::Store::open(dir.path().join("device.db")).unwrap();
+    let at = "2026-11-30T09:00:00Z".parse().unwrap();
+    let e = store.apply_snapshot(&snap, at).unwrap_err().to_string();
+    assert!(e.contains("penalidade duplicada"), "{e}");
+    registry_feed(&input(&snapshot, &changes, false, false));
+}
+
 #[test]
 fn the_seeds_apply_and_a_zstd_bomb_is_refused() {
     let (snapshot, changes) = seeds();

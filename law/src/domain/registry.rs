@@ -399,18 +399,36 @@ impl Registry {
             for id in ids {
                 if !set.insert(id) {
                     return Err(DomainError::Fixture {
-                        reason: format!("{what} duplicado: {id}"),
+                        reason: format!("{what}: {id}"),
                     });
                 }
             }
             Ok(set)
         }
-        let people = unique("pessoa", self.people.iter().map(|p| p.id.as_str()))?;
-        let vehicles = unique("veículo", self.vehicles.iter().map(|v| v.id.as_str()))?;
-        let stands = unique("ponto", self.stands.iter().map(|s| s.id.as_str()))?;
-        let permits = unique("alvará", self.permits.iter().map(|p| p.number.as_str()))?;
-        unique("placa", self.vehicles.iter().map(|v| v.plate.canonical()))?;
-        unique("CPF", self.people.iter().map(|p| p.cpf.as_str()))?;
+        let people = unique(
+            "pessoa duplicada",
+            self.people.iter().map(|p| p.id.as_str()),
+        )?;
+        let vehicles = unique(
+            "veículo duplicado",
+            self.vehicles.iter().map(|v| v.id.as_str()),
+        )?;
+        let stands = unique("ponto duplicado", self.stands.iter().map(|s| s.id.as_str()))?;
+        let permits = unique(
+            "alvará duplicado",
+            self.permits.iter().map(|p| p.number.as_str()),
+        )?;
+        unique(
+            "placa duplicada",
+            self.vehicles.iter().map(|v| v.plate.canonical()),
+        )?;
+        unique("CPF duplicado", self.people.iter().map(|p| p.cpf.as_str()))?;
+        // Penalties and fines are stored by id: two with one id would silently become one.
+        unique(
+            "penalidade duplicada",
+            self.penalties.iter().map(|p| p.id.as_str()),
+        )?;
+        unique("multa duplicada", self.fines.iter().map(|f| f.id.as_str()))?;
         let missing = |what: &str, id: &str| DomainError::Fixture {
             reason: format!("{what} inexistente: {id}"),
         };
@@ -852,6 +870,23 @@ mod tests {
 
     fn scanned(index: &RegistryIndex<'_>) -> bool {
         matches!(index.people, Keyed::Scan(_))
+    }
+
+    /// A penalty or fine id twice is refused: the device store keys them by id, so the copy
+    /// would vanish (found by the feed fuzz target).
+    #[test]
+    fn penalty_and_fine_ids_are_unique() {
+        let mut reg = sample_registry();
+        assert!(reg.validate().is_ok());
+        let p = reg.penalties[0].clone();
+        reg.penalties.push(p);
+        let e = reg.validate().unwrap_err().to_string();
+        assert!(e.contains("penalidade duplicada"), "{e}");
+        let mut reg = sample_registry();
+        let f = reg.fines[0].clone();
+        reg.fines.push(f);
+        let e = reg.validate().unwrap_err().to_string();
+        assert!(e.contains("multa duplicada"), "{e}");
     }
 
     #[test]
