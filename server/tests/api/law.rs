@@ -207,3 +207,101 @@ async fn rules_config_file_is_imported_once_into_the_registry() {
         seeded.version
     );
 }
+
+/// Garbage on every write route of the law's parameters is refused with the shared error
+/// shapes and stores nothing; a holiday name is accepted at exactly
+/// `MAX_HOLIDAY_NAME_CHARS` characters and refused one over.
+#[tokio::test]
+async fn garbage_and_the_name_limit_on_the_law_routes() {
+    use axum::body::Body;
+    use axum::http::{Method, Request};
+    use sync_core::rules::parameters::MAX_HOLIDAY_NAME_CHARS;
+
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let before = app.footprint().await;
+    let raw = |method: Method, path: &'static str, body: &'static str| {
+        let req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("authorization", format!("Bearer {office}"))
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        app.send(req)
+    };
+    for (method, path) in [
+        (Method::PUT, "/v1/law/rules"),
+        (Method::POST, "/v1/law/ipca"),
+        (Method::POST, "/v1/law/holidays"),
+        (Method::POST, "/v1/law/holidays/remove"),
+    ] {
+        raw(method.clone(), path, "{\"year\": ")
+            .await
+            .error(StatusCode::BAD_REQUEST, "malformed_json");
+        // Not an object: refused as a bad body (serde reads a short array as the fields in
+        // order, so where it fails, and hence the code, depends on the type).
+        let r = raw(method, path, "[1, 2, 3]").await;
+        let code = r.json()["error"]["code"].clone();
+        assert!(
+            r.status.is_client_error() && (code == "malformed_json" || code == "invalid_body"),
+            "{path}: {} {code}",
+            r.status
+        );
+    }
+    // Wrong types and unknown fields name the field, not the value.
+    let e = app
+        .put(
+            "/v1/law/rules",
+            &office,
+            json!({ "inhabitants_per_taxi": "muitos" }),
+        )
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body");
+    assert_eq!(e["details"]["path"], "inhabitants_per_taxi", "{e}");
+    app.put("/v1/law/rules", &office, json!({ "no_such_parameter": 1 }))
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body");
+    app.post(
+        "/v1/law/ipca",
+        &office,
+        json!({ "year": 2026, "percent": "abc" }),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body");
+    app.post(
+        "/v1/law/holidays",
+        &office,
+        json!({ "kind": "municipal", "month": 2, "day": 30, "name": "Dia que não existe" }),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "law_parameters_invalid");
+    let holiday =
+        |name: String| json!({ "kind": "municipal", "month": 8, "day": 27, "name": name });
+    app.post(
+        "/v1/law/holidays",
+        &office,
+        holiday("x".repeat(MAX_HOLIDAY_NAME_CHARS + 1)),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "law_parameters_invalid");
+    app.post("/v1/law/holidays", &office, holiday(String::new()))
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "law_parameters_invalid");
+    assert_eq!(app.footprint().await, before);
+    // Exactly at the limit: accepted.
+    app.post(
+        "/v1/law/holidays",
+        &office,
+        holiday("x".repeat(MAX_HOLIDAY_NAME_CHARS)),
+    )
+    .await
+    .ok(StatusCode::OK);
+    // The amount's query: garbage is a clear error, never a panic.
+    let r = app.get("/v1/law/amount?base=abc&year=2026", &office).await;
+    assert!(r.status.is_client_error(), "{}", r.status);
+    let r = app
+        .get("/v1/law/amount?base=240.00&year=99999999999", &office)
+        .await;
+    assert!(r.status.is_client_error(), "{}", r.status);
+}
