@@ -342,3 +342,73 @@ fn the_demo_sample_records_show_as_duplicates_and_a_conflict_in_the_browser() {
         "the skip link takes the first Tab"
     );
 }
+
+/// The law's parameters page (`/escritorio/lei`) in the browser: an absurd IPCA is refused in
+/// Portuguese with what was typed kept and nothing stored; a municipal holiday entered through
+/// the form is listed, and a device's next sync brings it in its replica's parameters.
+#[test]
+fn the_office_enters_a_holiday_on_the_law_page_and_the_device_receives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let mut tablet = Device::login(
+        "tablet",
+        &server.url,
+        "tablet-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Duration::zero(),
+    );
+    tablet.sync_ok();
+    let office = Api::login(&server.url, OFFICE);
+    let version = |api: &Api| {
+        api.get("/v1/registry/status").1["version"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = version(&office);
+
+    let browser = Browser::start();
+    browser.goto(&format!("{}/login", server.url));
+    browser.fill("#usuario", "escritorio");
+    browser.fill("#senha", "escritorio-demo");
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+    browser.goto(&format!("{}/escritorio/lei", server.url));
+    browser.wait_for("#lei-ipca");
+    let next = browser.text_of("#lei-proximo-ipca");
+
+    // 426 typed for 4,26: refused on the page, the form keeps it, nothing stored.
+    browser.fill("#ipca-ano", &next);
+    browser.fill("#ipca-indice", "426");
+    let send = browser.wait_for("#cadastrar-ipca");
+    browser.click_and_wait(&send);
+    let error = browser.wait_for("#erro-form-ipca");
+    assert!(!browser.text(&error).is_empty());
+    let typed = browser.wait_for("#ipca-indice");
+    assert_eq!(browser.property(&typed, "value"), json!("426"));
+    assert_eq!(version(&office), before, "a refused index stores nothing");
+
+    // A municipal holiday through the form: listed, a new registry version.
+    browser.select("#feriado-tipo", "municipal");
+    browser.fill("#feriado-dia", "27/08");
+    browser.fill("#feriado-nome", "Aniversário de Americana");
+    let add = browser.wait_for("#incluir-feriado");
+    browser.click_and_wait(&add);
+    browser.wait_text("#lei-feriados", "Aniversário de Americana");
+    assert_eq!(version(&office), before + 1);
+
+    // The tablet's next sync brings it with the registry's parameters.
+    tablet.sync_ok();
+    let store = sync_core::store::Store::open(tablet.path()).unwrap();
+    let parameters = store.law_parameters().unwrap();
+    assert!(
+        parameters
+            .rules
+            .calendar
+            .municipal
+            .iter()
+            .any(|h| h.name == "Aniversário de Americana" && h.month == 8 && h.day == 27),
+        "{:?}",
+        parameters.rules.calendar
+    );
+}
