@@ -1,0 +1,62 @@
+//! documents: what taxi-fiscal puts on paper, and how anyone checks that paper.
+//!
+//! Flow: a caller that knows the record (the device store offline, the server for the office)
+//! fills a *content* value — [`AutoContent`], [`NotificationContent`], [`CaseFileContent`] —
+//! with display-ready facts: names already resolved, citations already taken from the law
+//! kernel, deadlines already counted. This crate decides nothing legal; it lays the content out
+//! in Brazilian Portuguese and renders it to bytes:
+//!
+//! - [`render_auto`]: an auto de infração or a coordinator's report, as ESC/POS for 58 mm and
+//!   80 mm thermal printers (two copies: "via do autuado", "via do órgão") or as a PDF (A4 or
+//!   a receipt-sized page);
+//! - [`render_notification`]: the notification of penalty (A4 PDF) the person signs or
+//!   receives;
+//! - [`render_case_file`]: the case file for an appeal (A4 PDF: the auto, photos, the verdict
+//!   the officer saw, the events).
+//!
+//! Every document carries a [`VerificationCode`] and its QR code: the code is derived from the
+//! bytes that make the document authentic (the device's signature over the sealed evidence, or
+//! the server's record of a notification), so `GET /verificar/{code}` on the server finds the
+//! central record, and an altered code finds nothing.
+//!
+//! Nothing here does I/O or reads the clock: the same content gives the same bytes, which the
+//! tests decode (PDF text through poppler's `pdftotext`, ESC/POS through [`escpos`]'s decoder).
+#![forbid(unsafe_code)]
+
+mod content;
+mod verification;
+
+pub use content::*;
+pub use verification::{CODE_BYTES, CODE_LEN, VerificationCode};
+
+/// Why a document could not be rendered.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RenderError {
+    /// The document has no layout in that format (e.g. a notification on a thermal printer).
+    #[error("este documento não pode ser gerado no formato {0}")]
+    Unsupported(&'static str),
+    /// The PDF writer failed.
+    #[error("falha ao gerar o PDF: {0}")]
+    Pdf(String),
+    /// A photo of the case file could not be embedded.
+    #[error("a foto {0} não pôde ser incluída")]
+    Photo(String),
+}
+
+/// Renders an auto (or a coordinator's report) in `format`.
+pub fn render_auto(content: &AutoContent, format: Format) -> Result<Vec<u8>, RenderError> {
+    let _ = content;
+    Err(RenderError::Unsupported(format.as_str()))
+}
+
+/// Renders the notification of penalty (A4 PDF).
+pub fn render_notification(content: &NotificationContent) -> Result<Vec<u8>, RenderError> {
+    let _ = content;
+    Err(RenderError::Unsupported("pdf"))
+}
+
+/// Renders the case file for an appeal (A4 PDF).
+pub fn render_case_file(content: &CaseFileContent) -> Result<Vec<u8>, RenderError> {
+    let _ = content;
+    Err(RenderError::Unsupported("pdf"))
+}
