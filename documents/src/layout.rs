@@ -15,7 +15,6 @@ pub(crate) struct Doc<'a> {
     pub header: String,
     /// Labels of the thermal copies, printed under the title, one copy each. Empty: one copy
     /// without a label. PDFs are one copy and ignore them.
-    #[allow(dead_code)] // read by the ESC/POS back-end, next.
     pub copies: &'static [&'static str],
     /// The PDF's creation date: a time from the content, never the clock, so the same content
     /// gives the same bytes.
