@@ -69,10 +69,20 @@ impl<'a> Blocks<'a> {
     fn signature(&mut self, who: &str) {
         self.out.push(Block::Signature(clip(who, MAX_FIELD_CHARS)));
     }
+    /// Whatever `f` appends, kept on one page.
+    fn together(&mut self, f: impl FnOnce(&mut Self)) {
+        let start = self.out.len();
+        f(self);
+        let group = self.out.split_off(start);
+        self.out.push(Block::Together(group));
+    }
     fn separator(&mut self) {
         self.out.push(Block::Separator);
     }
     fn verification(&mut self, v: Option<&Verification>) {
+        self.together(|b| b.verification_blocks(v));
+    }
+    fn verification_blocks(&mut self, v: Option<&Verification>) {
         self.heading("Verificação de autenticidade");
         match v {
             Some(v) => {
@@ -179,7 +189,7 @@ fn auto_body(c: &AutoContent, b: &mut Blocks<'_>) {
         Some((who, at)) => format!("{who}, em {}", datetime(*at)),
         None => "não confirmada pelo agente".to_owned(),
     };
-    b.field("Identificação do veículo confirmada por", &confirmed);
+    b.field("Veículo confirmado por", &confirmed);
     b.field(
         "Alvará",
         c.permit_number.as_deref().unwrap_or("não informado"),
@@ -365,15 +375,17 @@ pub(crate) fn notification(c: &NotificationContent) -> Doc<'static> {
         c.filing_place
     ));
 
-    b.heading("Ciência");
-    b.para(&format!(
-        "Declaro que recebi esta notificação e tomei ciência da decisão. O prazo de {days} dias para recurso conta a partir da data abaixo."
-    ));
-    b.field("Nome", "______________________________");
-    b.field("Documento", "______________________________");
-    b.field("Data da ciência", "____/____/________");
-    b.signature("Assinatura do notificado");
-    b.signature("Servidor que entregou (nome e matrícula)");
+    b.together(|b| {
+        b.heading("Ciência");
+        b.para(&format!(
+            "Declaro que recebi esta notificação e tomei ciência da decisão. O prazo de {days} dias para recurso conta a partir da data abaixo."
+        ));
+        b.field("Nome", "______________________________");
+        b.field("Documento", "______________________________");
+        b.field("Data da ciência", "____/____/________");
+        b.signature("Assinatura do notificado");
+        b.signature("Servidor que entregou (nome e matrícula)");
+    });
 
     b.verification(Some(&c.verification));
     Doc {
@@ -506,5 +518,173 @@ fn photos<'a>(c: &'a CaseFileContent, b: &mut Blocks<'a>) {
             "Mais {} fotos não incluídas (limite de {MAX_CASE_FILE_PHOTOS} por processo); estão no registro.",
             total - MAX_CASE_FILE_PHOTOS
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AutoContent, PhotoContent};
+    use chrono::{DateTime, Utc};
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn case_file(photos: Vec<PhotoContent>) -> CaseFileContent {
+        let party = |name: &str| Party {
+            name: name.to_owned(),
+            role: "condutor".to_owned(),
+            document: None,
+        };
+        CaseFileContent {
+            auto: AutoContent {
+                kind: AutoKind::Infraction,
+                number: None,
+                issuing_body: "Guarda Municipal".to_owned(),
+                occurred_at: at("2026-01-01T12:00:00Z"),
+                issued_at: None,
+                place: None,
+                position: None,
+                plate: None,
+                vehicle_confirmed: None,
+                permit_number: None,
+                driver: party("A"),
+                holder: None,
+                officer: party("B"),
+                gravity: None,
+                legal_basis: vec![],
+                facts: String::new(),
+                witnesses: vec![],
+                signature: SignatureLine::Missing {
+                    reason: "ausente".to_owned(),
+                },
+                verification: None,
+                printed_at: at("2026-01-01T12:00:00Z"),
+            },
+            verdict: vec![],
+            timeline: vec![],
+            photos,
+            notifications: vec![],
+            generated_at: at("2026-01-02T12:00:00Z"),
+            generated_by: "C".to_owned(),
+        }
+    }
+
+    fn photo(len: usize) -> PhotoContent {
+        let bytes = vec![0xa5; len];
+        PhotoContent {
+            sha256: sha256_hex(&bytes),
+            jpeg: Some(bytes),
+        }
+    }
+
+    /// (embedded?, caption) of each photo block.
+    fn photo_blocks(doc: &Doc<'_>) -> Vec<(bool, String)> {
+        doc.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Image { caption, jpeg } => Some((jpeg.is_some(), caption.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_photo_of_exactly_the_limit_is_embedded_and_one_byte_more_is_not() {
+        let c = case_file(vec![photo(MAX_PHOTO_BYTES), photo(MAX_PHOTO_BYTES + 1)]);
+        let blocks = photo_blocks(&super::case_file(&c));
+        assert!(blocks[0].0, "{}", blocks[0].1);
+        assert!(!blocks[1].0);
+        assert!(
+            blocks[1]
+                .1
+                .contains("acima do limite de 10485760 bytes por foto"),
+            "{}",
+            blocks[1].1
+        );
+    }
+
+    #[test]
+    fn photos_up_to_the_case_file_budget_are_embedded_and_the_next_is_not() {
+        let whole = MAX_CASE_FILE_PHOTO_BYTES / MAX_PHOTO_BYTES;
+        let rest = MAX_CASE_FILE_PHOTO_BYTES - whole * MAX_PHOTO_BYTES;
+        let mut photos: Vec<_> = (0..whole).map(|_| photo(MAX_PHOTO_BYTES)).collect();
+        photos.push(photo(rest));
+        let c = case_file(photos.clone());
+        let blocks = photo_blocks(&super::case_file(&c));
+        assert!(
+            blocks.iter().all(|b| b.0),
+            "exactly the budget: all embedded"
+        );
+
+        photos.push(photo(1));
+        let c = case_file(photos);
+        let blocks = photo_blocks(&super::case_file(&c));
+        let last = blocks.last().unwrap();
+        assert!(!last.0);
+        assert!(
+            last.1.contains("limite de 100663296 bytes por processo"),
+            "{}",
+            last.1
+        );
+    }
+
+    #[test]
+    fn up_to_the_photo_count_every_photo_has_a_block_and_past_it_the_rest_are_counted() {
+        let c = case_file((0..MAX_CASE_FILE_PHOTOS).map(|_| photo(10)).collect());
+        let doc = super::case_file(&c);
+        assert_eq!(photo_blocks(&doc).len(), MAX_CASE_FILE_PHOTOS);
+        assert!(
+            !doc.blocks
+                .iter()
+                .any(|b| matches!(b, Block::Paragraph(p) if p.starts_with("Mais ")))
+        );
+
+        let c = case_file((0..=MAX_CASE_FILE_PHOTOS).map(|_| photo(10)).collect());
+        let doc = super::case_file(&c);
+        assert_eq!(photo_blocks(&doc).len(), MAX_CASE_FILE_PHOTOS);
+        assert!(doc.blocks.iter().any(|b| matches!(
+            b,
+            Block::Paragraph(p) if p.starts_with("Mais 1 fotos não incluídas (limite de 50")
+        )));
+    }
+
+    #[test]
+    fn lists_print_up_to_the_limit_and_count_the_rest() {
+        let mut b = Blocks::new(false);
+        b.list((0..MAX_LIST_ITEMS).map(|i| i.to_string()));
+        b.list((0..MAX_LIST_ITEMS + 1).map(|i| i.to_string()));
+        let [Block::List(at), Block::List(over)] = b.out.as_slice() else {
+            panic!("two lists");
+        };
+        assert_eq!(at.len(), MAX_LIST_ITEMS);
+        assert_eq!(over.len(), MAX_LIST_ITEMS + 1);
+        assert_eq!(
+            over.last().unwrap(),
+            "… e mais 1 itens não impressos; a lista completa está no registro."
+        );
+    }
+
+    #[test]
+    fn fields_and_texts_are_clipped_at_their_limits() {
+        let mut b = Blocks::new(false);
+        b.field("Local", &"x".repeat(MAX_FIELD_CHARS));
+        b.field("Local", &"x".repeat(MAX_FIELD_CHARS + 1));
+        b.para(&"y".repeat(MAX_PRINTED_TEXT_CHARS));
+        b.para(&"y".repeat(MAX_PRINTED_TEXT_CHARS + 1));
+        let texts: Vec<String> = b
+            .out
+            .iter()
+            .map(|bl| match bl {
+                Block::Field { value, .. } => value.clone(),
+                Block::Paragraph(p) => p.clone(),
+                _ => panic!("unexpected block"),
+            })
+            .collect();
+        assert!(!texts[0].contains("texto cortado"));
+        assert!(texts[1].contains("texto cortado: 1 caracteres"));
+        assert!(!texts[2].contains("texto cortado"));
+        assert!(texts[3].contains("texto cortado: 1 caracteres"));
     }
 }

@@ -232,6 +232,11 @@ fn block(w: &mut Writer, b: &Block<'_>, dots: usize) {
             w.paragraph(who);
         }
         Block::Separator => w.rule('-'),
+        Block::Together(blocks) => {
+            for b in blocks {
+                block(w, b, dots);
+            }
+        }
     }
 }
 

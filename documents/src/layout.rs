@@ -54,4 +54,7 @@ pub(crate) enum Block<'a> {
     /// Small print: printed-at, generated-by.
     Small(String),
     Separator,
+    /// Blocks that go on one page (the ciência: declaration, fields and signature lines); a
+    /// group taller than a page breaks as usual.
+    Together(Vec<Block<'a>>),
 }

@@ -29,7 +29,7 @@ static REGULAR: &[u8] = include_bytes!("../fonts/LiberationSans-Regular.ttf");
 static BOLD: &[u8] = include_bytes!("../fonts/LiberationSans-Bold.ttf");
 
 const MM: f32 = 72.0 / 25.4;
-const LEADING: f32 = 1.3;
+const LEADING: f32 = 1.25;
 
 /// The page a PDF is laid out on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,7 @@ pub(crate) enum Paper {
     Receipt,
 }
 
+#[derive(Clone, Copy)]
 struct Style {
     width: f32,
     height: f32,
@@ -63,13 +64,13 @@ impl Paper {
                 width: 210.0 * MM,
                 height: 297.0 * MM,
                 margin: 20.0 * MM,
-                top: 20.0 * MM,
-                bottom: 297.0 * MM - 18.0 * MM,
-                body: 10.0,
-                small: 8.0,
+                top: 18.0 * MM,
+                bottom: 297.0 * MM - 15.0 * MM,
+                body: 9.5,
+                small: 7.5,
                 title: 16.0,
-                heading: 11.5,
-                label_col: 150.0,
+                heading: 11.0,
+                label_col: 145.0,
                 qr_side: 100.0,
                 image_max_h: 320.0,
             },
@@ -147,6 +148,8 @@ struct Layout<'m> {
     s: Style,
     pages: Vec<Vec<Op>>,
     y: f32,
+    /// The masthead already shows the QR code: the verification block prints only words.
+    hoisted_qr: bool,
 }
 
 impl Layout<'_> {
@@ -191,6 +194,9 @@ impl Layout<'_> {
     }
     fn centred(&mut self, text: &str, size: f32, bold: bool) {
         let (x0, cw) = (self.x0(), self.cw());
+        self.centred_in(x0, cw, text, size, bold);
+    }
+    fn centred_in(&mut self, x0: f32, cw: f32, text: &str, size: f32, bold: bool) {
         for l in self.wrap(text, cw, size, bold) {
             let w = self.m.width(&l, size, bold);
             self.line(x0 + (cw - w).max(0.0) / 2.0, l, size, bold);
@@ -206,7 +212,7 @@ impl Layout<'_> {
         let (body, small) = (self.s.body, self.s.small);
         match b {
             Block::Heading(h) => {
-                self.y += body * 0.9;
+                self.y += body * 0.7;
                 // Kept with the first lines of its section.
                 self.ensure(self.s.heading * LEADING + 3.0 * body * LEADING);
                 self.paragraph(x0, cw, h, self.s.heading, true);
@@ -251,12 +257,14 @@ impl Layout<'_> {
             }
             Block::Paragraph(p) => {
                 self.paragraph(x0, cw, p, body, false);
-                self.y += body * 0.4;
+                self.y += body * 0.3;
             }
             Block::List(items) => {
                 let indent = body * 1.2;
                 for item in items {
                     let lines = self.wrap(item, cw - indent, body, false);
+                    // An item stays on one page (one longer than a page breaks anyway).
+                    self.ensure(lines.len() as f32 * body * LEADING);
                     for (i, l) in lines.into_iter().enumerate() {
                         if i == 0 {
                             self.ensure(body * LEADING);
@@ -270,15 +278,15 @@ impl Layout<'_> {
                         }
                         self.line(x0 + indent, l, body, false);
                     }
-                    self.y += body * 0.25;
+                    self.y += body * 0.2;
                 }
-                self.y += body * 0.3;
+                self.y += body * 0.2;
             }
             Block::Qr { url, code } => self.qr(url, code),
             Block::Image { caption, jpeg } => self.image(caption, *jpeg),
             Block::Signature(who) => {
-                self.ensure(body * 3.0 + small * LEADING);
-                self.y += body * 3.0;
+                self.ensure(body * 2.6 + small * LEADING);
+                self.y += body * 2.6;
                 let w = cw.min(260.0);
                 self.push(Op::Rects(vec![(x0, self.y, w, 0.6)]));
                 self.y += 2.0;
@@ -294,11 +302,37 @@ impl Layout<'_> {
                 self.rule(0.4);
                 self.y += body * 0.6;
             }
+            Block::Together(blocks) => {
+                // Measured on an endless page first, then placed.
+                let mut dry = Layout {
+                    m: self.m,
+                    s: Style {
+                        bottom: f32::INFINITY,
+                        ..self.s
+                    },
+                    pages: vec![Vec::new()],
+                    y: 0.0,
+                    hoisted_qr: self.hoisted_qr,
+                };
+                for b in blocks {
+                    dry.block(b);
+                }
+                self.ensure(dry.y);
+                for b in blocks {
+                    self.block(b);
+                }
+            }
         }
     }
 
     fn qr(&mut self, url: &str, code: &str) {
         let (x0, cw) = (self.x0(), self.cw());
+        if self.hoisted_qr {
+            self.ensure(2.0 * self.s.body * LEADING);
+            self.paragraph(x0, cw, &format!("Código {code} — {url}"), self.s.body, true);
+            self.y += self.s.body * 0.3;
+            return;
+        }
         let side = self.s.qr_side;
         let beside = self.s.label_col > 0.0;
         let text_x = if beside { x0 + side + 12.0 } else { x0 };
@@ -314,45 +348,7 @@ impl Layout<'_> {
         self.ensure(needed);
         let top = self.y;
         let qx = if beside { x0 } else { x0 + (cw - side) / 2.0 };
-        match qr::modules(url) {
-            Some(m) => {
-                let cell = side / (m.width + 2 * QUIET_MODULES) as f32;
-                let origin = (
-                    qx + QUIET_MODULES as f32 * cell,
-                    top + QUIET_MODULES as f32 * cell,
-                );
-                let mut rects = Vec::new();
-                for y in 0..m.width {
-                    let mut x = 0;
-                    while x < m.width {
-                        if m.is_dark(x, y) {
-                            let start = x;
-                            while x < m.width && m.is_dark(x, y) {
-                                x += 1;
-                            }
-                            rects.push((
-                                origin.0 + start as f32 * cell,
-                                origin.1 + y as f32 * cell,
-                                (x - start) as f32 * cell,
-                                cell,
-                            ));
-                        } else {
-                            x += 1;
-                        }
-                    }
-                }
-                self.push(Op::Rects(rects));
-            }
-            None => {
-                self.push(Op::Text {
-                    x: qx,
-                    y: top + side / 2.0,
-                    size: self.s.small,
-                    bold: false,
-                    text: "QR code indisponível".to_owned(),
-                });
-            }
-        }
+        self.qr_symbol(url, qx, top, side);
         if beside {
             self.y = top + (side - text_h).max(0.0) / 2.0;
         } else {
@@ -373,6 +369,89 @@ impl Layout<'_> {
             }
         }
         self.y = self.y.max(top + needed) + self.s.body * 0.5;
+    }
+
+    /// The QR code of `url` as vector squares, `side` points wide with its quiet zone.
+    fn qr_symbol(&mut self, url: &str, qx: f32, top: f32, side: f32) {
+        match qr::modules(url) {
+            Some(m) => {
+                let cell = side / (m.width + 2 * QUIET_MODULES) as f32;
+                let origin = (
+                    qx + QUIET_MODULES as f32 * cell,
+                    top + QUIET_MODULES as f32 * cell,
+                );
+                let mut rects = Vec::new();
+                for y in 0..m.width {
+                    let mut x = 0;
+                    while x < m.width {
+                        if m.is_dark(x, y) {
+                            // One rectangle per run of dark modules: fewer path segments.
+                            let start = x;
+                            while x < m.width && m.is_dark(x, y) {
+                                x += 1;
+                            }
+                            rects.push((
+                                origin.0 + start as f32 * cell,
+                                origin.1 + y as f32 * cell,
+                                (x - start) as f32 * cell,
+                                cell,
+                            ));
+                        } else {
+                            x += 1;
+                        }
+                    }
+                }
+                self.push(Op::Rects(rects));
+            }
+            None => self.push(Op::Text {
+                x: qx,
+                y: top + side / 2.0,
+                size: self.s.small,
+                bold: false,
+                text: "QR code indisponível".to_owned(),
+            }),
+        }
+    }
+
+    /// Title and subtitles; on A4, with the document's QR code and code at the top right, where
+    /// whoever checks a paper looks first (the verification section then repeats the code and
+    /// the address in words).
+    fn masthead(&mut self, doc: &Doc<'_>) {
+        let (x0, cw) = (self.x0(), self.cw());
+        let qr = first_qr(&doc.blocks);
+        let (title, body) = (self.s.title, self.s.body);
+        match qr {
+            Some((url, code)) if self.s.label_col > 0.0 => {
+                let side = 76.0;
+                let top = self.y;
+                let qx = x0 + cw - side;
+                self.qr_symbol(url, qx, top, side);
+                let size = self.s.small - 0.5;
+                let w = self.m.width(code, size, true);
+                self.push(Op::Text {
+                    x: qx + (side - w).max(0.0) / 2.0,
+                    y: top + side + size,
+                    size,
+                    bold: true,
+                    text: code.to_owned(),
+                });
+                self.hoisted_qr = true;
+                let left = cw - side - 12.0;
+                self.y = top + 10.0;
+                self.centred_in(x0, left, &doc.title, title, true);
+                for sub in &doc.subtitle {
+                    self.centred_in(x0, left, sub, body - 0.5, false);
+                }
+                self.y = self.y.max(top + side + size * 1.6);
+            }
+            _ => {
+                self.centred(&doc.title, title, true);
+                for sub in &doc.subtitle {
+                    self.centred(sub, body - 0.5, false);
+                }
+            }
+        }
+        self.block(&Block::Separator);
     }
 
     fn image(&mut self, caption: &str, jpeg: Option<&[u8]>) {
@@ -409,6 +488,15 @@ impl Layout<'_> {
     }
 }
 
+/// The document's first QR code, inside groups too.
+fn first_qr<'b>(blocks: &'b [Block<'_>]) -> Option<(&'b str, &'b str)> {
+    blocks.iter().find_map(|b| match b {
+        Block::Qr { url, code } => Some((url.as_str(), code.as_str())),
+        Block::Together(inner) => first_qr(inner),
+        _ => None,
+    })
+}
+
 /// Renders `doc` as a PDF on `paper`.
 pub(crate) fn render(doc: &Doc<'_>, paper: Paper) -> Result<Vec<u8>, RenderError> {
     let metrics = Metrics::new()?;
@@ -419,12 +507,9 @@ pub(crate) fn render(doc: &Doc<'_>, paper: Paper) -> Result<Vec<u8>, RenderError
         s,
         pages: vec![Vec::new()],
         y: top,
+        hoisted_qr: false,
     };
-    l.centred(&doc.title, l.s.title, true);
-    for sub in &doc.subtitle {
-        l.centred(sub, l.s.body - 0.5, false);
-    }
-    l.block(&Block::Separator);
+    l.masthead(doc);
     for b in &doc.blocks {
         l.block(b);
     }

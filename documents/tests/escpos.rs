@@ -197,3 +197,19 @@ fn every_format_renders_an_auto_and_a_report() {
         assert!(render_auto(&sample_transgression(), f).is_ok(), "{f:?}");
     }
 }
+
+proptest::proptest! {
+    /// Whatever bytes it is given, the decoder answers (a decoding or an error), never panics:
+    /// other crates' tests feed it what their code produced.
+    #[test]
+    fn the_decoder_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+        let _ = escpos::decode(&bytes);
+    }
+
+    /// Nor on a real document cut anywhere.
+    #[test]
+    fn the_decoder_never_panics_on_a_cut_document(cut in 0usize..20_000) {
+        let bytes = render_auto(&sample_auto(), Format::EscPos58).unwrap();
+        let _ = escpos::decode(&bytes[..cut.min(bytes.len())]);
+    }
+}

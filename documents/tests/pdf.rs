@@ -136,6 +136,13 @@ fn notification_pdf_has_what_an_intimacao_needs() {
         has(&text, needle);
     }
     has(&pdf_text(&pdf), "Página 1 de");
+    // The ciência block is never split: the declaration and both signature lines share a page.
+    let pages = pdf_pages_text(&pdf);
+    let page = pages
+        .iter()
+        .find(|p| p.contains("Declaro que recebi"))
+        .unwrap();
+    assert!(page.contains("Assinatura do notificado") && page.contains("Servidor que entregou"));
     pdf_pages_png(&pdf, "notification-a4");
 }
 
@@ -209,14 +216,74 @@ fn long_facts_break_across_a4_pages_with_numbered_footers() {
 }
 
 #[test]
-fn the_pdf_qr_code_reads_back_as_the_verification_address() {
+fn the_pdf_qr_codes_read_back_as_the_verification_address() {
     let c = sample_notification();
     let pdf = render_notification(&c).unwrap();
-    let (pages, _) = (pdf_pages_png(&pdf, "notification-qr").len(), ());
-    let (w, h, px) = pdf_page_grey(&pdf, pages, 150);
+    // On A4 the QR code heads the first page.
+    let (w, h, px) = pdf_page_grey(&pdf, 1, 150);
     let mut img = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| px[y * w + x]);
     let grids = img.detect_grids();
-    assert_eq!(grids.len(), 1, "one QR code on the last page");
+    assert_eq!(grids.len(), 1, "one QR code on the first page");
     let (_, content) = grids[0].decode().unwrap();
     assert_eq!(content, c.verification.url());
+
+    // The receipt's, at the end of its only page.
+    let a = sample_auto();
+    let pdf = render_auto(&a, Format::PdfReceipt).unwrap();
+    let (w, h, px) = pdf_page_grey(&pdf, 1, 200);
+    let mut img = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| px[y * w + x]);
+    let grids = img.detect_grids();
+    assert_eq!(grids.len(), 1, "one QR code on the receipt");
+    assert_eq!(grids[0].decode().unwrap().1, a.verification.unwrap().url());
+}
+
+#[test]
+fn a_receipt_taller_than_the_page_limit_goes_on_in_pages_no_taller_than_it() {
+    let short = pdf_page_sizes(&render_auto(&sample_auto(), Format::PdfReceipt).unwrap());
+    assert_eq!(short.len(), 1);
+    assert!(
+        (short[0].0 - 226.77).abs() < 0.1,
+        "80 mm wide: {:?}",
+        short[0]
+    );
+    assert!(short[0].1 < MAX_RECEIPT_PAGE_PT);
+
+    let mut c = sample_auto();
+    let w = c.witnesses[0].clone();
+    c.witnesses = (0..80)
+        .map(|i| {
+            let mut w = w.clone();
+            w.party.name = format!("Testemunha {i}");
+            w.statement = "Declaração longa. ".repeat(40);
+            w
+        })
+        .collect();
+    let pdf = render_auto(&c, Format::PdfReceipt).unwrap();
+    let sizes = pdf_page_sizes(&pdf);
+    assert!(sizes.len() > 1, "{sizes:?}");
+    assert!(
+        sizes
+            .iter()
+            .all(|&(w, h)| (w - 226.77).abs() < 0.1 && h <= MAX_RECEIPT_PAGE_PT)
+    );
+    let text = pdf_text(&pdf);
+    has(&text, "Testemunha 0 ");
+    has(&text, "Testemunha 79 ");
+}
+
+#[test]
+fn facts_at_the_printed_limit_print_whole_on_a4_and_one_over_is_cut_with_a_note() {
+    let mut c = sample_auto();
+    c.facts = "palavra ".repeat(MAX_PRINTED_TEXT_CHARS / 8);
+    assert_eq!(c.facts.chars().count(), MAX_PRINTED_TEXT_CHARS);
+    let text = pdf_body_text(&render_auto(&c, Format::PdfA4).unwrap());
+    assert!(!text.contains("texto cortado"));
+    assert_eq!(text.matches("palavra").count(), MAX_PRINTED_TEXT_CHARS / 8);
+
+    c.facts.push('x');
+    let text = pdf_body_text(&render_auto(&c, Format::PdfA4).unwrap());
+    has(
+        &text,
+        "[texto cortado: 1 caracteres não impressos; a íntegra está no registro]",
+    );
 }

@@ -390,3 +390,29 @@ pub fn artifacts_dir() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Width and height in points of each page (`pdfinfo -f 1 -l 9999`).
+pub fn pdf_page_sizes(pdf: &[u8]) -> Vec<(f32, f32)> {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.pdf");
+    std::fs::write(&input, pdf).unwrap();
+    let out = Command::new(poppler("pdfinfo"))
+        .args(["-f", "1", "-l", "9999"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("Page ") && l.contains(" size: "))
+        .map(|l| {
+            let dims = l.split(" size: ").nth(1).unwrap();
+            let mut it = dims.split_whitespace();
+            let w: f32 = it.next().unwrap().parse().unwrap();
+            it.next();
+            let h: f32 = it.next().unwrap().parse().unwrap();
+            (w, h)
+        })
+        .collect()
+}
