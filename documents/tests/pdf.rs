@@ -136,14 +136,32 @@ fn notification_pdf_has_what_an_intimacao_needs() {
         has(&text, needle);
     }
     has(&pdf_text(&pdf), "Página 1 de");
-    // The ciência block is never split: the declaration and both signature lines share a page.
-    let pages = pdf_pages_text(&pdf);
-    let page = pages
-        .iter()
-        .find(|p| p.contains("Declaro que recebi"))
-        .unwrap();
-    assert!(page.contains("Assinatura do notificado") && page.contains("Servidor que entregou"));
     pdf_pages_png(&pdf, "notification-a4");
+}
+
+#[test]
+fn the_ciencia_block_is_never_split_across_pages() {
+    // Facts of growing length move the block down a page line by line: wherever it falls, the
+    // declaration and both signature lines share a page.
+    let mut c = sample_notification();
+    let facts = c.autos[0].facts.clone();
+    for extra in 0..24 {
+        c.autos[0].facts = format!(
+            "{facts}{}",
+            " Mais um trecho do relato com palavras.".repeat(extra * 3)
+        );
+        let pages = pdf_pages_text(&render_notification(&c).unwrap());
+        let page = pages
+            .iter()
+            .find(|p| p.contains("Declaro que recebi"))
+            .unwrap();
+        assert!(
+            page.contains("Data da ciência")
+                && page.contains("Assinatura do notificado")
+                && page.contains("Servidor que entregou"),
+            "split with {extra}: {page}"
+        );
+    }
 }
 
 #[test]
