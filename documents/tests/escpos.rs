@@ -213,3 +213,29 @@ proptest::proptest! {
         let _ = escpos::decode(&bytes[..cut.min(bytes.len())]);
     }
 }
+
+#[test]
+fn an_auto_without_a_device_key_says_it_has_no_code_and_prints_no_qr() {
+    let mut c = sample_auto();
+    c.verification = None;
+    c.number = None;
+    let d = decoded(&c, Format::EscPos58);
+    for copy in &d.copies {
+        assert_eq!(copy.rasters().count(), 0);
+        let flat = copy.text().split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("Documento sem código de verificação"),
+            "{flat}"
+        );
+        assert!(flat.contains("Número: aguardando numeração"), "{flat}");
+    }
+    let text = pdf_text(&render_auto(&c, Format::PdfA4).unwrap());
+    assert!(
+        text.contains("Documento sem código de verificação"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Código de verificação"),
+        "no code in the footer: {text}"
+    );
+}

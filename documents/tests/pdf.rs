@@ -305,3 +305,22 @@ fn facts_at_the_printed_limit_print_whole_on_a4_and_one_over_is_cut_with_a_note(
         "[texto cortado: 1 caracteres não impressos; a íntegra está no registro]",
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// Any text a caller puts in (control characters, emoji, scripts the font lacks, very long
+    /// words) renders in every format.
+    #[test]
+    fn any_text_renders_in_every_format(facts in "\\PC{0,300}", place in "(?s).{0,80}", name in "\\PC{0,60}") {
+        let mut c = sample_auto();
+        c.facts = facts;
+        c.place = Some(place);
+        c.driver.name = name;
+        for f in Format::ALL {
+            let bytes = render_auto(&c, f).unwrap();
+            if !f.is_pdf() {
+                documents::escpos::decode(&bytes).unwrap();
+            }
+        }
+    }
+}
