@@ -86,7 +86,10 @@ impl SyncClient {
                     });
                 }
             }
-            let (request, held_back, size) = fit(prepared.request, budget);
+            let (mut request, held_back, size) = fit(prepared.request, budget);
+            // The device clock as the request leaves: the server keeps its offset with the
+            // receipt of every record issued.
+            request.device_clock = Some(self.clock.now());
             out.ms_prepare += elapsed_ms(t);
             let t = Instant::now();
             let entries = request.new_records.len() + request.messages.len();
@@ -214,6 +217,7 @@ mod tests {
             protocol: PROTOCOL_VERSION,
             device_id: Uuid::nil(),
             cursor: 0,
+            device_clock: None,
             new_records: (0..new)
                 .map(|i| NewRecord {
                     record_id: Uuid::from_u128(i as u128),

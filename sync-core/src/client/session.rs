@@ -7,6 +7,11 @@
 //! `expires_at` is on the server's clock, and a phone whose clock is a day off would otherwise
 //! refresh on every request or never. A 401 on any request forces one refresh anyway.
 //!
+//! Login always sends the device's public key (`Store::device_public_key`, the key created on
+//! first use): the server registers it for the device and then accepts the seals of the
+//! records this device issues. A reinstalled app brings a new key with its first password
+//! login.
+//!
 //! Login also makes sure the store knows who writes its records (`DeviceIdentity`): the user id
 //! and role the server returned, and the device id whose bytes are the Automerge actor — the
 //! server's device id when it is a UUID, otherwise the UUID derived from it
@@ -30,6 +35,9 @@ struct LoginRequest<'a> {
     username: &'a str,
     password: &'a str,
     device_id: &'a str,
+    /// Hex of the device's Ed25519 public key (`Store::device_public_key`), registered by the
+    /// server so that it can check the seals of the records this device issues.
+    device_public_key: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -101,6 +109,7 @@ impl SyncClient {
                 username: username.trim(),
                 password,
                 device_id: &device_id,
+                device_public_key: hex::encode(store.device_public_key()?),
             },
         )?;
         let response = self.call(store, request, false)?;

@@ -77,8 +77,8 @@ pub use device::{
     SyncReport, heads_bytes, hex_heads, meta_of,
 };
 pub use server::{
-    Changed, EditOutcome, PeerState, QuarantineEntry, Sender, SentHeads, ServerEffect,
-    ServerRecord, ServerSync, ServerSyncStore, StoredChange, may_see,
+    Changed, EditOutcome, PeerState, QuarantineEntry, RegisteredKey, Sender, SentHeads,
+    ServerEffect, ServerRecord, ServerSync, ServerSyncStore, StoredChange, may_see,
 };
 pub use wire::{
     Ack, Bytes, DocMessage, NewRecord, PROTOCOL_VERSION, Rejection, RejectionCode, SyncRequest,
