@@ -182,6 +182,12 @@ fn logged_in() -> Rig {
 #[test]
 fn login_stores_the_session_on_the_device_clock_and_sets_the_identity() {
     let r = logged_in();
+    // The device's public key goes with every login, for the server to register.
+    let body: serde_json::Value = serde_json::from_slice(&r.script.request(0).body).unwrap();
+    assert_eq!(
+        body["device_public_key"],
+        hex::encode(r.store.device_public_key().unwrap())
+    );
     let s = r.store.client_session().unwrap().unwrap();
     assert_eq!(s.access_token, "access-1");
     assert_eq!(s.refresh_token, "refresh-1");

@@ -21,9 +21,10 @@
 //!    over a limit is `too_large`, invalid evidence `invalid_field`;
 //! 4. for coordinators, the art. 17 scope: a new transgression must be of their stand
 //!    (`transgression_in_scope` against the registry) and an existing record must be of it;
-//! 5. the device's seal, on the change that issues the record (`judge_seal`): it must verify
-//!    over the evidence of the sender's own copy with a key registered to the sending device,
-//!    the author's (`seal_invalid` otherwise); a seal written at any other time is refused;
+//! 5. the device's seal (checked right after 3), on the change that issues the record
+//!    (`judge_seal`): it must verify over the evidence of the sender's own copy with a key
+//!    registered to the sending device, the author's (`seal_invalid` otherwise); a seal
+//!    written at any other time is refused;
 //! 6. its events: an event that does not decode, or that the state machine refused *on the
 //!    sender's own copy* (the document at this change), is refused (`invalid_event`). An event
 //!    that was valid where it was written but is flagged after merging with a concurrent change
