@@ -1038,6 +1038,35 @@ async fn a_sealed_record_gets_a_receipt_countersigned_by_the_server_key() {
         .await
         .unwrap();
     assert_eq!(by_code, Some(receipt.clone()));
+    // `audit verify` checks receipts against their audit rows: an edited receive time shows.
+    let db = app.dir.path().join(taxi_fiscal_server::config::DB_FILE);
+    let check = || async {
+        taxi_fiscal_server::store::sqlite::SqliteStore::open(&db)
+            .unwrap()
+            .check_consistency()
+            .await
+            .unwrap()
+            .mismatches
+    };
+    assert_eq!(check().await, Vec::new());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(&format!(
+        "DROP TRIGGER record_receipts_no_update;
+         UPDATE record_receipts SET received_at = '2026-11-29T12:00:00.000Z'
+         WHERE record_id = '{id}';"
+    ))
+    .unwrap();
+    let columns: Vec<String> = check().await.into_iter().map(|m| m.column).collect();
+    assert_eq!(columns, ["receipt_sha256", "server_signature"]);
+    conn.execute(
+        "UPDATE record_receipts SET received_at = ?1 WHERE record_id = ?2",
+        rusqlite::params![
+            taxi_fiscal_server::audit::format_at(receipt.received_at),
+            id
+        ],
+    )
+    .unwrap();
+    assert_eq!(check().await, Vec::new());
     // Evidence added later syncs, and the receipt stays the one of the issue.
     p.edit(&id, |d, a| d.add_witness(a, now(), &witness()).unwrap());
     let report = exchange_at(&app, &mut p, now()).await;
