@@ -66,6 +66,19 @@ impl SyncClient {
         let identity = store
             .device_identity()?
             .ok_or(ClientError::Field(crate::field::FieldError::NoIdentity))?;
+        // The server accepts an issued record only with the seal of a key this device
+        // registered at a password login; a session opened without one (an app updated from a
+        // version without keys) must log in again before it sends any.
+        let session = store.client_session()?.ok_or_else(|| {
+            ClientError::LoginRequired(String::from("nenhuma sessão neste aparelho"))
+        })?;
+        if store.device_key_registered_with()?.as_deref()
+            != Some(super::session::key_registration(&session).as_str())
+        {
+            return Err(ClientError::LoginRequired(String::from(
+                "entre com a senha para registrar a chave de assinatura deste aparelho no servidor",
+            )));
+        }
         let device = DeviceSync::new(identity.device_id);
         let mut out = RecordSync::default();
         let mut changed: BTreeSet<String> = BTreeSet::new();

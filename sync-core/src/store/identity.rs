@@ -167,3 +167,27 @@ impl Store {
         })
     }
 }
+
+impl Store {
+    /// Records that a password login registered this device's key with `with` (the server URL
+    /// and the device's id there), so that the sync client knows it may send records.
+    pub fn mark_device_key_registered(&self, with: &str, at: DateTime<Utc>) -> StoreResult<()> {
+        self.device_key()?;
+        self.conn
+            .prepare_cached(
+                "UPDATE device_key SET registered_with = ?1, registered_at = ?2 WHERE id = 1",
+            )?
+            .execute(params![with, ts(at)])?;
+        Ok(())
+    }
+
+    /// Where a login last registered this device's key (`None`: nowhere yet).
+    pub fn device_key_registered_with(&self) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT registered_with FROM device_key WHERE id = 1")?
+            .query_row([], |r| r.get::<_, Option<String>>(0))
+            .optional()?
+            .flatten())
+    }
+}

@@ -8,5 +8,9 @@ CREATE TABLE device_key (
     secret BLOB NOT NULL CHECK (length(secret) = 32),
     -- Hex of the public key, for reading without deriving it.
     public_key TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    -- The server and device id (`<server url> <device id>`) a password login last registered
+    -- the key with; the client sends no record to another until a login registers it there.
+    registered_with TEXT,
+    registered_at TEXT
 ) STRICT;
