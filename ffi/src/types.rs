@@ -1092,6 +1092,9 @@ pub enum RejectionCode {
     NumberNotLeased,
     /// An auto number another record already holds.
     NumberTaken,
+    /// Issued without a valid seal of this device's registered key (log in again with the
+    /// password if the app was reinstalled).
+    SealInvalid,
 }
 
 impl From<sc_sync::RejectionCode> for RejectionCode {
@@ -1110,6 +1113,7 @@ impl From<sc_sync::RejectionCode> for RejectionCode {
             C::InvalidField => Self::InvalidField,
             C::NumberNotLeased => Self::NumberNotLeased,
             C::NumberTaken => Self::NumberTaken,
+            C::SealInvalid => Self::SealInvalid,
         }
     }
 }

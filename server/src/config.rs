@@ -293,6 +293,11 @@ impl Config {
         self.data_dir.join(DB_FILE)
     }
 
+    /// Path of the server's Ed25519 signing key (created 0600 at first start).
+    pub fn signing_key_path(&self) -> PathBuf {
+        self.data_dir.join(crate::receipts::SIGNING_KEY_FILE)
+    }
+
     /// The JWT secret: configured, or read from `DIR/jwt-secret`, or generated there.
     pub fn jwt_secret_or_create(&self) -> Result<Vec<u8>, ConfigError> {
         if let Some(s) = &self.jwt_secret {

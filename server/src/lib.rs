@@ -27,6 +27,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod limits;
 pub mod office;
+pub mod receipts;
 pub mod registry;
 pub mod server;
 pub mod store;

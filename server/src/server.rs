@@ -30,6 +30,8 @@ use crate::store::{Store, StoreError};
 pub enum ServerError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    #[error(transparent)]
+    SigningKey(#[from] crate::receipts::KeyFileError),
     // Not `#[from]`: a source would be printed twice in the command line's one-line chain.
     #[error("armazenamento: {0}")]
     Store(StoreError),
@@ -107,6 +109,8 @@ struct Inner {
     /// again by [`launch_with_state`] from the address really bound, e.g. after port 0).
     origins: RwLock<Arc<[String]>>,
     snapshot: Mutex<Option<Arc<SnapshotCache>>>,
+    /// Countersigns receipts of device-sealed records (`crate::receipts`).
+    signing_key: Arc<crate::receipts::ServerKey>,
 }
 
 impl AppState {
@@ -114,6 +118,7 @@ impl AppState {
     pub async fn open(config: Config) -> Result<Self, ServerError> {
         create_data_dir(&config.data_dir)?;
         let secret = config.jwt_secret_or_create()?;
+        let signing_key = crate::receipts::ServerKey::load_or_create(&config.signing_key_path())?;
         let path = config.db_path();
         let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
             .await
@@ -124,11 +129,16 @@ impl AppState {
                 .await
                 .map_err(|e| ServerError::Parameters(e.to_string()))?;
         }
-        Self::new(config, Arc::new(store), &secret)
+        Self::new(config, Arc::new(store), &secret, signing_key)
     }
 
     /// State over any store.
-    pub fn new(config: Config, store: Arc<dyn Store>, secret: &[u8]) -> Result<Self, ServerError> {
+    pub fn new(
+        config: Config,
+        store: Arc<dyn Store>,
+        secret: &[u8],
+        signing_key: crate::receipts::ServerKey,
+    ) -> Result<Self, ServerError> {
         let tokens = TokenService::new(secret, config.access_ttl)
             .map_err(|e| ServerError::Token(e.to_string()))?;
         let passwords = Passwords::new(config.password_params)
@@ -163,7 +173,13 @@ impl AppState {
             throttle,
             origins: RwLock::new(origins.into()),
             snapshot: Mutex::new(None),
+            signing_key: Arc::new(signing_key),
         })))
+    }
+
+    /// The server's Ed25519 key, which countersigns record receipts.
+    pub fn signing_key(&self) -> &Arc<crate::receipts::ServerKey> {
+        &self.0.signing_key
     }
 
     pub fn config(&self) -> &Config {

@@ -431,7 +431,7 @@ async fn issued_record(app: &App, p: &mut Phone, skip: usize, facts: &str) -> (S
     let (permit, plate, holder) = a_permit(app, skip).await;
     let agent = p.agent.clone();
     let mut r = RecordDoc::new_infraction(draft(&plate, &permit, &holder, facts), &agent).unwrap();
-    r.issue(
+    r.issue_unsealed(
         &agent,
         now() - Duration::minutes(110),
         Signature::Missing {
@@ -815,7 +815,7 @@ async fn record_page_shows_evidence_verdict_and_photos() {
     let mut d = draft(&plate, &permit, &holder, "Parado fora do ponto.");
     d.photos = vec![sha.clone(), "ab".repeat(32)];
     let mut r = RecordDoc::new_infraction(d, &agent).unwrap();
-    r.issue(
+    r.issue_unsealed(
         &agent,
         now() - Duration::minutes(110),
         Signature::Missing {
@@ -857,6 +857,11 @@ async fn record_page_shows_evidence_verdict_and_photos() {
     );
     assert!(page.element("prova-placa").contains(&plate));
     assert!(page.element("registro-situacao").contains("emitido"));
+    // Issued by an app without a device key: accepted, and shown as unsigned.
+    assert!(
+        page.element("selo-ausente")
+            .starts_with("Sem assinatura do dispositivo")
+    );
     assert!(page.body.contains("Vi o táxi parado no ponto errado."));
     assert!(
         page.body
@@ -1306,4 +1311,60 @@ async fn user_text_is_escaped() {
         .post("/login", &[("usuario", "<b>x</b>"), ("senha", "y")])
         .await;
     assert!(!login.body.contains("<b>x</b>"));
+}
+
+#[tokio::test]
+async fn the_record_page_shows_the_receipt_and_flags_an_implausible_device_clock() {
+    let app = app().await;
+    let key = sync_core::records::DeviceKey::generate().unwrap();
+    let login = api(
+        &app,
+        Method::POST,
+        "/v1/auth/login",
+        None,
+        json!({"username": "fiscal", "password": "fiscal-demo", "device_id": "tablet-fiscal-01",
+               "device_public_key": hex::encode(key.public_key())}),
+    )
+    .await;
+    let mut p = phone(&app).await;
+    p.token = login["access_token"].as_str().unwrap().to_owned();
+    let agent = p.agent.clone();
+    let mut ids = Vec::new();
+    // Issued 110 minutes before the server received it; then one the device clock puts ten
+    // minutes after the server's receipt (a clock ahead).
+    for (skip, issued) in [
+        (3, now() - Duration::minutes(110)),
+        (4, now() + Duration::minutes(10)),
+    ] {
+        let (permit, plate, holder) = a_permit(&app, skip).await;
+        let mut d = draft(&plate, &permit, &holder, "Parado fora do ponto.");
+        d.occurred_at = issued - Duration::minutes(5);
+        let mut r = RecordDoc::new_infraction(d, &agent).unwrap();
+        r.issue(
+            &agent,
+            issued,
+            Signature::Missing {
+                reason: "condutor ausente".into(),
+            },
+            &key,
+        )
+        .unwrap();
+        ids.push(p.persist(&mut r));
+    }
+    p.sync(&app).await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let page = b.get(&format!("/escritorio/registros/{}", ids[0])).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    page.assert_html();
+    let line = page.element("selo-recebido");
+    // 15:00 UTC is 12:00 in Americana.
+    assert!(
+        line.starts_with("Recebido pelo servidor até 30/11/2026 12:00"),
+        "{line}"
+    );
+    assert!(!page.body.contains("id=\"selo-relogio\""));
+    let page = b.get(&format!("/escritorio/registros/{}", ids[1])).await;
+    let alert = page.element("selo-relogio");
+    assert!(alert.contains("depois do recebimento"), "{alert}");
 }

@@ -67,6 +67,7 @@ fn seed_doc() -> RecordDoc {
         Signature::Missing {
             reason: "recusou-se a assinar".into(),
         },
+        &sync_core::records::DeviceKey::generate().unwrap(),
     )
     .unwrap();
     let office = Agent::new("U-UT-1", UserRole::Office, Uuid::from_u128(0xB1));

@@ -12,14 +12,14 @@ use automerge::{ActorId, ObjType, ROOT, ReadDoc, ScalarValue};
 use chrono::{DateTime, Duration, Utc};
 use sync_core::domain::{DriverRole, PenaltyKind, Plate, Registry};
 use sync_core::records::{
-    Agent, EventKind, Gravity, InfractionDraft, LegalBasis, PersonRef, RecordDoc, Signature,
-    TransgressionDraft, UserRole, WitnessInput,
+    Agent, DeviceKey, EventKind, Gravity, InfractionDraft, LegalBasis, PersonRef, RecordDoc,
+    Signature, TransgressionDraft, UserRole, WitnessInput,
 };
 use sync_core::store::Store;
 use sync_core::sync::{
-    Changed, DeviceSync, EditOutcome, PeerState, RejectionCode, Sender, ServerEffect, ServerRecord,
-    ServerSync, ServerSyncStore, StoredChange, SyncReport, SyncRequest, SyncResponse, hex_heads,
-    may_see, meta_of,
+    Changed, DeviceSync, EditOutcome, PeerState, RegisteredKey, RejectionCode, Sender,
+    ServerEffect, ServerRecord, ServerSync, ServerSyncStore, StoredChange, SyncReport, SyncRequest,
+    SyncResponse, hex_heads, may_see, meta_of,
 };
 use sync_core::testkit::sample_registry;
 use uuid::Uuid;
@@ -48,10 +48,25 @@ fn coordinator() -> Agent {
     Agent::new("U-COORD-P10", UserRole::Coordinator, Uuid::from_u128(0xC1))
 }
 
+/// The Ed25519 key of each test device, made once and kept for the process (a device keeps
+/// its key for the life of its store).
+fn key_of(agent: &Agent) -> &'static DeviceKey {
+    static KEYS: std::sync::OnceLock<std::sync::Mutex<BTreeMap<Uuid, &'static DeviceKey>>> =
+        std::sync::OnceLock::new();
+    let mut keys = KEYS.get_or_init(Default::default).lock().unwrap();
+    keys.entry(agent.device_id)
+        .or_insert_with(|| Box::leak(Box::new(DeviceKey::generate().unwrap())))
+}
+
+/// The sender as the server authenticates it, with its device's registered key.
 fn sender(agent: &Agent) -> Sender {
     Sender {
         agent: agent.clone(),
         stand: (agent.role == UserRole::Coordinator).then(|| "S01".to_owned()),
+        device_keys: vec![RegisteredKey {
+            public_key: key_of(agent).public_key(),
+            registered_at: t0() - Duration::days(30),
+        }],
     }
 }
 
@@ -96,6 +111,7 @@ fn issued(agent: &Agent, n: u32) -> RecordDoc {
         Signature::Missing {
             reason: "recusou-se a assinar".into(),
         },
+        key_of(agent),
     )
     .unwrap();
     r
@@ -1070,8 +1086,8 @@ fn coordinators_stay_within_their_stand() {
     // The same device, authenticated now as coordinator of S02 (reassigned): the report about
     // S01 is outside the stand — a new one is refused, edits to the old one too.
     let mut s02 = Sender {
-        agent: agent.clone(),
         stand: Some("S02".into()),
+        ..sender(&agent)
     };
     let mut other =
         RecordDoc::new_transgression(report("0001", "P03"), &agent, &idx, "S01").unwrap();
@@ -1373,6 +1389,7 @@ fn serve_whole(net: &mut Net, who: &Sender, docs: Vec<(Uuid, Vec<u8>)>) -> SyncR
             })
             .collect(),
         messages: Vec::new(),
+        device_clock: None,
     };
     let now = net.tick();
     let logic = ServerSync {
@@ -1749,6 +1766,7 @@ fn bytes_that_make_the_library_panic_are_one_malformed_record_not_a_failed_excha
                 record_id: Uuid::now_v7(),
                 message: sync_core::sync::Bytes(bad.clone()),
             }],
+            device_clock: None,
         };
         let body = serde_json::to_vec(&request).unwrap();
         let response: SyncResponse = serde_json::from_slice(&net.serve(&who, &body)).unwrap();
@@ -1823,4 +1841,171 @@ fn a_response_whose_bytes_make_the_library_panic_does_not_crash_the_device() {
     assert!(phone.has(&good_id.to_string()));
     // The record the bad message was about is as it was.
     phone.doc(&a_id).view().unwrap();
+}
+
+// ------------------------------------------------------------------------ device seals
+
+/// A draft of `agent` and a seal made for it as it stands (by issuing a copy), to forge with.
+fn draft_and_its_seal(agent: &Agent, key: &DeviceKey) -> (RecordDoc, serde_json::Value) {
+    let at = t0();
+    let mut d = RecordDoc::new_infraction(draft(1, at), agent).unwrap();
+    let mut copy = d.fork();
+    copy.issue(agent, at + Duration::minutes(1), missing(), key)
+        .unwrap();
+    let seal = serde_json::to_value(copy.view().unwrap().seal.unwrap()).unwrap();
+    (d, seal)
+}
+
+fn missing() -> Signature {
+    Signature::Missing {
+        reason: "recusou-se a assinar".into(),
+    }
+}
+
+/// Issues `doc` by hand in one change with `seal` (`None`: no seal), as a hostile client could.
+fn forge_issue(doc: &mut RecordDoc, agent: &Agent, seal: Option<&serde_json::Value>) {
+    let am = doc.automerge_mut();
+    am.set_actor(agent.actor_id());
+    am.put(
+        ROOT,
+        "signature",
+        serde_json::to_string(&missing()).unwrap(),
+    )
+    .unwrap();
+    if let Some(seal) = seal {
+        am.put(ROOT, "seal", seal.to_string()).unwrap();
+    }
+    am.commit();
+    raw_event(doc, agent, t0() + Duration::minutes(1), "issued", "");
+}
+
+/// `forge_issue`, but the seal, signature and `issued` event in one change (as `issue` writes).
+fn forge_issue_one_change(doc: &mut RecordDoc, agent: &Agent, seal: Option<&serde_json::Value>) {
+    let am = doc.automerge_mut();
+    am.set_actor(agent.actor_id());
+    am.put(
+        ROOT,
+        "signature",
+        serde_json::to_string(&missing()).unwrap(),
+    )
+    .unwrap();
+    if let Some(seal) = seal {
+        am.put(ROOT, "seal", seal.to_string()).unwrap();
+    }
+    let (_, list) = am.get(ROOT, "events").unwrap().unwrap();
+    let len = am.length(&list);
+    let obj = am.insert_object(&list, len, ObjType::Map).unwrap();
+    am.put(&obj, "id", Uuid::now_v7().to_string()).unwrap();
+    am.put(&obj, "kind", "issued").unwrap();
+    let at = t0() + Duration::minutes(1);
+    am.put(&obj, "at", ScalarValue::Timestamp(at.timestamp_millis()))
+        .unwrap();
+    am.put(&obj, "user_id", agent.user_id.as_str()).unwrap();
+    am.put(&obj, "role", agent.role.as_str()).unwrap();
+    am.put(&obj, "device_id", agent.device_id.to_string())
+        .unwrap();
+    am.commit();
+}
+
+fn refusal(net: &mut Net, who: &Sender, doc: &mut RecordDoc) -> Option<(RejectionCode, String)> {
+    let id = doc.id();
+    let response = serve_whole(net, who, vec![(id, doc.save())]);
+    rejection_of(&response, id).map(|r| (r.code, r.message.clone()))
+}
+
+#[test]
+fn a_record_sealed_by_the_authors_registered_key_is_accepted() {
+    let mut net = Net::new();
+    let phone = officer_phone();
+    let (mut d, _) = draft_and_its_seal(&phone, key_of(&phone));
+    d.issue(
+        &phone,
+        t0() + Duration::minutes(1),
+        missing(),
+        key_of(&phone),
+    )
+    .unwrap();
+    assert_eq!(refusal(&mut net, &sender(&phone), &mut d), None);
+    assert!(net.server.records.contains_key(&d.id()));
+}
+
+#[test]
+fn tampered_facts_a_tampered_signature_or_an_unregistered_key_are_refused_at_sync() {
+    let phone = officer_phone();
+    let who = sender(&phone);
+    // The facts changed after the device signed them.
+    let (mut d, seal) = draft_and_its_seal(&phone, key_of(&phone));
+    d.set_facts(&phone, t0(), "Outros fatos, não os assinados.")
+        .unwrap();
+    forge_issue_one_change(&mut d, &phone, Some(&seal));
+    let (code, message) = refusal(&mut Net::new(), &who, &mut d).expect("refused");
+    assert_eq!(code, RejectionCode::SealInvalid);
+    assert!(message.contains("não confere com a prova"), "{message}");
+    // The signature altered.
+    let (mut d, mut seal) = draft_and_its_seal(&phone, key_of(&phone));
+    let sig = seal["signature"].as_str().unwrap().to_owned();
+    let flipped = if sig.starts_with('0') { "1" } else { "0" };
+    seal["signature"] = format!("{flipped}{}", &sig[1..]).into();
+    forge_issue_one_change(&mut d, &phone, Some(&seal));
+    let (code, _) = refusal(&mut Net::new(), &who, &mut d).expect("refused");
+    assert_eq!(code, RejectionCode::SealInvalid);
+    // A valid seal by a key the server never registered for this device.
+    let stranger = DeviceKey::generate().unwrap();
+    let (mut d, _) = draft_and_its_seal(&phone, &stranger);
+    d.issue(&phone, t0() + Duration::minutes(1), missing(), &stranger)
+        .unwrap();
+    let (code, message) = refusal(&mut Net::new(), &who, &mut d).expect("refused");
+    assert_eq!(code, RejectionCode::SealInvalid);
+    assert!(message.contains("não está registrada"), "{message}");
+}
+
+#[test]
+fn a_seal_outside_the_issuing_change_or_missing_is_refused_unless_the_device_has_no_key() {
+    let phone = officer_phone();
+    let who = sender(&phone);
+    // The seal written in one change and the issue in another: a seal outside the issue.
+    let (mut d, seal) = draft_and_its_seal(&phone, key_of(&phone));
+    forge_issue(&mut d, &phone, Some(&seal));
+    let (code, message) = refusal(&mut Net::new(), &who, &mut d).expect("refused");
+    assert_eq!(code, RejectionCode::SealInvalid, "{message}");
+    // No seal from a device that registered a key before it issued.
+    let (mut d, _) = draft_and_its_seal(&phone, key_of(&phone));
+    d.issue_unsealed(&phone, t0() + Duration::minutes(1), missing())
+        .unwrap();
+    let (code, message) = refusal(&mut Net::new(), &who, &mut d).expect("refused");
+    assert_eq!(code, RejectionCode::SealInvalid);
+    assert!(message.contains("sem a assinatura"), "{message}");
+    // The same from an app that never had a key (or issued before registering one): accepted.
+    let legacy = Sender {
+        device_keys: Vec::new(),
+        ..sender(&phone)
+    };
+    assert_eq!(refusal(&mut Net::new(), &legacy, &mut d), None);
+    let later = Sender {
+        device_keys: vec![RegisteredKey {
+            public_key: key_of(&phone).public_key(),
+            registered_at: t0() + Duration::hours(1),
+        }],
+        ..sender(&phone)
+    };
+    assert_eq!(refusal(&mut Net::new(), &later, &mut d), None);
+}
+
+#[test]
+fn a_seal_changed_after_issue_is_refused_as_sealed_evidence() {
+    let mut net = Net::new();
+    let phone = officer_phone();
+    let who = sender(&phone);
+    let mut d = issued(&phone, 1);
+    assert_eq!(refusal(&mut net, &who, &mut d), None);
+    let mut seal = serde_json::to_value(d.view().unwrap().seal.unwrap()).unwrap();
+    seal["evidence_sha256"] = "0".repeat(64).into();
+    let am = d.automerge_mut();
+    am.set_actor(phone.actor_id());
+    am.put(ROOT, "seal", seal.to_string()).unwrap();
+    am.commit();
+    let id = d.id();
+    let response = serve_whole(&mut net, &who, vec![(id, d.save())]);
+    let r = rejection_of(&response, id).expect("refused");
+    assert_eq!(r.code, RejectionCode::SealedField, "{}", r.message);
 }

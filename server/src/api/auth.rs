@@ -10,6 +10,11 @@
 //! a new pair, and presenting a spent one ends every session of that login: its refresh tokens
 //! at once, and its access tokens on their next request (each names its login, which the `Auth`
 //! extractor checks).
+//!
+//! A login may carry the device's Ed25519 public key (the app always sends it): validated first
+//! (422 `invalid_device_key`), then registered for the device once the password and device
+//! checks pass (409 `device_key_taken` when another device registered it). The record sync
+//! accepts a record's seal only with a key its device registered this way.
 
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
@@ -29,7 +34,7 @@ use crate::auth::{Auth, Role, roles};
 use crate::error::{AppError, ErrorBody};
 use crate::limits::LOGIN_BODY_LIMIT;
 use crate::server::AppState;
-use crate::store::{RefreshTokenRow, RotateOutcome, UserRow};
+use crate::store::{KeyRegistration, RefreshTokenRow, RotateOutcome, UserRow};
 
 /// Credentials and the device they are used on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -39,6 +44,11 @@ pub struct LoginRequest {
     pub password: String,
     /// A device registered to this user by an administrator.
     pub device_id: String,
+    /// The device's Ed25519 public key (32 bytes, hex or base64), created on the device:
+    /// registered for it so that the server can check the seals of the records it issues. A
+    /// reinstalled app brings a new one; every key a device used is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_public_key: Option<String>,
 }
 
 /// A refresh token to spend.
@@ -126,6 +136,8 @@ async fn issue(
     responses(
         (status = 200, description = "Sessão aberta", body = TokenResponse),
         (status = 401, description = "Credenciais, dispositivo desconhecido, revogado ou de outro usuário", body = ErrorBody),
+        (status = 409, description = "Chave do aparelho já registrada para outro dispositivo (`device_key_taken`)", body = ErrorBody),
+        (status = 422, description = "Chave pública do aparelho malformada (`invalid_device_key`)", body = ErrorBody),
         (status = 429, description = "Muitas tentativas deste endereço (`too_many_requests`) ou sem sucesso para este usuário (`too_many_attempts`), ou servidor ocupado verificando senhas (`server_busy`); veja `Retry-After`", body = ErrorBody),
     )
 )]
@@ -134,6 +146,13 @@ async fn login(
     client: ClientAddr,
     LoginBody(req): LoginBody<LoginRequest>,
 ) -> Result<Json<TokenResponse>, AppError> {
+    // A malformed key is refused before the password is even checked: nothing to register.
+    let key = req
+        .device_public_key
+        .as_deref()
+        .map(sync_core::records::seal::parse_public_key)
+        .transpose()
+        .map_err(|m| AppError::unprocessable("invalid_device_key", format!("{m}.")))?;
     let user = check_password(&state, &req.username, req.password, client).await??;
     let device = state.store().device(req.device_id.clone()).await?;
     let Some(device) = device else {
@@ -153,6 +172,18 @@ async fn login(
             "device_not_yours",
             "Este dispositivo está registrado para outro usuário.",
         ));
+    }
+    if let Some(key) = key {
+        let outcome = state
+            .store()
+            .register_device_key(device.id.clone(), hex::encode(key), state.clock().now())
+            .await?;
+        if outcome == KeyRegistration::OtherDevice {
+            return Err(AppError::conflict(
+                "device_key_taken",
+                "Esta chave de assinatura já está registrada para outro dispositivo.",
+            ));
+        }
     }
     let family = random_id()?;
     tracing::info!(user = %user.id, device = %device.id, "login");

@@ -1,5 +1,6 @@
 //! `GET /health`: is the server up and its database readable. Public, cheap (one point query),
-//! for load balancers and the demo's "is it up" check.
+//! for load balancers and the demo's "is it up" check. `GET /v1/server-key`: the public key that
+//! countersigns record receipts, public too, so anyone can check a receipt.
 
 use axum::Json;
 use axum::extract::State;
@@ -26,7 +27,30 @@ pub struct Health {
     pub registry_version: u64,
 }
 
-named_schema!(Health => "Health");
+/// The server's signing key, for anyone checking a receipt's countersignature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerKeyView {
+    /// `ed25519`.
+    pub alg: String,
+    /// Hex of the 32-byte public key.
+    pub public_key: String,
+}
+
+named_schema!(Health => "Health", ServerKeyView => "ServerKeyView");
+
+/// The public key that countersigns record receipts (`crate::receipts`).
+#[utoipa::path(
+    get,
+    path = "/v1/server-key",
+    tag = "meta",
+    responses((status = 200, description = "Chave pública do servidor", body = ServerKeyView))
+)]
+async fn server_key(State(state): State<AppState>) -> Json<ServerKeyView> {
+    Json(ServerKeyView {
+        alg: String::from("ed25519"),
+        public_key: state.signing_key().public_key_hex(),
+    })
+}
 
 /// Liveness and database check.
 #[utoipa::path(
@@ -57,5 +81,7 @@ async fn health(State(state): State<AppState>) -> Result<Json<Health>, AppError>
 }
 
 pub(crate) fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(health))
+    OpenApiRouter::new()
+        .routes(routes!(health))
+        .routes(routes!(server_key))
 }

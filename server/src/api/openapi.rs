@@ -100,6 +100,8 @@ pub fn payload_schemas() -> Vec<(&'static str, Value)> {
     let mut out = Vec::new();
     add::<crate::error::ErrorBody>(&mut out, "error");
     add::<super::health::Health>(&mut out, "health");
+    add::<super::health::ServerKeyView>(&mut out, "server-key");
+    add::<crate::receipts::Receipt>(&mut out, "record-receipt");
     add::<super::auth::LoginRequest>(&mut out, "login-request");
     add::<super::auth::RefreshRequest>(&mut out, "refresh-request");
     add::<super::auth::TokenResponse>(&mut out, "token-response");
@@ -152,6 +154,7 @@ fn components() -> serde_json::Map<String, Value> {
     roots!(
         crate::error::ErrorBody,
         super::health::Health,
+        super::health::ServerKeyView,
         super::auth::LoginRequest,
         super::auth::RefreshRequest,
         super::auth::TokenResponse,
@@ -209,6 +212,7 @@ const PUBLIC: &[&str] = &[
     "/openapi.json",
     "/v1/auth/login",
     "/v1/auth/refresh",
+    "/v1/server-key",
 ];
 
 /// The base document (info, tags) the routes are added to.

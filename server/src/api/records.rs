@@ -82,6 +82,10 @@ pub struct RecordDetail {
     pub heads: Vec<String>,
     /// The merged record: fields, derived status, every event (flagged ones too), conflicts.
     pub record: RecordView,
+    /// The server's countersigned receipt of the device seal, once the record was issued with
+    /// one; check `server_signature` with `server_public_key` (also at `GET /v1/server-key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<crate::receipts::Receipt>,
 }
 
 /// `POST /v1/records/{id}/events`.
@@ -184,12 +188,14 @@ async fn load(state: &AppState, id: &str) -> Result<RecordDoc, AppError> {
         .ok_or_else(|| AppError::not_found("Registro não encontrado."))
 }
 
-fn detail(doc: RecordDoc) -> Result<RecordDetail, AppError> {
+async fn detail(state: &AppState, doc: RecordDoc) -> Result<RecordDetail, AppError> {
     let record = view_of(&doc).map_err(|e| AppError::internal(&e))?;
+    let receipt = state.store().receipt_of(doc.row.id.clone()).await?;
     Ok(RecordDetail {
         row: doc.row,
         heads: doc.heads,
         record,
+        receipt,
     })
 }
 
@@ -241,7 +247,7 @@ async fn get_record(
     Path(id): Path<String>,
 ) -> Result<Json<RecordDetail>, AppError> {
     auth.require(RECORD_READERS)?;
-    Ok(Json(detail(load(&state, &id).await?)?))
+    Ok(Json(detail(&state, load(&state, &id).await?).await?))
 }
 
 /// Fields holding concurrent values.
@@ -340,7 +346,7 @@ async fn post_event(
         now,
     };
     match state.store().record_event(job).await? {
-        EventOutcome::Applied(doc) => Ok((StatusCode::CREATED, Json(detail(*doc)?))),
+        EventOutcome::Applied(doc) => Ok((StatusCode::CREATED, Json(detail(&state, *doc).await?))),
         EventOutcome::NotFound => Err(AppError::not_found("Registro não encontrado.")),
         EventOutcome::Refused { code, message } => Err(AppError::unprocessable(
             refusal_code(code),
@@ -363,6 +369,7 @@ fn refusal_code(code: RejectionCode) -> &'static str {
         RejectionCode::InvalidField => "invalid_field",
         RejectionCode::NumberNotLeased => "number_not_leased",
         RejectionCode::NumberTaken => "number_taken",
+        RejectionCode::SealInvalid => "seal_invalid",
     }
 }
 

@@ -108,6 +108,7 @@ async fn sync(
         registry,
         logic: ServerSync::default(),
         now: state.clock().now(),
+        server_key: state.signing_key().clone(),
     };
     match state.store().sync_records(job).await? {
         Ok(response) => Ok(Json(response)),

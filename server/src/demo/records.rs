@@ -13,7 +13,8 @@
 //!    away would leave the real tablet of that id without those records.
 //! 3. Each sample device gets a device store in a scratch directory (removed at the end), its
 //!    identity as a login would set it, the registry snapshot the feed serves, and a block of
-//!    auto numbers leased from the server as `POST /v1/devices/{id}/number-blocks` does.
+//!    auto numbers leased from the server as `POST /v1/devices/{id}/number-blocks` does, and
+//!    its device key registered as a login registers it (the seals of its autos verify).
 //! 4. Records are written with `sync_core::field::FieldRecords` (the app's API: field check,
 //!    sealed verdict, number from the block, photos content-addressed) and synced with the sans-IO
 //!    `DeviceSync` against [`crate::store::Store::sync_records`] — the very call the
@@ -426,6 +427,12 @@ impl SampleDevice {
         store
             .add_number_block(block.start, block.end)
             .map_err(internal)?;
+        // As a login does: the device's key, so that the seals of the autos it issues verify.
+        let key = store.device_public_key().map_err(internal)?;
+        state
+            .store()
+            .register_device_key(device_id.to_owned(), hex::encode(key), now)
+            .await?;
         Ok(Self {
             store,
             caller: Caller {
@@ -464,6 +471,7 @@ impl SampleDevice {
                 registry: state.store().registry().await?,
                 logic: ServerSync::default(),
                 now,
+                server_key: state.signing_key().clone(),
             };
             let response = state.store().sync_records(job).await?.map_err(internal)?;
             if let Some(r) = response.rejections.first() {

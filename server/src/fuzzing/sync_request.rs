@@ -241,6 +241,7 @@ pub fn seed_request() -> Vec<u8> {
             doc: Bytes(doc.save()),
         }],
         messages: Vec::new(),
+        device_clock: None,
     };
     serde_json::to_vec(&request).unwrap_or_default()
 }

@@ -825,6 +825,7 @@ fn refusal_code(code: RejectionCode) -> &'static str {
         RejectionCode::InvalidField => "invalid_field",
         RejectionCode::NumberNotLeased => "number_not_leased",
         RejectionCode::NumberTaken => "number_taken",
+        RejectionCode::SealInvalid => "seal_invalid",
     }
 }
 

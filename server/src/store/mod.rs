@@ -229,6 +229,17 @@ pub enum ChangesSince {
     },
 }
 
+/// What registering a device key did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRegistration {
+    /// New for this device.
+    Registered,
+    /// The device had it already.
+    Known,
+    /// Another device registered it: refused.
+    OtherDevice,
+}
+
 /// The storage of the server. Each method is one unit of work.
 pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Backend name, for `/health`.
@@ -252,6 +263,22 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow>;
     fn device(&self, id: String) -> StoreFuture<'_, Option<DeviceRow>>;
     fn list_devices(&self) -> StoreFuture<'_, Vec<DeviceRow>>;
+    /// Registers `public_key` (lower-case hex of an Ed25519 key) for the device at login.
+    /// Idempotent for a key the device already has; `KeyRegistration::OtherDevice` when the key
+    /// is bound to another device. Audited when new.
+    fn register_device_key(
+        &self,
+        device_id: String,
+        public_key: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, KeyRegistration>;
+    /// The server's receipt of a device-sealed record, if it has one.
+    fn receipt_of(&self, record_id: String) -> StoreFuture<'_, Option<crate::receipts::Receipt>>;
+    /// The receipt whose auto carries `code` (for the public verification page).
+    fn receipt_by_code(
+        &self,
+        code: documents::VerificationCode,
+    ) -> StoreFuture<'_, Option<crate::receipts::Receipt>>;
     /// Revokes a device and every refresh token issued to it. Idempotent. Audited.
     fn revoke_device(&self, id: String, actor: Actor) -> StoreFuture<'_, DeviceRow>;
     /// The per-request check of the auth extractor: one indexed read. With `family`, also

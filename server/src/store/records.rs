@@ -36,6 +36,8 @@ pub struct SyncJob {
     pub registry: Arc<Registry>,
     pub logic: ServerSync,
     pub now: DateTime<Utc>,
+    /// Countersigns the receipt of every record the exchange issues.
+    pub server_key: Arc<crate::receipts::ServerKey>,
 }
 
 /// An event the office appends from its desk (`POST /v1/records/{id}/events`).
@@ -168,6 +170,9 @@ pub fn sender_of(caller: &Caller, role: UserRole) -> Sender {
             sync_core::sync::device_uuid(&caller.device_id),
         ),
         stand: caller.stand_id.clone(),
+        // Read in the sync's transaction (`store::sqlite::records`); server-side edits never
+        // issue a record.
+        device_keys: Vec::new(),
     }
 }
 

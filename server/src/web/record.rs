@@ -153,6 +153,8 @@ struct Context {
     duplicates: Vec<office::DuplicateMember>,
     /// Why they look like the same occurrence.
     duplicate_reasons: Vec<office::DuplicatePair>,
+    /// The server's receipt of the device seal (`crate::receipts`).
+    receipt: Option<crate::receipts::Receipt>,
 }
 
 impl Context {
@@ -212,6 +214,7 @@ async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, 
     let devices = store.list_devices().await?;
     let audit = store.record_audit(id.to_owned()).await?;
     let quarantine = store.record_quarantine(id.to_owned()).await?;
+    let receipt = store.receipt_of(id.to_owned()).await?;
     let photos_present = store.photos_present(case.record.photos.clone()).await?;
     let group = office::duplicate_groups(state, &user.auth)
         .await?
@@ -238,6 +241,7 @@ async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, 
         today: state.clock().today(),
         duplicates,
         duplicate_reasons,
+        receipt,
     })
 }
 
@@ -382,6 +386,10 @@ fn evidence(view: &RecordView, ctx: &Context) -> Markup {
                         None => { "—" }
                     }
                 }
+                @if view.sealed {
+                    dt { "Selo do dispositivo" }
+                    dd #prova-selo { (seal_line(view, ctx)) }
+                }
             }
             h3 { "Testemunhas" }
             @if view.witnesses.is_empty() {
@@ -405,6 +413,41 @@ fn evidence(view: &RecordView, ctx: &Context) -> Markup {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The device seal and the server's receipt, one sentence each (`crate::receipts`).
+fn seal_line(view: &RecordView, ctx: &Context) -> Markup {
+    let code = |c: &str| {
+        documents::VerificationCode::parse(c).map_or_else(|| c.to_owned(), |c| c.to_string())
+    };
+    html! {
+        @match (&view.seal, &ctx.receipt) {
+            (_, Some(r)) => {
+                span #selo-recebido {
+                    "Recebido pelo servidor até " (local_time(r.received_at))
+                    ", com a assinatura do dispositivo conferida (código de verificação "
+                    (code(&r.verification_code)) ")."
+                }
+                @if r.clock_implausible() {
+                    " "
+                    strong #selo-relogio .alerta {
+                        "Atenção: o relógio do dispositivo "
+                        @match r.device_clock_offset_ms {
+                            Some(ms) if ms.unsigned_abs() > crate::receipts::MAX_PLAUSIBLE_CLOCK_OFFSET.num_milliseconds().unsigned_abs() => {
+                                "diferia " (ms.unsigned_abs().div_ceil(60_000)) " min do servidor"
+                            }
+                            _ => { "marca a emissão depois do recebimento pelo servidor" }
+                        }
+                        ", então os horários informados pelo dispositivo não são confiáveis."
+                    }
+                }
+            }
+            (Some(_), None) => { "Assinado pelo dispositivo, sem recibo do servidor." }
+            (None, None) => {
+                span #selo-ausente { "Sem assinatura do dispositivo (emitido por versão do aplicativo anterior às chaves de assinatura)." }
             }
         }
     }

@@ -178,7 +178,7 @@ impl Phone {
         };
         let mut doc = RecordDoc::new_infraction(draft, &self.agent).unwrap();
         if issue {
-            doc.issue(
+            doc.issue_unsealed(
                 &self.agent,
                 at + Duration::minutes(3),
                 Signature::Missing {
@@ -1271,7 +1271,7 @@ async fn the_office_resolves_a_conflict_and_both_values_stay_in_history() {
     tablet.edit(&id, |d, a| d.set_facts(a, t, "Versão do tablet.").unwrap());
     phone2.edit(&id, |d, a| {
         d.set_facts(a, t, "Versão do celular.").unwrap();
-        d.issue(
+        d.issue_unsealed(
             a,
             t + Duration::minutes(1),
             Signature::Missing {

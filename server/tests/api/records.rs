@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use sync_core::domain::{DriverRole, Plate};
 use sync_core::records::{
-    Agent, Gravity, InfractionDraft, LegalBasis, PersonRef, RecordDoc, Signature,
+    Agent, DeviceKey, Gravity, InfractionDraft, LegalBasis, PersonRef, RecordDoc, Signature,
     TransgressionDraft, UserRole, WitnessInput,
 };
 use sync_core::store::Store;
@@ -143,7 +143,7 @@ fn draft(at: DateTime<Utc>, plate: &str) -> InfractionDraft {
 fn issued(agent: &Agent, plate: &str) -> RecordDoc {
     let at = now() - Duration::hours(2);
     let mut r = RecordDoc::new_infraction(draft(at, plate), agent).unwrap();
-    r.issue(
+    r.issue_unsealed(
         agent,
         at + Duration::minutes(5),
         Signature::Missing {
@@ -418,6 +418,7 @@ async fn foreign_actor_and_truncated_bytes_are_rejected_and_store_nothing() {
             doc: full[..full.len() - 7].to_vec().into(),
         }],
         messages: Vec::new(),
+        device_clock: None,
     };
     let resp: SyncResponse =
         serde_json::from_value(post_sync(&app, &p.token, &bad).await.ok(StatusCode::OK)).unwrap();
@@ -930,4 +931,291 @@ async fn a_device_holding_too_many_unused_numbers_gets_no_new_block() {
     lease(&app, &p, "tablet-fiscal-01", 1)
         .await
         .ok(StatusCode::CREATED);
+}
+
+// ------------------------------------------------------------------ device seals and receipts
+
+/// A demo user's device logged in with `key` registered, as the app logs in.
+async fn keyed_phone(app: &App, username: &str, key: &DeviceKey) -> Phone {
+    let u = crate::common::demo_user(username);
+    let login = app
+        .request(
+            Method::POST,
+            "/v1/auth/login",
+            None,
+            Some(json!({"username": u.username, "password": u.password,
+                        "device_id": u.device_id,
+                        "device_public_key": hex::encode(key.public_key())})),
+        )
+        .await
+        .ok(StatusCode::OK);
+    let mut p = phone(app, username).await;
+    p.token = login["access_token"].as_str().unwrap().to_owned();
+    p
+}
+
+/// One round trip with the device clock `clock` stamped on the request, as the client does.
+async fn exchange_at(app: &App, p: &mut Phone, clock: DateTime<Utc>) -> SyncReport {
+    let mut req = p.request();
+    req.device_clock = Some(clock);
+    let resp: SyncResponse =
+        serde_json::from_value(post_sync(app, &p.token, &req).await.ok(StatusCode::OK)).unwrap();
+    p.sync
+        .apply_response(&mut p.store, &req, &resp, now())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_sealed_record_gets_a_receipt_countersigned_by_the_server_key() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let key = DeviceKey::generate().unwrap();
+    let mut p = keyed_phone(&app, "fiscal", &key).await;
+    let agent = p.agent.clone();
+    let issued_at = now() - Duration::hours(1);
+    let mut r = RecordDoc::new_infraction(draft(issued_at, "ABC1D23"), &agent).unwrap();
+    r.issue(
+        &agent,
+        issued_at,
+        Signature::Missing {
+            reason: "condutor ausente".into(),
+        },
+        &key,
+    )
+    .unwrap();
+    let seal = r.view().unwrap().seal.unwrap();
+    let id = p.persist(&mut r);
+    // The device clock 10 minutes behind the server's: past the plausible gap.
+    let report = exchange_at(&app, &mut p, now() - Duration::minutes(10)).await;
+    assert!(report.issues.is_empty(), "{:?}", report.issues);
+
+    let server_key = app
+        .request(Method::GET, "/v1/server-key", None, None)
+        .await
+        .ok(StatusCode::OK);
+    let public_key: [u8; 32] = hex::decode(server_key["public_key"].as_str().unwrap())
+        .unwrap()
+        .try_into()
+        .unwrap();
+    let detail = app
+        .get(&format!("/v1/records/{id}"), &office)
+        .await
+        .ok(StatusCode::OK);
+    let receipt: taxi_fiscal_server::receipts::Receipt =
+        serde_json::from_value(detail["receipt"].clone()).unwrap();
+    assert!(receipt.verify(&public_key), "countersignature verifies");
+    let mut forged = receipt.clone();
+    forged.received_at -= Duration::days(1);
+    assert!(!forged.verify(&public_key), "a moved receive time does not");
+    assert_eq!(
+        receipt.verification_code,
+        seal.verification_code().unwrap().compact()
+    );
+    assert_eq!(receipt.device_signature, seal.signature);
+    assert_eq!(receipt.evidence_sha256, seal.evidence_sha256);
+    assert_eq!(receipt.issued_at, issued_at);
+    assert_eq!(receipt.received_at, now());
+    assert_eq!(receipt.device_clock_offset_ms, Some(10 * 60 * 1000));
+    assert!(receipt.clock_implausible());
+    // Anchored in the audit chain: the receipt's digest is the payload of its row.
+    let audit = app
+        .get(&format!("/v1/records/{id}/audit"), &office)
+        .await
+        .ok(StatusCode::OK);
+    let row = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["action"] == "record.receipt")
+        .expect("receipt audit row");
+    assert_eq!(row["payload_hash"], receipt.receipt_sha256.as_str());
+    assert_eq!(row["seq"], receipt.audit_seq);
+    // The verification page's lookup finds it by the printed code.
+    let by_code = app
+        .state
+        .store()
+        .receipt_by_code(seal.verification_code().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(by_code, Some(receipt.clone()));
+    // `audit verify` checks receipts against their audit rows: an edited receive time shows.
+    let db = app.dir.path().join(taxi_fiscal_server::config::DB_FILE);
+    let check = || async {
+        taxi_fiscal_server::store::sqlite::SqliteStore::open(&db)
+            .unwrap()
+            .check_consistency()
+            .await
+            .unwrap()
+            .mismatches
+    };
+    assert_eq!(check().await, Vec::new());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(&format!(
+        "DROP TRIGGER record_receipts_no_update;
+         UPDATE record_receipts SET received_at = '2026-11-29T12:00:00.000Z'
+         WHERE record_id = '{id}';"
+    ))
+    .unwrap();
+    let columns: Vec<String> = check().await.into_iter().map(|m| m.column).collect();
+    assert_eq!(columns, ["receipt_sha256", "server_signature"]);
+    conn.execute(
+        "UPDATE record_receipts SET received_at = ?1 WHERE record_id = ?2",
+        rusqlite::params![
+            taxi_fiscal_server::audit::format_at(receipt.received_at),
+            id
+        ],
+    )
+    .unwrap();
+    assert_eq!(check().await, Vec::new());
+    // Evidence added later syncs, and the receipt stays the one of the issue.
+    p.edit(&id, |d, a| d.add_witness(a, now(), &witness()).unwrap());
+    let report = exchange_at(&app, &mut p, now()).await;
+    assert!(report.issues.is_empty(), "{:?}", report.issues);
+    let again = app
+        .get(&format!("/v1/records/{id}"), &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(again["receipt"], detail["receipt"]);
+}
+
+#[tokio::test]
+async fn a_tampered_device_signature_is_refused_at_sync_and_quarantined() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let key = DeviceKey::generate().unwrap();
+    let mut p = keyed_phone(&app, "fiscal", &key).await;
+    let agent = p.agent.clone();
+    let at = now() - Duration::hours(1);
+    let mut r = RecordDoc::new_infraction(draft(at, "ABC1D23"), &agent).unwrap();
+    let id = p.persist(&mut r);
+    let report = exchange_at(&app, &mut p, now()).await;
+    assert!(report.issues.is_empty(), "{:?}", report.issues);
+    // The device's issuing change, as a tampering client writes it: a real seal of this
+    // record (made on a copy) whose signature is altered, with the signature and the `issued`
+    // event, in one change.
+    p.edit(&id, |d, a| {
+        let mut copy = d.fork();
+        copy.issue(
+            a,
+            at,
+            Signature::Missing {
+                reason: "condutor ausente".into(),
+            },
+            &key,
+        )
+        .unwrap();
+        let mut seal = serde_json::to_value(copy.view().unwrap().seal.unwrap()).unwrap();
+        let sig = seal["signature"].as_str().unwrap().to_owned();
+        let flipped = if sig.starts_with('0') { "1" } else { "0" };
+        seal["signature"] = format!("{flipped}{}", &sig[1..]).into();
+        use automerge::transaction::Transactable;
+        use automerge::{ObjType, ROOT, ReadDoc, ScalarValue};
+        let am = d.automerge_mut();
+        am.set_actor(a.actor_id());
+        am.put(
+            ROOT,
+            "signature",
+            r#"{"state":"missing","reason":"condutor ausente"}"#,
+        )
+        .unwrap();
+        am.put(ROOT, "seal", seal.to_string()).unwrap();
+        let (_, list) = am.get(ROOT, "events").unwrap().unwrap();
+        let len = am.length(&list);
+        let o = am.insert_object(&list, len, ObjType::Map).unwrap();
+        am.put(&o, "id", Uuid::now_v7().to_string()).unwrap();
+        am.put(&o, "kind", "issued").unwrap();
+        am.put(&o, "at", ScalarValue::Timestamp(at.timestamp_millis()))
+            .unwrap();
+        am.put(&o, "user_id", a.user_id.as_str()).unwrap();
+        am.put(&o, "role", a.role.as_str()).unwrap();
+        am.put(&o, "device_id", a.device_id.to_string()).unwrap();
+        am.commit();
+    });
+    let report = exchange_at(&app, &mut p, now()).await;
+    assert_eq!(report.issues.len(), 1, "{:?}", report.issues);
+    assert_eq!(report.issues[0].code.as_str(), "seal_invalid");
+    let q = quarantine(&app, &office, &id).await;
+    assert_eq!(q.len(), 1);
+    assert_eq!(q[0]["code"], "seal_invalid");
+    assert!(
+        q[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("não confere com a prova"),
+        "{}",
+        q[0]["message"]
+    );
+    // The server kept the draft, unissued and without a receipt.
+    let detail = app
+        .get(&format!("/v1/records/{id}"), &office)
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(detail["record"]["sealed"], false);
+    assert!(detail.get("receipt").is_none());
+}
+
+#[tokio::test]
+async fn login_refuses_a_malformed_device_key_and_one_bound_to_another_device() {
+    let app = app().await;
+    let login = |username: &'static str, key: Value| {
+        let u = crate::common::demo_user(username);
+        json!({"username": u.username, "password": u.password, "device_id": u.device_id,
+               "device_public_key": key})
+    };
+    for bad in [
+        json!(hex::encode([7u8; 31])),
+        json!(hex::encode([7u8; 33])),
+        json!("isto não é uma chave"),
+    ] {
+        let e = app
+            .request(
+                Method::POST,
+                "/v1/auth/login",
+                None,
+                Some(login("fiscal", bad)),
+            )
+            .await
+            .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_device_key");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("chave pública do aparelho"),
+            "{e}"
+        );
+    }
+    let key = hex::encode(DeviceKey::generate().unwrap().public_key());
+    for _ in 0..2 {
+        // Registered once; the same key again is no change.
+        app.request(
+            Method::POST,
+            "/v1/auth/login",
+            None,
+            Some(login("fiscal", json!(key))),
+        )
+        .await
+        .ok(StatusCode::OK);
+    }
+    // Base64 of 32 bytes is a key too (a reinstall's new key: the device keeps both).
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD
+        .encode(DeviceKey::generate().unwrap().public_key());
+    app.request(
+        Method::POST,
+        "/v1/auth/login",
+        None,
+        Some(login("fiscal", json!(b64))),
+    )
+    .await
+    .ok(StatusCode::OK);
+    let e = app
+        .request(
+            Method::POST,
+            "/v1/auth/login",
+            None,
+            Some(login("coordenador", json!(key))),
+        )
+        .await
+        .error(StatusCode::CONFLICT, "device_key_taken");
+    assert!(e["message"].as_str().unwrap().contains("outro dispositivo"));
 }

@@ -66,6 +66,19 @@ impl SyncClient {
         let identity = store
             .device_identity()?
             .ok_or(ClientError::Field(crate::field::FieldError::NoIdentity))?;
+        // The server accepts an issued record only with the seal of a key this device
+        // registered at a password login; a session opened without one (an app updated from a
+        // version without keys) must log in again before it sends any.
+        let session = store.client_session()?.ok_or_else(|| {
+            ClientError::LoginRequired(String::from("nenhuma sessão neste aparelho"))
+        })?;
+        if store.device_key_registered_with()?.as_deref()
+            != Some(super::session::key_registration(&session).as_str())
+        {
+            return Err(ClientError::LoginRequired(String::from(
+                "entre com a senha para registrar a chave de assinatura deste aparelho no servidor",
+            )));
+        }
         let device = DeviceSync::new(identity.device_id);
         let mut out = RecordSync::default();
         let mut changed: BTreeSet<String> = BTreeSet::new();
@@ -86,7 +99,10 @@ impl SyncClient {
                     });
                 }
             }
-            let (request, held_back, size) = fit(prepared.request, budget);
+            let (mut request, held_back, size) = fit(prepared.request, budget);
+            // The device clock as the request leaves: the server keeps its offset with the
+            // receipt of every record issued.
+            request.device_clock = Some(self.clock.now());
             out.ms_prepare += elapsed_ms(t);
             let t = Instant::now();
             let entries = request.new_records.len() + request.messages.len();
@@ -214,6 +230,7 @@ mod tests {
             protocol: PROTOCOL_VERSION,
             device_id: Uuid::nil(),
             cursor: 0,
+            device_clock: None,
             new_records: (0..new)
                 .map(|i| NewRecord {
                     record_id: Uuid::from_u128(i as u128),

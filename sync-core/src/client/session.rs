@@ -7,6 +7,13 @@
 //! `expires_at` is on the server's clock, and a phone whose clock is a day off would otherwise
 //! refresh on every request or never. A 401 on any request forces one refresh anyway.
 //!
+//! Login always sends the device's public key (`Store::device_public_key`, the key created on
+//! first use): the server registers it for the device and then accepts the seals of the
+//! records this device issues. A reinstalled app brings a new key with its first password
+//! login. The store remembers where its key was registered (`mark_device_key_registered`):
+//! an app updated from a version without keys, whose session was opened without one, is asked
+//! for a password login before it sends records, instead of having its sealed autos refused.
+//!
 //! Login also makes sure the store knows who writes its records (`DeviceIdentity`): the user id
 //! and role the server returned, and the device id whose bytes are the Automerge actor — the
 //! server's device id when it is a UUID, otherwise the UUID derived from it
@@ -30,6 +37,9 @@ struct LoginRequest<'a> {
     username: &'a str,
     password: &'a str,
     device_id: &'a str,
+    /// Hex of the device's Ed25519 public key (`Store::device_public_key`), registered by the
+    /// server so that it can check the seals of the records this device issues.
+    device_public_key: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -101,6 +111,7 @@ impl SyncClient {
                 username: username.trim(),
                 password,
                 device_id: &device_id,
+                device_public_key: hex::encode(store.device_public_key()?),
             },
         )?;
         let response = self.call(store, request, false)?;
@@ -109,6 +120,7 @@ impl SyncClient {
         }
         let session = self.session_from(&response, "o login")?;
         store.save_client_session(&session)?;
+        store.mark_device_key_registered(&key_registration(&session), self.clock.now())?;
         let identity = ensure_identity(store, &session, self.clock.now())?;
         Ok(LoginSummary {
             server_url: session.server_url,
@@ -206,6 +218,11 @@ impl SyncClient {
             updated_at: now,
         })
     }
+}
+
+/// What a login registered the device key with: the server and the device's id there.
+pub(super) fn key_registration(session: &ClientSession) -> String {
+    format!("{} {}", session.server_url, session.server_device_id)
 }
 
 /// The record role of a server role; an officer who is a Secretaria inspector stays one.

@@ -182,6 +182,12 @@ fn logged_in() -> Rig {
 #[test]
 fn login_stores_the_session_on_the_device_clock_and_sets_the_identity() {
     let r = logged_in();
+    // The device's public key goes with every login, for the server to register.
+    let body: serde_json::Value = serde_json::from_slice(&r.script.request(0).body).unwrap();
+    assert_eq!(
+        body["device_public_key"],
+        hex::encode(r.store.device_public_key().unwrap())
+    );
     let s = r.store.client_session().unwrap().unwrap();
     assert_eq!(s.access_token, "access-1");
     assert_eq!(s.refresh_token, "refresh-1");
@@ -456,4 +462,28 @@ fn sync_without_a_session_reports_login_required_and_keeps_the_error_in_the_stat
     assert!(st.last_error.is_some());
     assert!(st.last_success_at.is_none());
     assert!(st.last_attempt_at.is_some());
+}
+
+#[test]
+fn records_wait_for_a_login_that_registered_the_device_key() {
+    let r = logged_in();
+    // A session as an app from before device keys left it: valid, but the key never sent.
+    let session = r.store.client_session().unwrap().unwrap();
+    let mut fresh = rig();
+    fresh.store.save_client_session(&session).unwrap();
+    fresh
+        .store
+        .set_device_identity(&r.store.device_identity().unwrap().unwrap(), t0())
+        .unwrap();
+    let e = fresh.client.sync_records(&mut fresh.store).unwrap_err();
+    assert!(
+        matches!(&e, ClientError::LoginRequired(m) if m.contains("chave de assinatura")),
+        "{e}"
+    );
+    assert!(fresh.script.paths().is_empty(), "nothing sent");
+    // After the login, which registered it, the same store may send its records.
+    assert_eq!(
+        r.store.device_key_registered_with().unwrap().as_deref(),
+        Some(format!("{} {}", session.server_url, session.server_device_id).as_str())
+    );
 }

@@ -235,6 +235,7 @@ impl<'s> FieldRecords<'s> {
         };
         let issue = input.issue;
         let at = input.at;
+        let key = self.store.device_key()?;
         self.create(
             id,
             RecordKind::Infraction,
@@ -249,7 +250,7 @@ impl<'s> FieldRecords<'s> {
                     agent,
                 )?;
                 if let Some(signature) = issue {
-                    doc.issue(agent, at, signature)?;
+                    doc.issue(agent, at, signature, &key)?;
                 }
                 Ok(doc)
             },
@@ -319,6 +320,7 @@ impl<'s> FieldRecords<'s> {
         // Scope (own stand, driver of the permit) is checked by `new_transgression` inside the
         // write: a refusal rolls the transaction back, number included.
         let (issue, then, at) = (input.issue, input.then, input.at);
+        let key = self.store.device_key()?;
         self.create(
             id,
             RecordKind::Transgression,
@@ -330,7 +332,7 @@ impl<'s> FieldRecords<'s> {
                     doc.assign_number(agent, at, &n.to_string())?;
                 }
                 if let Some(signature) = issue {
-                    doc.issue(agent, at, signature)?;
+                    doc.issue(agent, at, signature, &key)?;
                 }
                 match then {
                     None => {}
@@ -393,15 +395,17 @@ impl<'s> FieldRecords<'s> {
 
     // ------------------------------------------------------------------ edits
 
-    /// Issues the record (signature or why it is missing): evidence sealed from now on.
+    /// Issues the record (signature or why it is missing), sealing its evidence with this
+    /// device's key (`records::seal`): evidence sealed from now on.
     pub fn issue(
         &mut self,
         id: &str,
         at: DateTime<Utc>,
         signature: Signature,
     ) -> Result<RecordOutcome, FieldError> {
+        let key = self.store.device_key()?;
         let (out, _) = self.edit(id, at, RecordExtras::default(), |doc, agent| {
-            doc.issue(agent, at, signature)?;
+            doc.issue(agent, at, signature, &key)?;
             Ok(())
         })?;
         Ok(out)

@@ -697,3 +697,23 @@ fn over_limit_inputs_are_refused_on_the_device_and_nothing_is_written() {
     );
     assert_eq!(f.show(&id).unwrap().view.witnesses.len(), MAX_WITNESSES);
 }
+
+#[test]
+fn issuing_seals_with_the_stores_own_key_which_survives_a_reopen() {
+    let mut d = device(&officer(), true);
+    let key = d.store.device_public_key().unwrap();
+    let mut f = FieldRecords::open(&mut d.store).unwrap();
+    let id = f.create_infraction(infraction_input()).unwrap().id;
+    f.issue(&id, at(2), unsigned()).unwrap();
+    let view = stored_doc(&d.store, &id).view().unwrap();
+    let seal = view.seal.as_ref().expect("sealed at issue");
+    assert_eq!(seal.public_key, hex::encode(key));
+    crate::records::verify_seal(&view).unwrap();
+    drop(d.store);
+    let reopened = Store::open(&d.path).unwrap();
+    assert_eq!(
+        reopened.device_public_key().unwrap(),
+        key,
+        "one key per store"
+    );
+}

@@ -17,6 +17,7 @@ use super::model::{
 use super::read::{
     opt_str, parse_uuid, person_ref, read_str_list, req_obj, req_str, scalar, scalar_json,
 };
+use super::seal::{DeviceKey, EvidenceSeal};
 use super::tree::{self, read_tree};
 use crate::domain::{DriverRole, Plate, RegistryIndex};
 use crate::limits::MAX_RECORD_BYTES;
@@ -54,6 +55,7 @@ pub(crate) mod key {
     pub(crate) const LEGAL_BASIS: &str = "legal_basis";
     pub(crate) const VERDICT: &str = "verdict";
     pub(crate) const SIGNATURE: &str = "signature";
+    pub(crate) const SEAL: &str = "seal";
     pub(crate) const WITNESSES: &str = "witnesses";
     pub(crate) const STATEMENT: &str = "statement";
     pub(crate) const AT: &str = "at";
@@ -63,7 +65,7 @@ pub(crate) mod key {
     pub(crate) const EVENT_KIND: &str = "kind";
     pub(crate) const PAYLOAD: &str = "payload";
     /// String fields that hold JSON; `conflicts()` shows their values decoded.
-    pub(crate) const JSON_FIELDS: [&str; 4] = [LEGAL_BASIS, VERDICT, SIGNATURE, PAYLOAD];
+    pub(crate) const JSON_FIELDS: [&str; 5] = [LEGAL_BASIS, VERDICT, SIGNATURE, SEAL, PAYLOAD];
 }
 
 impl From<AutomergeError> for RecordError {
@@ -649,6 +651,10 @@ impl RecordDoc {
             .opt_str(key::SIGNATURE)?
             .map(|s| serde_json::from_str(s).map_err(|e| malformed(format!("assinatura: {e}"))))
             .transpose()?;
+        let seal: Option<EvidenceSeal> = root
+            .opt_str(key::SEAL)?
+            .map(|s| serde_json::from_str(s).map_err(|e| malformed(format!("selo: {e}"))))
+            .transpose()?;
         let witnesses = tree::read_witnesses(root)?;
         let photos = root.str_list(key::PHOTOS)?;
         let raw_events = tree::read_events(root)?;
@@ -679,6 +685,7 @@ impl RecordDoc {
             legal_basis,
             verdict: root.opt_string(key::VERDICT)?,
             signature,
+            seal,
             witnesses,
             photos,
             sealed,
@@ -858,16 +865,46 @@ impl RecordDoc {
         })
     }
 
-    /// Issues the record: writes the signature (or why it is missing) and the `issued` event
-    /// in one change. From then on the evidence is sealed.
+    /// Issues the record: writes the signature (or why it is missing), the device's seal over
+    /// the evidence (module `seal`, signed with `key`) and the `issued` event in one change.
+    /// From then on the evidence is sealed.
     ///
     /// Refused when already issued, when the facts are empty, when an auto has no legal basis,
-    /// and when a serious transgression report names no witness (art. 17 §2).
+    /// when a serious transgression report names no witness (art. 17 §2), and when the agent's
+    /// device is not the author's (the server accepts a seal only from the author's device).
     pub fn issue(
         &mut self,
         agent: &Agent,
         at: DateTime<Utc>,
         signature: Signature,
+        key: &DeviceKey,
+    ) -> Result<String, RecordError> {
+        if self.author()?.device_id != agent.device_id {
+            return Err(RecordError::NotAuthor {
+                action: "emitir o registro em outro aparelho que não o do rascunho",
+            });
+        }
+        self.issue_with(agent, at, signature, Some(key))
+    }
+
+    /// `issue` as an app before device keys did it: no seal. What such records look like, for
+    /// tests of how the server treats them (accepted only from a device with no registered key).
+    #[doc(hidden)]
+    pub fn issue_unsealed(
+        &mut self,
+        agent: &Agent,
+        at: DateTime<Utc>,
+        signature: Signature,
+    ) -> Result<String, RecordError> {
+        self.issue_with(agent, at, signature, None)
+    }
+
+    fn issue_with(
+        &mut self,
+        agent: &Agent,
+        at: DateTime<Utc>,
+        signature: Signature,
+        key: Option<&DeviceKey>,
     ) -> Result<String, RecordError> {
         self.require_author(agent, "emitir o registro")?;
         if self.is_sealed()? {
@@ -899,10 +936,21 @@ impl RecordDoc {
             }
         };
         let json = serde_json::to_string(&signature).map_err(json_err)?;
+        // The seal covers the record exactly as issued: the view with the signature in place.
+        let seal = key
+            .map(|k| {
+                let mut sealed = view.clone();
+                sealed.signature = Some(signature.clone());
+                serde_json::to_string(&super::seal::seal(&sealed, k)).map_err(json_err)
+            })
+            .transpose()?;
         let id = Uuid::now_v7().to_string();
         self.check_event(&view, agent, at, &EventKind::Issued, &id)?;
         self.edit(agent, at, "issue", |d| {
             d.put(ROOT, key::SIGNATURE, json)?;
+            if let Some(seal) = seal {
+                d.put(ROOT, key::SEAL, seal)?;
+            }
             insert_event(d, agent, at, &EventKind::Issued, id)
         })
     }

@@ -29,6 +29,8 @@
 //! ├─ legal_basis     str     JSON [{rule_id, citation}]
 //! ├─ verdict         str?    JSON of the device's `Verdict` (registry version and age inside)
 //! ├─ signature       str?    JSON {state: signed, sha256} | {state: missing, reason}; set at issue
+//! ├─ seal            str?    JSON `EvidenceSeal` {v, alg, public_key, device_id, evidence_sha256,
+//! │                          signature, number?, photos, witnesses}; set at issue (module `seal`)
 //! ├─ witnesses       list<map { person, statement, at, by }>   append-only
 //! ├─ photos          list<str>  SHA-256 hex, append-only (files travel apart)
 //! └─ events          list<map { id, kind, at, user_id, role, device_id, payload? }>
@@ -58,10 +60,11 @@
 //!    and inputs checked); the author may `set_facts`, `set_legal_basis`, `set_verdict`,
 //!    `add_witness`, `add_photo`, `assign_number` (a record may wait for a number: devices
 //!    lease number blocks and may run out).
-//! 2. `issue` writes the signature (or why it is missing) and the `issued` event; evidence is
-//!    sealed from then on (`RecordError::Sealed`). Witnesses and photos may still be *added*
-//!    after issuing — late evidence is common and the lists are append-only, so nothing sealed
-//!    changes — but nothing is ever removed.
+//! 2. `issue` writes the signature (or why it is missing), the device's Ed25519 seal over the
+//!    canonical evidence (module `seal`) and the `issued` event; evidence is sealed from then
+//!    on (`RecordError::Sealed`). Witnesses and photos may still be *added* after issuing —
+//!    late evidence is common and the lists are append-only, so nothing sealed changes — but
+//!    nothing is ever removed.
 //! 3. Coordinators `settle_by_coordinator` (light only) or `forward_to_office` (serious ones
 //!    need a witness, art. 17 §2); the office appends review, penalty, ciência,
 //!    reconsideration, appeal, annulment, archiving, duplicate and conflict-resolution events.
@@ -81,6 +84,7 @@ mod events;
 mod inflate;
 mod model;
 mod read;
+pub mod seal;
 mod tree;
 mod vet;
 
@@ -100,6 +104,7 @@ pub use model::{
     PersonRef, Position, RecordKind, RecordView, SCHEMA_VERSION, Signature, TransgressionDraft,
     UserRole, VehicleRef, Witness, WitnessInput, actor_for_device, device_of_actor,
 };
+pub use seal::{DeviceKey, EvidenceSeal, SealError, verify_seal};
 pub use vet::{
     DRAFT_FIELDS, IMMUTABLE_FIELDS, RecordDiff, Violation, diff, sealed_changes,
     transgression_in_scope, vet,

@@ -452,6 +452,9 @@ pub struct RecordView {
     /// The device's verdict, byte-exact JSON as sealed (see `RecordView::verdict`).
     pub verdict: Option<String>,
     pub signature: Option<Signature>,
+    /// The device's seal over the evidence, written at issue (`None`: a draft, or a record
+    /// issued by an app before device keys).
+    pub seal: Option<super::seal::EvidenceSeal>,
     pub witnesses: Vec<Witness>,
     pub photos: Vec<String>,
     /// True once an `issued` event exists — even one the state machine flagged (sealing errs on

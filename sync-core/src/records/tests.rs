@@ -11,6 +11,11 @@ use crate::domain::{DriverId, DriverRole, PenaltyKind, Plate};
 use crate::rules::{CheckInput, Observation, RulesConfig, VehicleQuery, Verdict};
 use crate::testkit::sample_registry;
 
+/// A fresh device key (each test's device seals with its own).
+fn test_key() -> DeviceKey {
+    DeviceKey::generate().unwrap()
+}
+
 fn t(s: &str) -> DateTime<Utc> {
     s.parse().unwrap()
 }
@@ -98,6 +103,7 @@ fn issued() -> RecordDoc {
         Signature::Missing {
             reason: "recusou-se a assinar".into(),
         },
+        &test_key(),
     )
     .unwrap();
     r
@@ -232,8 +238,13 @@ fn incremental_chunks_restore_the_record() {
         r.save_incremental().is_empty(),
         "nothing new since the last chunk"
     );
-    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
-        .unwrap();
+    r.issue(
+        &officer(),
+        at(5),
+        Signature::Signed { sha256: sha(9) },
+        &test_key(),
+    )
+    .unwrap();
     let chunk = r.save_incremental();
     assert!(!chunk.is_empty());
     log.extend_from_slice(&chunk);
@@ -376,8 +387,13 @@ fn evidence_is_editable_before_issue_and_sealed_after() {
     ));
     assert_eq!(r.view().unwrap().facts, "Fatos revistos antes da emissão.");
 
-    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
-        .unwrap();
+    r.issue(
+        &officer(),
+        at(5),
+        Signature::Signed { sha256: sha(9) },
+        &test_key(),
+    )
+    .unwrap();
     let v = r.view().unwrap();
     assert!(v.sealed);
     assert_eq!(v.status, Status::Issued);
@@ -399,7 +415,12 @@ fn evidence_is_editable_before_issue_and_sealed_after() {
         })
     );
     assert_eq!(
-        r.issue(&officer(), at(7), Signature::Signed { sha256: sha(9) }),
+        r.issue(
+            &officer(),
+            at(7),
+            Signature::Signed { sha256: sha(9) },
+            &test_key()
+        ),
         Err(RecordError::AlreadyIssued)
     );
     assert_eq!(r.view().unwrap().facts, "Fatos revistos antes da emissão.");
@@ -431,8 +452,13 @@ fn a_record_waits_for_a_number_and_is_issued_without_one() {
     let mut d = draft();
     d.number = None;
     let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
-    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
-        .unwrap();
+    r.issue(
+        &officer(),
+        at(5),
+        Signature::Signed { sha256: sha(9) },
+        &test_key(),
+    )
+    .unwrap();
     assert_eq!(r.view().unwrap().number, None);
     // The number is not evidence: it arrives after issuing, once.
     r.assign_number(&officer(), at(60), "GM-2026-000200")
@@ -450,7 +476,7 @@ fn issue_needs_facts_and_legal_basis() {
         reason: "condutor evadiu-se".into(),
     };
     assert!(matches!(
-        r.issue(&officer(), at(5), sig.clone()),
+        r.issue(&officer(), at(5), sig.clone(), &test_key()),
         Err(RecordError::MissingField { .. })
     ));
     assert!(!r.is_sealed().unwrap());
@@ -458,18 +484,24 @@ fn issue_needs_facts_and_legal_basis() {
     d.facts = "   ".into();
     let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
     assert!(matches!(
-        r.issue(&officer(), at(5), sig),
+        r.issue(&officer(), at(5), sig, &test_key()),
         Err(RecordError::MissingField { .. })
     ));
     assert!(matches!(
-        infraction().issue(&officer(), at(5), Signature::Missing { reason: " ".into() }),
+        infraction().issue(
+            &officer(),
+            at(5),
+            Signature::Missing { reason: " ".into() },
+            &test_key()
+        ),
         Err(RecordError::MissingField { .. })
     ));
     assert!(matches!(
         infraction().issue(
             &other_officer(),
             at(5),
-            Signature::Signed { sha256: sha(1) }
+            Signature::Signed { sha256: sha(1) },
+            &test_key()
         ),
         Err(RecordError::NotAuthor { .. })
     ));
@@ -545,13 +577,15 @@ fn serious_report_needs_witnesses_and_light_one_is_settled_by_the_coordinator() 
     let sig = Signature::Missing {
         reason: "comunicação por escrito do coordenador".into(),
     };
-    let err = serious.issue(&c, at(5), sig.clone()).unwrap_err();
+    let err = serious
+        .issue(&c, at(5), sig.clone(), &test_key())
+        .unwrap_err();
     assert_eq!(err, RecordError::WitnessRequired);
     assert!(err.to_string().contains("testemunha"), "{err}");
     assert_eq!(serious.view().unwrap().status, Status::Draft);
     assert!(!serious.is_sealed().unwrap());
     serious.add_witness(&c, at(6), &witness("obs-3")).unwrap();
-    serious.issue(&c, at(7), sig.clone()).unwrap();
+    serious.issue(&c, at(7), sig.clone(), &test_key()).unwrap();
     assert_eq!(
         serious.settle_by_coordinator(&c, at(8), WarningKind::Verbal),
         Err(RecordError::OnlyLightSettled)
@@ -570,7 +604,7 @@ fn serious_report_needs_witnesses_and_light_one_is_settled_by_the_coordinator() 
         "S01",
     )
     .unwrap();
-    light.issue(&c, at(5), sig).unwrap();
+    light.issue(&c, at(5), sig, &test_key()).unwrap();
     // The office cannot settle on the coordinator's behalf.
     assert!(matches!(
         light.append_event(
@@ -750,7 +784,12 @@ fn conflict_on_sealed_facts_can_be_resolved_but_not_replaced() {
         .set_facts(&officer_tablet(), at(2), "Versão B.")
         .unwrap();
     phone
-        .issue(&officer(), at(3), Signature::Signed { sha256: sha(9) })
+        .issue(
+            &officer(),
+            at(3),
+            Signature::Signed { sha256: sha(9) },
+            &test_key(),
+        )
         .unwrap();
     let mut m = merged(&phone, &tablet);
     let v = m.view().unwrap();
@@ -1095,6 +1134,7 @@ fn typical_infraction_document_is_small() {
         Signature::Missing {
             reason: "recusou-se a assinar".into(),
         },
+        &test_key(),
     )
     .unwrap();
     let _ = r.save_incremental();
@@ -1134,8 +1174,13 @@ fn vetting_accepts_role_conforming_changes_and_refuses_the_rest() {
     assert!(v.contains(&Violation::AuthorMismatch));
     assert!(vet(None, &created, &officer_tablet()).contains(&Violation::AuthorMismatch));
 
-    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
-        .unwrap();
+    r.issue(
+        &officer(),
+        at(5),
+        Signature::Signed { sha256: sha(9) },
+        &test_key(),
+    )
+    .unwrap();
     let before = r.view().unwrap();
     assert_eq!(vet(Some(&created), &before, &officer()), vec![]);
     assert!(
@@ -1227,7 +1272,12 @@ fn a_concurrent_pre_issue_edit_arriving_after_issue_is_a_sealed_change() {
     let mut phone = infraction();
     let mut tablet = copy(&mut phone);
     phone
-        .issue(&officer(), at(5), Signature::Signed { sha256: sha(9) })
+        .issue(
+            &officer(),
+            at(5),
+            Signature::Signed { sha256: sha(9) },
+            &test_key(),
+        )
         .unwrap();
     let mut server = copy(&mut phone);
     let before = server.view().unwrap();
@@ -1274,8 +1324,13 @@ fn actor_ids_map_back_to_devices() {
         fork.append_event(&office(), at(1), EventKind::Reviewed { note: None })
             .is_err()
     );
-    fork.issue(&officer(), at(2), Signature::Signed { sha256: sha(9) })
-        .unwrap();
+    fork.issue(
+        &officer(),
+        at(2),
+        Signature::Signed { sha256: sha(9) },
+        &test_key(),
+    )
+    .unwrap();
     fork.append_event(&office(), at(3), EventKind::Reviewed { note: None })
         .unwrap();
     assert_eq!(
@@ -1325,6 +1380,7 @@ fn decided_in_october() -> RecordDoc {
         Signature::Missing {
             reason: "recusou-se a assinar".into(),
         },
+        &test_key(),
     )
     .unwrap();
     for (i, e) in to_decision().into_iter().enumerate() {
@@ -1759,6 +1815,7 @@ fn a_view_at_earlier_heads_is_the_view_of_that_state() {
         Signature::Missing {
             reason: "recusou-se a assinar".into(),
         },
+        &test_key(),
     )
     .unwrap();
     let mut conflicted = sorted_heads(&mut a);
@@ -2048,4 +2105,199 @@ mod checks {
             .unwrap();
         assert!(matches!(r, Err(RecordError::Malformed { .. })), "{r:?}");
     }
+}
+
+// -------------------------------------------------------------------- device seal
+
+/// A record with every optional sealed field set, issued with a witness and a photo.
+fn fully_sealed(key: &DeviceKey) -> RecordDoc {
+    let mut d = draft();
+    d.position = Some(Position {
+        lat: -22.74,
+        lon: -47.33,
+        accuracy_m: 8.0,
+    });
+    d.witnesses = vec![witness("w-1")];
+    d.photos = vec![sha(1)];
+    let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) }, key)
+        .unwrap();
+    r
+}
+
+#[test]
+fn the_canonical_evidence_is_deterministic_and_the_seal_verifies_after_a_reload() {
+    let key = test_key();
+    let mut r = fully_sealed(&key);
+    let view = r.view().unwrap();
+    let seal = view.seal.clone().expect("sealed at issue");
+    assert_eq!(seal.public_key, hex::encode(key.public_key()));
+    assert_eq!(seal.device_id, officer().device_id);
+    assert_eq!(seal.photos, vec![sha(1)]);
+    assert_eq!(seal.witnesses.len(), 1);
+    let covered = seal::Covered {
+        number: seal.number.as_deref(),
+        photos: &seal.photos,
+        witnesses: &seal.witnesses,
+    };
+    let bytes = seal::canonical_evidence(&view, &covered);
+    assert_eq!(bytes, seal::canonical_evidence(&view, &covered));
+    assert!(bytes.starts_with(seal::EVIDENCE_DOMAIN));
+    assert_eq!(seal.evidence_sha256, hex::encode(Sha256::digest(&bytes)));
+    let reloaded = RecordDoc::load(&r.save()).unwrap().view().unwrap();
+    assert_eq!(
+        seal::canonical_evidence(&reloaded, &covered),
+        bytes,
+        "same bytes on every copy"
+    );
+    let verified = verify_seal(&reloaded).unwrap();
+    assert_eq!(verified.public_key, key.public_key());
+    // The auto's code is derived from the device signature, under the auto's domain.
+    assert_eq!(
+        seal.verification_code().unwrap(),
+        documents::VerificationCode::derive(seal::AUTO_CODE_DOMAIN, &verified.signature)
+    );
+}
+
+#[test]
+fn changing_any_sealed_field_breaks_the_seal() {
+    let key = test_key();
+    let view = fully_sealed(&key).view().unwrap();
+    verify_seal(&view).unwrap();
+    type Tamper = fn(&mut RecordView);
+    let tampers: Vec<(&str, Tamper)> = vec![
+        ("id", |v| v.id = Uuid::now_v7()),
+        ("kind", |v| v.kind = RecordKind::Transgression),
+        ("issuing_body", |v| v.issuing_body.push('!')),
+        ("author.user_id", |v| v.author.user_id.push('x')),
+        ("author.role", |v| {
+            v.author.role = UserRole::SecretariaInspector
+        }),
+        ("occurred_at", |v| v.occurred_at += Duration::seconds(1)),
+        ("monotonic", |v| v.monotonic += 1),
+        ("position", |v| v.position.as_mut().unwrap().lat += 1e-9),
+        ("position removed", |v| v.position = None),
+        ("stand_id", |v| v.stand_id = Some("S09".into())),
+        ("vehicle", |v| {
+            v.vehicle.as_mut().unwrap().plate = "XYZ9Z99".into()
+        }),
+        ("driver", |v| v.driver.role = DriverRole::Holder),
+        ("permit_number", |v| v.permit_number = Some("9999".into())),
+        ("holder_id", |v| v.holder_id = Some("P99".into())),
+        ("charged", |v| v.charged.clear()),
+        ("gravity", |v| v.gravity = Some(Gravity::Light)),
+        ("facts", |v| v.facts.push_str(" (corrigido)")),
+        ("legal_basis", |v| v.legal_basis[0].citation.push('.')),
+        ("verdict", |v| v.verdict = None),
+        ("signature", |v| {
+            v.signature = Some(Signature::Missing {
+                reason: "ausente".into(),
+            })
+        }),
+        ("seal photos", |v| v.seal.as_mut().unwrap().photos.clear()),
+        ("seal witnesses", |v| {
+            v.seal.as_mut().unwrap().witnesses.clear()
+        }),
+        ("seal signature", |v| {
+            let s = v.seal.as_mut().unwrap();
+            let flipped = if s.signature.starts_with('0') {
+                "1"
+            } else {
+                "0"
+            };
+            s.signature.replace_range(..1, flipped);
+        }),
+        ("seal digest", |v| {
+            v.seal.as_mut().unwrap().evidence_sha256 = "0".repeat(64);
+        }),
+    ];
+    for (name, tamper) in tampers {
+        let mut v = view.clone();
+        tamper(&mut v);
+        assert_eq!(
+            verify_seal(&v).unwrap_err(),
+            SealError::BadSignature,
+            "{name}"
+        );
+    }
+    // Evidence the seal covers must still be there; the number it sealed must not change.
+    let mut v = view.clone();
+    v.photos.clear();
+    assert_eq!(verify_seal(&v).unwrap_err(), SealError::MissingEvidence);
+    let mut v = view.clone();
+    v.witnesses[0].statement.push('!');
+    assert_eq!(verify_seal(&v).unwrap_err(), SealError::MissingEvidence);
+    let mut v = view.clone();
+    v.number = Some("77".into());
+    assert_eq!(verify_seal(&v).unwrap_err(), SealError::NumberChanged);
+    let mut v = view;
+    v.seal.as_mut().unwrap().device_id = other_officer().device_id;
+    assert_eq!(verify_seal(&v).unwrap_err(), SealError::WrongDevice);
+}
+
+#[test]
+fn evidence_added_after_issue_and_a_late_number_keep_the_seal_valid() {
+    let key = test_key();
+    let mut d = draft();
+    d.number = None;
+    let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    r.add_photo(&officer(), at(1), &sha(1)).unwrap();
+    r.issue(
+        &officer(),
+        at(5),
+        Signature::Missing {
+            reason: "recusou-se a assinar".into(),
+        },
+        &key,
+    )
+    .unwrap();
+    // Late evidence from two copies, merged: the lists interleave, the sealed items stay.
+    let mut other = copy(&mut r);
+    r.add_photo(&officer(), at(6), &sha(2)).unwrap();
+    other
+        .add_witness(&office(), at(7), &witness("w-late"))
+        .unwrap();
+    r.merge(&mut other).unwrap();
+    r.assign_number(&office(), at(8), "501").unwrap();
+    let view = r.view().unwrap();
+    assert_eq!(view.photos.len(), 2);
+    assert_eq!(view.number.as_deref(), Some("501"));
+    assert_eq!(view.seal.as_ref().unwrap().number, None);
+    verify_seal(&view).unwrap();
+}
+
+#[test]
+fn the_device_key_does_not_show_its_secret_and_a_draft_is_issued_only_on_its_device() {
+    let key = test_key();
+    let shown = format!("{key:?}");
+    assert!(shown.contains(&hex::encode(key.public_key())));
+    assert!(!shown.contains(&hex::encode(key.secret())), "{shown}");
+    let mut r = infraction();
+    let e = r
+        .issue(
+            &officer_tablet(),
+            at(5),
+            Signature::Missing {
+                reason: "ausente".into(),
+            },
+            &key,
+        )
+        .unwrap_err();
+    assert!(matches!(e, RecordError::NotAuthor { .. }), "{e:?}");
+    assert!(!r.is_sealed().unwrap());
+}
+
+#[test]
+fn public_keys_are_read_in_hex_or_base64_and_checked() {
+    use base64::Engine;
+    let key = test_key().public_key();
+    assert_eq!(seal::parse_public_key(&hex::encode(key)).unwrap(), key);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(key);
+    assert_eq!(seal::parse_public_key(&b64).unwrap(), key);
+    // 31 and 33 bytes: the edge of the one valid length.
+    for len in [31, 33] {
+        let e = seal::parse_public_key(&hex::encode(vec![7u8; len])).unwrap_err();
+        assert!(e.contains("32 bytes"), "{e}");
+    }
+    assert!(seal::parse_public_key("não é chave").is_err());
 }

@@ -8,8 +8,9 @@
 //! - **immutable** (`IMMUTABLE_FIELDS`): written when the record is created, never again —
 //!   identity, author, time and monotonic reading, position, stand, vehicle, driver, permit,
 //!   holder, the people charged, gravity, issuing body;
-//! - **draft** (`DRAFT_FIELDS`): facts, legal basis, verdict and signature, edited by the
-//!   author until the record is issued, sealed from then on;
+//! - **draft** (`DRAFT_FIELDS`): facts, legal basis, verdict, signature and the device's seal,
+//!   edited by the author until the record is issued, sealed from then on (the seal itself is
+//!   checked by the server's vetting, `sync::vetting`, with the sender's registered keys);
 //! - **write-once**: the number;
 //! - **append-only**: witnesses, photos and events; entries may be added (by whom, see `vet`)
 //!   but never removed or altered.
@@ -50,8 +51,9 @@ pub const IMMUTABLE_FIELDS: [&str; 15] = [
     "gravity",
 ];
 
-/// Fields the author edits until the record is issued, sealed afterwards.
-pub const DRAFT_FIELDS: [&str; 4] = ["facts", "legal_basis", "verdict", "signature"];
+/// Fields the author edits until the record is issued, sealed afterwards. The device's `seal`
+/// is written at issue (the vetting checks it then) and never again.
+pub const DRAFT_FIELDS: [&str; 5] = ["facts", "legal_basis", "verdict", "signature", "seal"];
 
 const NUMBER: &str = "number";
 
@@ -106,6 +108,7 @@ fn same_field(x: &RecordView, y: &RecordView, name: &str) -> bool {
         "legal_basis" => x.legal_basis == y.legal_basis,
         "verdict" => x.verdict == y.verdict,
         "signature" => x.signature == y.signature,
+        "seal" => x.seal == y.seal,
         "number" => x.number == y.number,
         _ => false,
     }
@@ -158,6 +161,7 @@ pub(super) fn field_json(view: &RecordView, name: &str) -> serde_json::Value {
         "legal_basis" => j(&view.legal_basis),
         "verdict" => j(&view.verdict),
         "signature" => j(&view.signature),
+        "seal" => j(&view.seal),
         "number" => j(&view.number),
         _ => Ok(serde_json::Value::Null),
     };

@@ -105,6 +105,8 @@ pub enum StoreError {
     // Device identity.
     #[error("identificação do aparelho inválida: {reason}")]
     IdentityInvalid { reason: String },
+    #[error("chave de assinatura do aparelho: {0}")]
+    DeviceKey(#[from] crate::records::SealError),
     #[error(
         "este aparelho já gravou {records} registro(s) como {old}; trocar o identificador para \
          {new} faria o mesmo aparelho assinar com dois identificadores: recusado"

@@ -6,6 +6,11 @@
 //! exist would make the same device write under two actors and orphan the sequence numbers of
 //! the first, so `set_device_identity` refuses it; the user and role may change (another officer
 //! signs in on a shared phone).
+//!
+//! The device's Ed25519 key (`device_key`, one row) lives here too: created on the device the
+//! first time it is asked for (`device_public_key`, which the client sends at login, or the
+//! first issue), kept for the life of the store, and read only by the crate's own issuing code
+//! (`device_key`): no API hands out the secret.
 
 use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -15,7 +20,7 @@ use uuid::Uuid;
 
 use super::{Store, StoreError, StoreResult, ts};
 use crate::domain::StandId;
-use crate::records::{Agent, UserRole};
+use crate::records::{Agent, DeviceKey, UserRole};
 
 /// The device's identity as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -111,5 +116,78 @@ impl Store {
         .execute(params![new, body, ts(at)])?;
         tx.commit()?;
         Ok(())
+    }
+}
+
+impl Store {
+    /// The device's public key (created with the key on first use), for the server to register.
+    pub fn device_public_key(&self) -> StoreResult<[u8; 32]> {
+        Ok(self.device_key()?.public_key())
+    }
+
+    /// The device's signing key, created on first use. Crate-only: records are sealed through
+    /// `FieldRecords::issue`, and the secret never leaves the store.
+    pub(crate) fn device_key(&self) -> StoreResult<DeviceKey> {
+        let read = |conn: &rusqlite::Connection| -> StoreResult<Option<DeviceKey>> {
+            let secret: Option<Vec<u8>> = conn
+                .prepare_cached("SELECT secret FROM device_key WHERE id = 1")?
+                .query_row([], |r| r.get(0))
+                .optional()?;
+            secret
+                .map(|s| {
+                    let bytes: [u8; 32] = s.try_into().map_err(|_| StoreError::Decode {
+                        table: "device_key",
+                        key: String::from("1"),
+                        detail: String::from("chave sem 32 bytes"),
+                    })?;
+                    Ok(DeviceKey::from_secret(&bytes))
+                })
+                .transpose()
+        };
+        if let Some(key) = read(&self.conn)? {
+            return Ok(key);
+        }
+        let key = DeviceKey::generate()?;
+        // OR IGNORE: another process of the same store may have created one meanwhile; the
+        // row that won is the key, read back below.
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO device_key (id, secret, public_key, created_at)
+                 VALUES (1, ?1, ?2, ?3)",
+            )?
+            .execute(params![
+                key.secret().to_vec(),
+                hex::encode(key.public_key()),
+                ts(chrono::Utc::now())
+            ])?;
+        read(&self.conn)?.ok_or_else(|| StoreError::Decode {
+            table: "device_key",
+            key: String::from("1"),
+            detail: String::from("chave não gravada"),
+        })
+    }
+}
+
+impl Store {
+    /// Records that a password login registered this device's key with `with` (the server URL
+    /// and the device's id there), so that the sync client knows it may send records.
+    pub fn mark_device_key_registered(&self, with: &str, at: DateTime<Utc>) -> StoreResult<()> {
+        self.device_key()?;
+        self.conn
+            .prepare_cached(
+                "UPDATE device_key SET registered_with = ?1, registered_at = ?2 WHERE id = 1",
+            )?
+            .execute(params![with, ts(at)])?;
+        Ok(())
+    }
+
+    /// Where a login last registered this device's key (`None`: nowhere yet).
+    pub fn device_key_registered_with(&self) -> StoreResult<Option<String>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT registered_with FROM device_key WHERE id = 1")?
+            .query_row([], |r| r.get::<_, Option<String>>(0))
+            .optional()?
+            .flatten())
     }
 }

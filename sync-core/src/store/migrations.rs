@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_client.sql"),
     include_str!("migrations/0006_check_bundles.sql"),
     include_str!("migrations/0007_law_parameters.sql"),
+    include_str!("migrations/0008_device_key.sql"),
 ];
 
 /// The schema version this code writes.

@@ -202,6 +202,8 @@ impl DeviceSync {
             cursor,
             new_records: Vec::new(),
             messages: Vec::new(),
+            // Sans-IO: the caller stamps its clock (the HTTP client does, `client::records`).
+            device_clock: None,
         };
         let mut issues = Vec::new();
         for id in store.sync_candidates(&self.peer).map_err(boxed)? {

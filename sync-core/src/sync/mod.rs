@@ -22,6 +22,9 @@
 //!     quarantine, cursor
 //! ```
 //!
+//! The request may carry the device's clock (`SyncRequest::device_clock`, stamped by the HTTP
+//! client): the server keeps its offset with the receipt of each record the exchange issues.
+//!
 //! Keep exchanging while `SyncReport::again` (the server said `more`, or something sent was
 //! not acknowledged). A device in sync sends only its cursor: one round trip of a few hundred
 //! bytes.
@@ -53,8 +56,9 @@
 //! The server applies a device's changes to a copy of its record one at a time and judges
 //! each (module `vetting`): the actor must be the authenticated device's, the role policy of
 //! `records::vet` must hold (sealed evidence, who creates and completes what, office-only
-//! events), a coordinator stays within their stand, and events must be ones the sender's own
-//! copy allowed. The changes before the first refused one are stored; the refused one and
+//! events), a coordinator stays within their stand, events must be ones the sender's own
+//! copy allowed, and the change that issues a record must carry the author device's seal,
+//! verified with a key that device registered (`Sender::device_keys`, `records::seal`). The changes before the first refused one are stored; the refused one and
 //! everything after it are not applied, go to the server's quarantine, and come back as a
 //! `Rejection` (code, Portuguese message, change hashes, the server's document). The device
 //! then resets the record to the server's document, keeps the refused local changes in its own
@@ -77,8 +81,8 @@ pub use device::{
     SyncReport, heads_bytes, hex_heads, meta_of,
 };
 pub use server::{
-    Changed, EditOutcome, PeerState, QuarantineEntry, Sender, SentHeads, ServerEffect,
-    ServerRecord, ServerSync, ServerSyncStore, StoredChange, may_see,
+    Changed, EditOutcome, PeerState, QuarantineEntry, RegisteredKey, Sender, SentHeads,
+    ServerEffect, ServerRecord, ServerSync, ServerSyncStore, StoredChange, may_see,
 };
 pub use wire::{
     Ack, Bytes, DocMessage, NewRecord, PROTOCOL_VERSION, Rejection, RejectionCode, SyncRequest,

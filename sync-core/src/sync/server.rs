@@ -71,6 +71,16 @@ pub struct Sender {
     pub agent: Agent,
     /// For a coordinator, the stand they coordinate (art. 17).
     pub stand: Option<StandId>,
+    /// Every Ed25519 key the authenticated device registered (at login), oldest first: a
+    /// record it issues must be sealed with one of them (`records::seal`).
+    pub device_keys: Vec<RegisteredKey>,
+}
+
+/// A device's public key as the server registered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisteredKey {
+    pub public_key: [u8; 32],
+    pub registered_at: DateTime<Utc>,
 }
 
 /// Whether `sender` may receive `record` (and send changes to it). Mirrored in SQL by the

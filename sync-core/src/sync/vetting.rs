@@ -21,7 +21,11 @@
 //!    over a limit is `too_large`, invalid evidence `invalid_field`;
 //! 4. for coordinators, the art. 17 scope: a new transgression must be of their stand
 //!    (`transgression_in_scope` against the registry) and an existing record must be of it;
-//! 5. its events: an event that does not decode, or that the state machine refused *on the
+//! 5. the device's seal (checked right after 3), on the change that issues the record
+//!    (`judge_seal`): it must verify over the evidence of the sender's own copy with a key
+//!    registered to the sending device, the author's (`seal_invalid` otherwise); a seal
+//!    written at any other time is refused;
+//! 6. its events: an event that does not decode, or that the state machine refused *on the
 //!    sender's own copy* (the document at this change), is refused (`invalid_event`). An event
 //!    that was valid where it was written but is flagged after merging with a concurrent change
 //!    (the office decided something meanwhile) is accepted and stays flagged in the record, as
@@ -38,8 +42,8 @@ use super::server::Sender;
 use super::wire::{RejectionCode, sorted};
 use crate::domain::{Registry, RegistryIndex};
 use crate::records::{
-    CheckContext, RecordDoc, RecordError, RecordKind, RecordView, UserRole, Violation,
-    check_record, device_of_actor, diff, transgression_in_scope, vet,
+    CheckContext, EventKind, RecordDoc, RecordError, RecordKind, RecordView, SealError, UserRole,
+    Violation, check_record, device_of_actor, diff, transgression_in_scope, verify_seal, vet,
 };
 
 /// The registry as the vetting reads it: the permits, scanned when a change sets a record's
@@ -468,6 +472,10 @@ fn judge(
         return Ok(Some(record_refusal(&e)));
     }
 
+    if let Some(refusal) = judge_seal(before, after, after_heads, after_doc, change, sender) {
+        return Ok(Some(refusal));
+    }
+
     if sender.agent.role == UserRole::Coordinator {
         let stand = sender.stand.as_deref().unwrap_or_default();
         if before.is_none() && after.kind == RecordKind::Transgression {
@@ -565,6 +573,74 @@ fn judge(
         }
     }
     Ok(None)
+}
+
+/// The device's seal (`records::seal`) on the step that issues the record, and nowhere else.
+///
+/// A seal is written only with the `issued` event; afterwards `vet` treats it as sealed
+/// evidence. On the issuing step it must verify on the *sender's own copy* (the document at
+/// this change: what the device saw and signed; a concurrent edit merged on the server, e.g. a
+/// second value of the facts, is not what it signed), be the author's device's, and use a key
+/// registered to the sending device. A record issued with no seal is accepted only from a
+/// device that had registered no key when it issued (an app from before device keys): the
+/// office page shows it as unsigned.
+fn judge_seal(
+    before: Option<&RecordView>,
+    after: &RecordView,
+    after_heads: &[ChangeHash],
+    after_doc: &mut RecordDoc,
+    change: &ChangeMeta,
+    sender: &Sender,
+) -> Option<Refusal> {
+    let refuse = |e: SealError| Refusal {
+        code: RejectionCode::SealInvalid,
+        message: e.to_string(),
+    };
+    if !after.sealed {
+        return after.seal.is_some().then(|| {
+            refuse(SealError::Malformed(String::from(
+                "selo gravado fora da emissão",
+            )))
+        });
+    }
+    if before.is_some_and(|b| b.sealed) {
+        return None;
+    }
+    let forked: Option<RecordView>;
+    let own = if after_heads == [change.hash] {
+        after
+    } else {
+        forked = view_at(after_doc, &[change.hash]);
+        forked.as_ref().unwrap_or(after)
+    };
+    let Some(seal) = &own.seal else {
+        let issued_at = own
+            .events
+            .iter()
+            .find(|e| matches!(e.event, EventKind::Issued))
+            .map(|e| e.at);
+        let first_key = sender.device_keys.iter().map(|k| k.registered_at).min();
+        return match (first_key, issued_at) {
+            (None, _) => None,
+            (Some(first), Some(at)) if at < first => None,
+            _ => Some(refuse(SealError::Missing)),
+        };
+    };
+    if seal.device_id != sender.agent.device_id || own.author.device_id != sender.agent.device_id {
+        return Some(refuse(SealError::WrongDevice));
+    }
+    let verified = match verify_seal(own) {
+        Ok(v) => v,
+        Err(e) => return Some(refuse(e)),
+    };
+    if !sender
+        .device_keys
+        .iter()
+        .any(|k| k.public_key == verified.public_key)
+    {
+        return Some(refuse(SealError::UnknownKey));
+    }
+    None
 }
 
 /// The most telling code among `vet`'s violations, and all their messages.

@@ -114,6 +114,10 @@ pub struct SyncRequest {
     /// Records changed here since the server last acknowledged them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<DocMessage>,
+    /// The device's clock when it built the request: the server keeps its offset from the
+    /// server's clock with the receipt of each record issued, and flags an implausible gap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_clock: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The server accepted (or already had) everything the device sent for a record.
@@ -156,6 +160,10 @@ pub enum RejectionCode {
     NumberNotLeased,
     /// An auto number another record already holds.
     NumberTaken,
+    /// A record issued without a valid seal of the author's device: no seal from a device that
+    /// registered a key, a signature that does not verify over the evidence, a key not
+    /// registered to the sending device, a seal by another device.
+    SealInvalid,
 }
 
 impl RejectionCode {
@@ -173,6 +181,7 @@ impl RejectionCode {
             Self::InvalidField => "invalid_field",
             Self::NumberNotLeased => "number_not_leased",
             Self::NumberTaken => "number_taken",
+            Self::SealInvalid => "seal_invalid",
         }
     }
 
@@ -190,6 +199,7 @@ impl RejectionCode {
             Self::InvalidField,
             Self::NumberNotLeased,
             Self::NumberTaken,
+            Self::SealInvalid,
         ]
         .into_iter()
         .find(|c| c.as_str() == s)

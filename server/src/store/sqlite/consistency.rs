@@ -6,6 +6,8 @@
 //!    from its stored Automerge document with the sync's own projection
 //!    (`records::project`), and its `heads` from the document; each batch in `record_changes`
 //!    must match the payload digest of the audit row it names.
+//!    Each receipt of a device-sealed record must match its audit row's payload and carry a
+//!    server signature that verifies (`crate::receipts`).
 //! 2. **Registry**: `registry_log` is replayed from version 0 and must give exactly
 //!    `registry_entities` (body and version of every entity) and `registry_meta.version`; each
 //!    logged batch must be the payload of an audit row (`registry::commit` hashes version and
@@ -22,6 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use super::records::project;
 use super::registry::entity_of;
+use sha2::Digest;
+
 use crate::audit::{change_hashes_digest, payload_hash};
 use crate::store::StoreError;
 
@@ -59,8 +63,55 @@ pub fn check(conn: &Connection) -> Result<ConsistencyReport, StoreError> {
     let mut report = ConsistencyReport::default();
     check_records(conn, &mut report)?;
     check_record_changes(conn, &mut report)?;
+    check_receipts(conn, &mut report)?;
     check_registry(conn, &mut report)?;
     Ok(report)
+}
+
+/// Each receipt's digest must be that of its canonical bytes and the payload of the audit row
+/// it names, for its record, and its server signature must verify with the key it names: an
+/// edited receive time or device clock offset shows here.
+fn check_receipts(conn: &Connection, report: &mut ConsistencyReport) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT r.record_id, a.payload_hash, a.subject FROM record_receipts r
+         LEFT JOIN audit_log a ON a.seq = r.audit_seq ORDER BY r.record_id",
+    )?;
+    let rows: Vec<(String, Option<String>, Option<String>)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (record, payload, audit_subject) in rows {
+        let subject = format!("record_receipts:{record}");
+        let Some(receipt) = super::records::receipt_of(conn, &record)? else {
+            continue;
+        };
+        let bytes = receipt.canonical();
+        let digest = hex::encode(sha2::Sha256::digest(&bytes));
+        if digest != receipt.receipt_sha256 || payload.as_deref() != Some(digest.as_str()) {
+            report.mismatches.push(mismatch(
+                subject.clone(),
+                "receipt_sha256",
+                "o recibo não confere com o payload da sua linha de auditoria",
+            ));
+        }
+        if audit_subject.as_deref() != Some(format!("record:{record}").as_str()) {
+            report.mismatches.push(mismatch(
+                subject.clone(),
+                "audit_seq",
+                "não é o registro da linha de auditoria do recibo",
+            ));
+        }
+        let key = hex::decode(&receipt.server_public_key)
+            .ok()
+            .and_then(|k| <[u8; 32]>::try_from(k).ok());
+        if !key.is_some_and(|k| receipt.verify(&k)) {
+            report.mismatches.push(mismatch(
+                subject,
+                "server_signature",
+                "a assinatura do servidor no recibo não confere",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The stored projection of one record, column by column, as `records::store_change` writes it.

@@ -33,6 +33,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "008_law_parameters",
         include_str!("migrations/008_law_parameters.sql"),
     ),
+    (
+        "009_device_keys_receipts",
+        include_str!("migrations/009_device_keys_receipts.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -211,6 +211,29 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(|c| accounts::list_devices(c)))
     }
 
+    fn register_device_key(
+        &self,
+        device_id: String,
+        public_key: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, crate::store::KeyRegistration> {
+        Box::pin(
+            self.pool
+                .write(move |tx| records::register_device_key(tx, &device_id, &public_key, at)),
+        )
+    }
+
+    fn receipt_of(&self, record_id: String) -> StoreFuture<'_, Option<crate::receipts::Receipt>> {
+        Box::pin(self.pool.read(move |c| records::receipt_of(c, &record_id)))
+    }
+
+    fn receipt_by_code(
+        &self,
+        code: documents::VerificationCode,
+    ) -> StoreFuture<'_, Option<crate::receipts::Receipt>> {
+        Box::pin(self.pool.read(move |c| records::receipt_by_code(c, &code)))
+    }
+
     fn revoke_device(&self, id: String, actor: Actor) -> StoreFuture<'_, DeviceRow> {
         Box::pin(
             self.pool

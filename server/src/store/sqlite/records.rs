@@ -15,6 +15,10 @@
 //!    numbers held, reading them through [`TxStore`]); refused changes go to
 //!    `record_quarantine` (a replay finds them already there) while the device is within its
 //!    quarantine quota (`crate::limits`); actor bindings and per-device state are upserted;
+//!    a batch that issues a record with a device seal (the vetting verified it against the
+//!    device's registered keys, read into `Sender::device_keys`) also gets its receipt,
+//!    countersigned by the server key with the receive time and device clock offset, and an
+//!    audit row carrying the receipt digest (`write_receipt`, `crate::receipts`);
 //! 4. the pool commits, then the handler answers. Any error rolls everything back (an exchange
 //!    refused as a whole, to the savepoint) and the device retries the same request later.
 
@@ -47,6 +51,16 @@ struct TxStore<'a, 'c> {
     now: DateTime<Utc>,
     /// Whether a persisted effect created a record.
     created: bool,
+    /// How to countersign a record the effects issue (`None`: server-side edits, which never
+    /// issue).
+    receipts: Option<&'a ReceiptContext<'a>>,
+}
+
+/// What the receipt of a record issued in this exchange needs besides the record.
+pub(super) struct ReceiptContext<'a> {
+    pub(super) key: &'a crate::receipts::ServerKey,
+    /// The device clock the request carried.
+    pub(super) device_clock: Option<DateTime<Utc>>,
 }
 
 pub(super) fn corrupt(what: &'static str, reason: impl ToString) -> StoreError {
@@ -182,7 +196,14 @@ impl ServerSyncStore for TxStore<'_, '_> {
         self.created |= effects
             .iter()
             .any(|e| matches!(e, ServerEffect::StoreRecord(s) if s.created));
-        apply(self.tx, self.caller, effects, self.action, self.now)
+        apply(
+            self.tx,
+            self.caller,
+            effects,
+            self.action,
+            self.now,
+            self.receipts,
+        )
     }
 }
 
@@ -222,7 +243,12 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
     });
     let (role, unbound) = resolve_role(tx, caller, claims)?;
     let role = role.unwrap_or(UserRole::Admin);
-    let sender = sender_of(caller, role);
+    let mut sender = sender_of(caller, role);
+    sender.device_keys = device_keys(tx, &caller.device_id)?;
+    let receipts = ReceiptContext {
+        key: &job.server_key,
+        device_clock: job.request.device_clock,
+    };
     // Incoming changes are checked against the registry: the permit a record names, and a
     // coordinator's art. 17 scope (`ServerSync` indexes the registry only for that).
     let mut store = TxStore {
@@ -231,6 +257,7 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
         action: "record.sync",
         now: job.now,
         created: false,
+        receipts: Some(&receipts),
     };
     // `handle` persists as it goes. An exchange refused midway (a stored record that no longer
     // loads, a coordinator's report without a registry) answers an error and must leave
@@ -323,6 +350,7 @@ pub(super) fn append_office_event(
             action: "record.office",
             now,
             created: false,
+            receipts: None,
         };
         sync_core::sync::ServerSync::default().edit(
             &mut store,
@@ -340,7 +368,7 @@ pub(super) fn append_office_event(
     };
     match outcome {
         Ok(EditOutcome::Applied { effects, .. }) => {
-            apply(tx, caller, effects, "record.office", now)?;
+            apply(tx, caller, effects, "record.office", now, None)?;
         }
         Ok(EditOutcome::Unchanged) => {}
         Ok(EditOutcome::Refused { code, message }) => {
@@ -364,12 +392,18 @@ fn apply(
     caller: &Caller,
     effects: Vec<ServerEffect>,
     action: &str,
-    now: DateTime<Utc>,
+    at: DateTime<Utc>,
+    receipts: Option<&ReceiptContext<'_>>,
 ) -> Result<(), StoreError> {
-    let now = format_at(now);
+    let now = format_at(at);
     for effect in effects {
         match effect {
-            ServerEffect::StoreRecord(s) => store_change(tx, caller, &s, action)?,
+            ServerEffect::StoreRecord(s) => {
+                store_change(tx, caller, &s, action)?;
+                if let Some(ctx) = receipts {
+                    write_receipt(tx, caller, &s, ctx, at)?;
+                }
+            }
             ServerEffect::BindActor { actor, device_id } => {
                 tx.prepare_cached(
                     "INSERT OR IGNORE INTO actor_bindings (actor, device_uuid, device_id, bound_at)
@@ -575,6 +609,195 @@ fn store_change(
         to_i64(row.seq)
     ])?;
     Ok(())
+}
+
+/// The receipt of a record this batch issued with a device seal (the vetting verified it):
+/// countersigned, anchored in the audit chain, written once. Nothing for a record without a
+/// seal (issued by an app before device keys) or one already receipted.
+fn write_receipt(
+    tx: &Transaction<'_>,
+    caller: &Caller,
+    s: &StoredChange,
+    ctx: &ReceiptContext<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let Some(seal) = &s.view.seal else {
+        return Ok(());
+    };
+    let id = s.record_id.to_string();
+    let exists = tx
+        .prepare_cached("SELECT 1 FROM record_receipts WHERE record_id = ?1")?
+        .exists([&id])?;
+    if exists {
+        return Ok(());
+    }
+    let code = seal
+        .verification_code()
+        .map_err(|e| corrupt("records", e))?;
+    let issued_at = s
+        .view
+        .events
+        .iter()
+        .find(|e| matches!(e.event, EventKind::Issued))
+        .map_or(s.view.occurred_at, |e| e.at);
+    let mut receipt = crate::receipts::Receipt {
+        record_id: id.clone(),
+        verification_code: code.compact().to_owned(),
+        device_id: caller.device_id.clone(),
+        device_public_key: seal.public_key.clone(),
+        device_signature: seal.signature.clone(),
+        evidence_sha256: seal.evidence_sha256.clone(),
+        issued_at,
+        received_at: now,
+        device_clock_offset_ms: ctx.device_clock.map(|d| (now - d).num_milliseconds()),
+        server_public_key: String::new(),
+        server_signature: String::new(),
+        receipt_sha256: String::new(),
+        audit_seq: 0,
+    };
+    receipt.sign(ctx.key);
+    let row = super::audit::append(
+        tx,
+        &AuditEntry {
+            at: now,
+            user_id: Some(caller.user_id.clone()),
+            device_id: Some(caller.device_id.clone()),
+            action: String::from("record.receipt"),
+            subject: format!("record:{id}"),
+            payload_hash: receipt.receipt_sha256.clone(),
+        },
+    )?;
+    tx.prepare_cached(
+        "INSERT INTO record_receipts (record_id, verification_code, device_id,
+             device_public_key, device_signature, evidence_sha256, issued_at, received_at,
+             device_clock_offset_ms, server_public_key, server_signature, receipt_sha256,
+             audit_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        receipt.record_id,
+        receipt.verification_code,
+        receipt.device_id,
+        receipt.device_public_key,
+        receipt.device_signature,
+        receipt.evidence_sha256,
+        format_at(receipt.issued_at),
+        format_at(receipt.received_at),
+        receipt.device_clock_offset_ms,
+        receipt.server_public_key,
+        receipt.server_signature,
+        receipt.receipt_sha256,
+        to_i64(row.seq)
+    ])?;
+    Ok(())
+}
+
+/// The keys a device registered, oldest first (`Sender::device_keys`).
+fn device_keys(
+    tx: &Transaction<'_>,
+    device_id: &str,
+) -> Result<Vec<sync_core::sync::RegisteredKey>, StoreError> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT public_key, registered_at FROM device_keys WHERE device_id = ?1
+         ORDER BY registered_at, public_key",
+    )?;
+    let rows = stmt.query_map([device_id], |r| {
+        Ok((r.get::<_, String>(0)?, parse_time(&r.get::<_, String>(1)?)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (key, registered_at) = row?;
+        let public_key = hex::decode(&key)
+            .ok()
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .ok_or_else(|| corrupt("device_keys", &key))?;
+        out.push(sync_core::sync::RegisteredKey {
+            public_key,
+            registered_at,
+        });
+    }
+    Ok(out)
+}
+
+/// Registers a device's key at login (see `Store::register_device_key`).
+pub(super) fn register_device_key(
+    tx: &Transaction<'_>,
+    device_id: &str,
+    public_key: &str,
+    at: DateTime<Utc>,
+) -> Result<crate::store::KeyRegistration, StoreError> {
+    use crate::store::KeyRegistration;
+    let owner: Option<String> = tx
+        .prepare_cached("SELECT device_id FROM device_keys WHERE public_key = ?1")?
+        .query_row([public_key], |r| r.get(0))
+        .optional()?;
+    match owner {
+        Some(d) if d == device_id => return Ok(KeyRegistration::Known),
+        Some(_) => return Ok(KeyRegistration::OtherDevice),
+        None => {}
+    }
+    tx.prepare_cached(
+        "INSERT INTO device_keys (public_key, device_id, registered_at) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![public_key, device_id, format_at(at)])?;
+    super::audit::append(
+        tx,
+        &AuditEntry {
+            at,
+            user_id: None,
+            device_id: Some(device_id.to_owned()),
+            action: String::from("device.key.register"),
+            subject: format!("device:{device_id}"),
+            payload_hash: payload_hash(public_key.as_bytes()),
+        },
+    )?;
+    Ok(KeyRegistration::Registered)
+}
+
+const RECEIPT_COLUMNS: &str = "record_id, verification_code, device_id, device_public_key,
+    device_signature, evidence_sha256, issued_at, received_at, device_clock_offset_ms,
+    server_public_key, server_signature, receipt_sha256, audit_seq";
+
+fn receipt_from(r: &Row<'_>) -> rusqlite::Result<crate::receipts::Receipt> {
+    Ok(crate::receipts::Receipt {
+        record_id: r.get(0)?,
+        verification_code: r.get(1)?,
+        device_id: r.get(2)?,
+        device_public_key: r.get(3)?,
+        device_signature: r.get(4)?,
+        evidence_sha256: r.get(5)?,
+        issued_at: parse_time(&r.get::<_, String>(6)?)?,
+        received_at: parse_time(&r.get::<_, String>(7)?)?,
+        device_clock_offset_ms: r.get(8)?,
+        server_public_key: r.get(9)?,
+        server_signature: r.get(10)?,
+        receipt_sha256: r.get(11)?,
+        audit_seq: to_u64(r.get(12)?),
+    })
+}
+
+/// The receipt of one record.
+pub(super) fn receipt_of(
+    conn: &Connection,
+    record_id: &str,
+) -> Result<Option<crate::receipts::Receipt>, StoreError> {
+    let sql = format!("SELECT {RECEIPT_COLUMNS} FROM record_receipts WHERE record_id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([record_id], receipt_from)
+        .optional()?)
+}
+
+/// The receipt of the auto whose verification code is `code`.
+pub(super) fn receipt_by_code(
+    conn: &Connection,
+    code: &documents::VerificationCode,
+) -> Result<Option<crate::receipts::Receipt>, StoreError> {
+    let sql = format!("SELECT {RECEIPT_COLUMNS} FROM record_receipts WHERE verification_code = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([code.compact()], receipt_from)
+        .optional()?)
 }
 
 /// Records that `id` holds auto number `number`, in the same transaction as the record. The
