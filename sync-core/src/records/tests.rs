@@ -642,6 +642,7 @@ fn concurrent_events_both_survive_and_a_second_appeal_is_flagged() {
             method: NotificationMethod::PersonalSignature,
             on: NaiveDate::from_ymd_opt(2026, 12, 1).unwrap(),
             appeal_deadline: None,
+            notification: None,
         },
     )
     .unwrap();
@@ -853,6 +854,7 @@ fn an_invalid_event_order_is_kept_and_flagged() {
             method: NotificationMethod::PostalReceipt,
             on: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap(),
             appeal_deadline: None,
+            notification: None,
         },
     )
     .unwrap();
@@ -967,6 +969,7 @@ fn full_office_workflow_reaches_a_final_decision() {
             method: NotificationMethod::PersonalSignature,
             on: d(1),
             appeal_deadline: None,
+            notification: None,
         },
         EventKind::ReconsiderationFiled { on: d(3) },
         EventKind::ReconsiderationDecided {
@@ -977,6 +980,7 @@ fn full_office_workflow_reaches_a_final_decision() {
             method: NotificationMethod::PostalReceipt,
             on: d(10),
             appeal_deadline: None,
+            notification: None,
         },
         EventKind::AppealFiled { on: d(12) },
         EventKind::AppealDecided {
@@ -1303,6 +1307,7 @@ fn notified(on: NaiveDate, appeal_deadline: Option<NaiveDate>) -> EventKind {
         method: NotificationMethod::PersonalSignature,
         on,
         appeal_deadline,
+        notification: None,
     }
 }
 

@@ -33,6 +33,11 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "008_law_parameters",
         include_str!("migrations/008_law_parameters.sql"),
     ),
+    // 009 belongs to the device keys' migration, merged before this one.
+    (
+        "010_notifications",
+        include_str!("migrations/010_notifications.sql"),
+    ),
 ];
 
 /// The schema version this code writes.
