@@ -23,10 +23,18 @@
 //! tests decode (PDF text through poppler's `pdftotext`, ESC/POS through [`escpos`]'s decoder).
 #![forbid(unsafe_code)]
 
+mod compose;
 mod content;
+mod layout;
+mod limits;
+mod pdf;
+mod qr;
+mod text;
 mod verification;
 
 pub use content::*;
+pub use limits::*;
+pub use pdf::MAX_RECEIPT_PAGE_PT;
 pub use verification::{CODE_BYTES, CODE_LEN, VerificationCode};
 
 /// Why a document could not be rendered.
@@ -45,18 +53,19 @@ pub enum RenderError {
 
 /// Renders an auto (or a coordinator's report) in `format`.
 pub fn render_auto(content: &AutoContent, format: Format) -> Result<Vec<u8>, RenderError> {
-    let _ = content;
-    Err(RenderError::Unsupported(format.as_str()))
+    match format {
+        Format::PdfA4 => pdf::render(&compose::auto(content, false), pdf::Paper::A4),
+        Format::PdfReceipt => pdf::render(&compose::auto(content, false), pdf::Paper::Receipt),
+        Format::EscPos58 | Format::EscPos80 => Err(RenderError::Unsupported(format.as_str())),
+    }
 }
 
 /// Renders the notification of penalty (A4 PDF).
 pub fn render_notification(content: &NotificationContent) -> Result<Vec<u8>, RenderError> {
-    let _ = content;
-    Err(RenderError::Unsupported("pdf"))
+    pdf::render(&compose::notification(content), pdf::Paper::A4)
 }
 
 /// Renders the case file for an appeal (A4 PDF).
 pub fn render_case_file(content: &CaseFileContent) -> Result<Vec<u8>, RenderError> {
-    let _ = content;
-    Err(RenderError::Unsupported("pdf"))
+    pdf::render(&compose::case_file(content), pdf::Paper::A4)
 }
