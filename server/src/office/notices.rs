@@ -56,9 +56,9 @@ pub const DEFAULT_AUTHORITY: &str = "Prefeitura Municipal de Americana — Secre
 
 /// Where and how to file, when the configuration says nothing: the Unidade's own counter,
 /// which is where the law's procedure runs (art. 32 § 1, arts. 33–35).
-pub const DEFAULT_FILING_PLACE: &str = "Por petição escrita e assinada, com cópia desta \
-     notificação, no protocolo da Unidade de Transportes da Prefeitura Municipal de Americana, \
-     em dias úteis, no horário de expediente.";
+pub const DEFAULT_FILING_PLACE: &str = "No protocolo da Unidade de Transportes da Prefeitura \
+     Municipal de Americana, em dias úteis, no horário de expediente, com petição assinada e \
+     cópia desta notificação.";
 
 /// `POST /v1/office/records/{id}/notifications`: for whom.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -151,6 +151,25 @@ fn decision_in_force(view: &RecordView) -> Result<InForce<'_>, AppError> {
         penalty,
         decided_on,
     })
+}
+
+/// A clerk as the paper names them: "Maria Souza, Unidade de Transportes" (the office's
+/// shared account is already called so).
+fn with_office(name: &str) -> String {
+    if name.contains("Unidade de Transportes") {
+        name.to_owned()
+    } else {
+        format!("{name}, Unidade de Transportes")
+    }
+}
+
+/// "Name (role)", or the name alone when it already says the role.
+fn who(name: &str, role: &str) -> String {
+    if name == role {
+        name.to_owned()
+    } else {
+        format!("{name} ({role})")
+    }
 }
 
 fn user_name(users: &[UserRow], id: &str) -> String {
@@ -270,10 +289,7 @@ fn content_for(
             penalty: penalty::penalty_label_pt(decision.penalty),
             citation: penalty::penalty_citation(decision.penalty),
             decided_on: decision.decided_on,
-            decided_by: format!(
-                "{}, Unidade de Transportes",
-                user_name(users, &decision.event.by.user_id)
-            ),
+            decided_by: with_office(&user_name(users, &decision.event.by.user_id)),
         },
         amount,
         filing_place: state.config().notice_filing_place.clone(),
@@ -677,11 +693,7 @@ pub async fn case_file(
             }
             TimelineEntry {
                 at: e.at,
-                who: format!(
-                    "{} ({})",
-                    user_name(&users, &e.by.user_id),
-                    e.by.role.label_pt()
-                ),
+                who: who(&user_name(&users, &e.by.user_id), e.by.role.label_pt()),
                 what,
             }
         })
@@ -702,8 +714,18 @@ pub async fn case_file(
             )
         })
         .collect();
+    let mut auto = auto_content(&view, &reg, &users, now);
+    // The code printed on the auto, once its signed evidence reached the server.
+    auto.verification = state
+        .store()
+        .record_auto_code(doc.row.id.clone())
+        .await?
+        .map(|code| Verification {
+            code,
+            base_url: base_url(state),
+        });
     Ok(CaseFileContent {
-        auto: auto_content(&view, &reg, &users, now),
+        auto,
         verdict: verdict_lines(&view),
         timeline,
         photos,

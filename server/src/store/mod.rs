@@ -360,6 +360,11 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         &self,
         code: documents::VerificationCode,
     ) -> StoreFuture<'_, Option<notifications::CodeTarget>>;
+    /// The code registered for a record's printed auto, if any.
+    fn record_auto_code(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, Option<documents::VerificationCode>>;
     /// Registers the code printed on an auto (the sync path does it in its own transaction
     /// with `sqlite::notifications::register_auto_code`).
     fn register_auto_code(

@@ -1076,7 +1076,7 @@ fn audit(ctx: &Context) -> Markup {
                             td { (audit_time(&a.at)) }
                             td { (a.user_id.as_deref().map(|u| ctx.user_name(u)).unwrap_or_else(|| "sistema".into())) }
                             td { (a.device_id.as_deref().unwrap_or("—")) }
-                            td { (a.action) }
+                            td { (crate::audit::action_label(&a.action)) }
                         }
                     }
                 }

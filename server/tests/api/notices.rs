@@ -49,6 +49,19 @@ async fn public(app: &App, path: &str) -> crate::common::Resp {
     app.request(Method::GET, path, None, None).await
 }
 
+/// The office's clerk, as the office functions take them.
+async fn clerk_auth(app: &App) -> taxi_fiscal_server::auth::Auth {
+    let users = app.state.store().list_users().await.unwrap();
+    let clerk = users.iter().find(|u| u.username == "escritorio").unwrap();
+    taxi_fiscal_server::auth::Auth {
+        user_id: clerk.id.clone(),
+        username: clerk.username.clone(),
+        role: taxi_fiscal_server::auth::Role::Office,
+        stand_id: None,
+        device_id: String::from("web"),
+    }
+}
+
 fn text(r: &crate::common::Resp) -> String {
     String::from_utf8(r.body.to_vec()).unwrap()
 }
@@ -335,6 +348,12 @@ async fn verificar_finds_an_auto_registered_by_its_code() {
         // Not even the driver's name: the auto's page shows what identifies the paper.
         assert!(!html.contains(&p.name), "{}", p.name);
     }
+    // The case file prints the auto with its code.
+    let auth = clerk_auth(&app).await;
+    let file = taxi_fiscal_server::office::notices::case_file(&app.state, &auth, &id)
+        .await
+        .unwrap();
+    assert_eq!(file.auto.verification.map(|v| v.code), Some(code.clone()));
     // The office annuls it: the page says so.
     let office = app.login("escritorio").await;
     app.post(
@@ -374,8 +393,30 @@ async fn verificar_is_rate_limited_per_address_at_its_edge() {
     assert!(text(&r).contains("Muitas consultas deste endereço"));
 }
 
+/// The text of a PDF, through poppler's `pdftotext` (Debian's `poppler-utils`).
+fn pdf_text(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("doc.pdf");
+    std::fs::write(&path, bytes).unwrap();
+    let out = std::process::Command::new("pdftotext")
+        .args(["-layout", path.to_str().unwrap(), "-"])
+        .output()
+        .expect("pdftotext (apt-get install poppler-utils)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Whitespace folded, so words a PDF line wraps still match.
+fn folded(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[tokio::test]
-async fn the_case_file_and_the_pdfs_answer_as_pdf_or_say_they_could_not() {
+async fn the_notification_and_the_case_file_come_back_as_pdfs_that_say_it() {
     let app = app().await;
     let office = app.login("escritorio").await;
     let id = auxiliary_case(&app, &office, json!({ "kind": "fine" })).await;
@@ -383,25 +424,41 @@ async fn the_case_file_and_the_pdfs_answer_as_pdf_or_say_they_could_not() {
     let made = generate(&app, &office, &id, json!({}))
         .await
         .ok(StatusCode::OK);
-    let nid = made["notifications"][0]["id"].as_str().unwrap();
-    for path in [
-        format!("/v1/office/notifications/{nid}/pdf"),
-        format!("/v1/office/records/{id}/case-file"),
-    ] {
-        let r = app.get(&path, &office).await;
-        match r.status {
-            StatusCode::OK => {
-                assert_eq!(r.headers["content-type"], "application/pdf");
-                assert!(r.body.starts_with(b"%PDF"), "{path}");
-                let cd = r.headers["content-disposition"].to_str().unwrap();
-                assert!(cd.contains(".pdf"), "{cd}");
-            }
-            // Until the renderer is merged, the documents crate says the format is not
-            // supported yet: a clean 500, never a panic.
-            StatusCode::INTERNAL_SERVER_ERROR => {}
-            other => panic!("{path}: {other}"),
-        }
-    }
+    let n = &made["notifications"][0];
+    let nid = n["id"].as_str().unwrap();
+    let number = n["number"].as_str().unwrap();
+    let name = n["content"]["addressee"]["name"].as_str().unwrap();
+    let code = VerificationCode::parse(n["code"].as_str().unwrap()).unwrap();
+
+    let r = app
+        .get(&format!("/v1/office/notifications/{nid}/pdf"), &office)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", text(&r));
+    assert_eq!(r.headers["content-type"], "application/pdf");
+    let cd = r.headers["content-disposition"].to_str().unwrap();
+    assert!(cd.contains(&format!("{number}.pdf")), "{cd}");
+    assert!(r.body.starts_with(b"%PDF"));
+    let t = folded(&pdf_text(&r.body));
+    assert!(t.contains(name), "addressee: {t}");
+    assert!(t.contains("art. 32, II"), "article: {t}");
+    assert!(t.contains(&code.to_string()), "code {code}: {t}");
+    assert!(t.contains(number), "{t}");
+
+    let r = app
+        .get(&format!("/v1/office/records/{id}/case-file"), &office)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", text(&r));
+    assert_eq!(r.headers["content-type"], "application/pdf");
+    assert!(r.body.starts_with(b"%PDF"));
+    let t = folded(&pdf_text(&r.body));
+    let holder = made["notifications"][1]["content"]["addressee"]["name"]
+        .as_str()
+        .unwrap();
+    assert!(t.contains(holder), "the holder in the auto: {t}");
+    assert!(t.contains("art. 32, II"), "the decision's article: {t}");
+    assert!(t.contains(number), "the notifications: {t}");
+    assert!(t.contains(&code.to_string()), "their codes: {t}");
+
     // Officers do not read the office's papers.
     let officer = app.login("fiscal").await;
     let r = app
@@ -415,7 +472,6 @@ async fn the_case_file_and_the_pdfs_answer_as_pdf_or_say_they_could_not() {
 
 #[tokio::test]
 async fn the_case_file_holds_the_auto_the_verdict_the_history_and_the_notifications() {
-    use taxi_fiscal_server::auth::{Auth, Role};
     let app = app().await;
     let office = app.login("escritorio").await;
     let id = auxiliary_case(&app, &office, json!({ "kind": "fine" })).await;
@@ -425,13 +481,7 @@ async fn the_case_file_holds_the_auto_the_verdict_the_history_and_the_notificati
         .ok(StatusCode::OK);
     let users = app.state.store().list_users().await.unwrap();
     let clerk = users.iter().find(|u| u.username == "escritorio").unwrap();
-    let auth = Auth {
-        user_id: clerk.id.clone(),
-        username: clerk.username.clone(),
-        role: Role::Office,
-        stand_id: None,
-        device_id: String::from("web"),
-    };
+    let auth = clerk_auth(&app).await;
     let file = taxi_fiscal_server::office::notices::case_file(&app.state, &auth, &id)
         .await
         .unwrap();

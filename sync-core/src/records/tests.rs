@@ -1302,6 +1302,36 @@ fn actor_ids_map_back_to_devices() {
 
 // ------------------------------------------------------------------ appeal deadlines (R34)
 
+#[test]
+fn a_ciencia_names_its_notification_and_older_ones_read_without() {
+    let older: EventKind = serde_json::from_str(
+        r#"{"kind":"notified","method":"personal_signature","on":"2026-11-30"}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        older,
+        EventKind::Notified {
+            notification: None,
+            ..
+        }
+    ));
+    let named = EventKind::Notified {
+        method: NotificationMethod::PostalReceipt,
+        on: NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+        appeal_deadline: None,
+        notification: Some("NP-2026-000012".into()),
+    };
+    let json = serde_json::to_value(&named).unwrap();
+    assert_eq!(json["notification"], "NP-2026-000012");
+    assert_eq!(serde_json::from_value::<EventKind>(json).unwrap(), named);
+    // Absent, the field is not written: older readers see the same payload as before.
+    assert!(
+        !serde_json::to_string(&older)
+            .unwrap()
+            .contains("notification")
+    );
+}
+
 fn notified(on: NaiveDate, appeal_deadline: Option<NaiveDate>) -> EventKind {
     EventKind::Notified {
         method: NotificationMethod::PersonalSignature,

@@ -421,6 +421,16 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(move |c| notifications::lookup(c, &code)))
     }
 
+    fn record_auto_code(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, Option<documents::VerificationCode>> {
+        Box::pin(
+            self.pool
+                .read(move |c| notifications::auto_code_of(c, &record_id)),
+        )
+    }
+
     fn register_auto_code(
         &self,
         code: documents::VerificationCode,

@@ -257,3 +257,18 @@ pub fn register_auto_code(
         }
     }
 }
+
+/// The code registered for a record's printed auto, if any.
+pub(super) fn auto_code_of(
+    conn: &Connection,
+    record_id: &str,
+) -> Result<Option<VerificationCode>, StoreError> {
+    let code: Option<String> = conn
+        .prepare_cached(
+            "SELECT code FROM verification_codes WHERE record_id = ?1 AND kind = 'auto' \
+             ORDER BY created_at LIMIT 1",
+        )?
+        .query_row([record_id], |r| r.get(0))
+        .optional()?;
+    Ok(code.and_then(|c| VerificationCode::parse(&c)))
+}
