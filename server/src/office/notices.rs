@@ -95,6 +95,11 @@ fn notifiable(phase: Phase) -> bool {
     )
 }
 
+/// The event of the decision a notification of this record would be for now, if any.
+pub fn current_decision_event(view: &RecordView) -> Option<String> {
+    decision_in_force(view).ok().map(|d| d.event.id.clone())
+}
+
 /// Whether the record has a decision in force a notification can be generated for.
 pub fn can_notify(view: &RecordView) -> bool {
     decision_in_force(view).is_ok()
@@ -454,7 +459,7 @@ pub async fn check_ciencia(
             format!("A notificação {number} não foi gerada para este registro."),
         ));
     };
-    let current = decision_in_force(view).ok().map(|d| d.event.id.clone());
+    let current = current_decision_event(view);
     if current.as_deref() != Some(n.decision_event_id.as_str()) {
         return Err(bad(
             "notification_outdated",

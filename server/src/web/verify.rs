@@ -15,7 +15,7 @@
 //! | id | what |
 //! |---|---|
 //! | `form-verificar` (`verificar-codigo`, `verificar`) | the form |
-//! | `verificacao-autentica`, `verificacao-situacao`, `verificacao-dados` | a paper found |
+//! | `verificacao-autentica`, `verificacao-situacao`, `verificacao-dados` | a paper found; `verificacao-substituida` when a later decision replaced a notification's |
 //! | `verificacao-nao-encontrada` | an unknown or malformed code |
 //! | `verificacao-limite` | the address's budget is spent |
 
@@ -34,7 +34,7 @@ use sync_core::records::{EventKind, RecordView};
 use super::PageError;
 use super::layout::{date_br, local_time, page};
 use crate::auth::throttle::ClientAddr;
-use crate::office::notices::public_state;
+use crate::office::notices::{current_decision_event, public_state};
 use crate::server::AppState;
 use crate::store::notifications::{CodeTarget, NotificationRow};
 use crate::store::records::view_of;
@@ -172,6 +172,7 @@ fn ciencia_of(view: &RecordView, number: &str) -> Option<chrono::NaiveDate> {
 fn notification_page(view: &RecordView, n: &NotificationRow) -> Markup {
     let c = &n.content;
     let ciencia = ciencia_of(view, &n.number);
+    let superseded = current_decision_event(view).as_deref() != Some(n.decision_event_id.as_str());
     html! {
         p #verificacao-autentica .aviso-ok role="status" {
             "Documento autêntico: notificação de penalidade emitida pela Unidade de Transportes."
@@ -179,6 +180,11 @@ fn notification_page(view: &RecordView, n: &NotificationRow) -> Markup {
         p {
             "Situação atual: " strong #verificacao-situacao { (public_state(view)) }
             @if let Some(d) = ciencia { " Ciência desta notificação em " (date_br(d)) "." }
+        }
+        @if superseded {
+            p #verificacao-substituida .alerta {
+                "Uma decisão posterior (reconsideração, recurso ou anulação) substituiu a decisão desta notificação."
+            }
         }
         dl #verificacao-dados .dados {
             dt { "Número" } dd { (c.number) }

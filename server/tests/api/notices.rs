@@ -274,6 +274,26 @@ async fn verificar_shows_only_the_paper_and_the_state_and_nothing_for_other_code
         html.contains("Ciência desta notificação em 30/11/2026"),
         "{html}"
     );
+    assert!(!html.contains("verificacao-substituida"));
+    // A reconsideration replaces the decision: the old paper is still authentic, and the
+    // page says a later decision replaced it.
+    app.post(
+        &format!("/v1/office/records/{id}/reconsideration"),
+        &office,
+        json!({ "on": "2026-11-30" }),
+    )
+    .await
+    .ok(StatusCode::OK);
+    app.post(
+        &format!("/v1/office/records/{id}/reconsideration/decision"),
+        &office,
+        json!({ "outcome": "modified", "penalty": { "kind": "written_warning" } }),
+    )
+    .await
+    .ok(StatusCode::OK);
+    let html = text(&public(&app, &format!("/verificar/{code}")).await);
+    assert!(html.contains("verificacao-substituida"), "{html}");
+    assert!(html.contains("Reconsideração decidida."), "{html}");
 
     // One character altered, a malformed code and an unknown one: the same 404 page.
     let s = code.compact().to_owned();
