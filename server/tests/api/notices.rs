@@ -542,3 +542,38 @@ async fn the_case_file_holds_the_auto_the_verdict_the_history_and_the_notificati
     assert_eq!(file.notifications.len(), 2);
     assert!(file.notifications[0].contains(made["notifications"][0]["number"].as_str().unwrap()));
 }
+
+#[tokio::test]
+async fn an_auto_signed_on_the_spot_stands_for_the_signature_of_the_ciencia() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let (mut a, _) = two_officers(&app).await;
+    let id = a
+        .auto(
+            &app,
+            Auto {
+                signed: true,
+                ..auto("0001")
+            },
+        )
+        .await;
+    review_and_propose(&app, &office, &id, json!({ "kind": "written_warning" })).await;
+    decide(&app, &office, &id, json!({ "kind": "written_warning" })).await;
+    // A postal receipt still names the notification delivered.
+    app.post(
+        &format!("/v1/office/records/{id}/notify"),
+        &office,
+        json!({ "method": "postal_receipt", "on": "2026-11-30" }),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "notification_required");
+    let r = app
+        .post(
+            &format!("/v1/office/records/{id}/notify"),
+            &office,
+            json!({ "method": "personal_signature", "on": "2026-11-30" }),
+        )
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(r["case"]["record"]["status"], "notified");
+}

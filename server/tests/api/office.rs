@@ -178,14 +178,17 @@ impl Phone {
         };
         let mut doc = RecordDoc::new_infraction(draft, &self.agent).unwrap();
         if issue {
-            doc.issue(
-                &self.agent,
-                at + Duration::minutes(3),
+            let signature = if spec.signed {
+                Signature::Signed {
+                    sha256: "5".repeat(64),
+                }
+            } else {
                 Signature::Missing {
                     reason: "condutor recusou-se a assinar".into(),
-                },
-            )
-            .unwrap();
+                }
+            };
+            doc.issue(&self.agent, at + Duration::minutes(3), signature)
+                .unwrap();
         }
         let id = doc.id().to_string();
         self.persist(&mut doc);
@@ -202,6 +205,8 @@ pub(crate) struct Auto<'a> {
     pub(crate) position: Option<(f64, f64)>,
     pub(crate) stand: Option<&'a str>,
     pub(crate) rule: &'a str,
+    /// The driver signed the auto on the spot.
+    pub(crate) signed: bool,
 }
 
 pub(crate) fn auto(permit: &str) -> Auto<'_> {
@@ -212,6 +217,7 @@ pub(crate) fn auto(permit: &str) -> Auto<'_> {
         position: Some((-22.7393, -47.3314)),
         stand: Some("S02"),
         rule: "R24",
+        signed: false,
     }
 }
 
