@@ -53,6 +53,21 @@ pub struct AuditEntry {
     pub payload_hash: String,
 }
 
+/// What an action means, for staff reading a record's audit rows (the stored action stays the
+/// dotted English name the chain hashes). Unknown actions are shown as stored.
+pub fn action_label(action: &str) -> String {
+    let label = match action {
+        "record.sync.create" => "registro recebido do dispositivo",
+        "record.sync.change" => "alteração recebida do dispositivo",
+        "record.office.create" | "record.office.change" => "ato da Unidade de Transportes",
+        "office.notification" => "notificação de penalidade gerada",
+        "photo.upload" => "foto recebida",
+        a if a.starts_with("office.effect.") => "cadastro atualizado pela decisão",
+        other => return other.to_owned(),
+    };
+    label.to_owned()
+}
+
 /// A stored row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AuditRow {
@@ -344,6 +359,19 @@ mod tests {
 
     fn verify(rows: &[AuditRow]) -> AuditReport {
         verify_rows(rows.iter().cloned().map(Ok::<_, ()>)).unwrap()
+    }
+
+    #[test]
+    fn record_actions_read_in_portuguese() {
+        assert_eq!(
+            action_label("office.notification"),
+            "notificação de penalidade gerada"
+        );
+        assert_eq!(
+            action_label("record.sync.create"),
+            "registro recebido do dispositivo"
+        );
+        assert_eq!(action_label("something.new"), "something.new");
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! | log filter | — | `TAXI_FISCAL_LOG` (or `RUST_LOG`) | `info` |
 //! | largest request body (bytes, decompressed; photos apart) | — | `TAXI_FISCAL_BODY_LIMIT` (≥ 65536) | 16 MiB |
 //! | login and refresh attempts per client address in a burst (then one per 3 s) | — | `TAXI_FISCAL_AUTH_ADDRESS_BURST` (1 to 100 000) | 20 (`limits::AUTH_ATTEMPTS_PER_ADDRESS_BURST`) |
+//! | authority named on a notification of penalty | — | `TAXI_FISCAL_NOTICE_AUTHORITY` | `office::notices::DEFAULT_AUTHORITY` |
+//! | where and how to file, on a notification | — | `TAXI_FISCAL_NOTICE_FILING_PLACE` | `office::notices::DEFAULT_FILING_PLACE` |
 //! | public origin(s) of the office pages | — | `TAXI_FISCAL_PUBLIC_URL` (comma-separated, e.g. `https://fiscal.americana.sp.gov.br`) | see below |
 //!
 //! The secret file is created with 32 random bytes (hex) and mode 0600 on first start; keeping
@@ -224,6 +226,11 @@ pub struct Config {
     /// Origins the office pages accept forms from (`TAXI_FISCAL_PUBLIC_URL`); empty: those of
     /// the address the server listens on ([`origins_of_listen`]).
     pub public_origins: Vec<String>,
+    /// Who a notification of penalty speaks for (`TAXI_FISCAL_NOTICE_AUTHORITY`).
+    pub notice_authority: String,
+    /// Where and how to file a reconsideration or an appeal, as a notification prints it
+    /// (`TAXI_FISCAL_NOTICE_FILING_PLACE`).
+    pub notice_filing_place: String,
     /// Where "now" comes from.
     pub clock: crate::Clock,
 }
@@ -253,6 +260,8 @@ impl Config {
             password_params: PasswordParams::default(),
             request_timeout: Duration::from_secs(30),
             public_origins: Vec::new(),
+            notice_authority: crate::office::notices::DEFAULT_AUTHORITY.to_owned(),
+            notice_filing_place: crate::office::notices::DEFAULT_FILING_PLACE.to_owned(),
             clock: crate::Clock::system(),
         }
     }
@@ -280,6 +289,19 @@ impl Config {
         }
         if let Ok(burst) = std::env::var("TAXI_FISCAL_AUTH_ADDRESS_BURST") {
             c.auth_attempts_per_address_burst = parse_auth_burst(&burst)?;
+        }
+        for (var, slot) in [
+            ("TAXI_FISCAL_NOTICE_AUTHORITY", &mut c.notice_authority),
+            (
+                "TAXI_FISCAL_NOTICE_FILING_PLACE",
+                &mut c.notice_filing_place,
+            ),
+        ] {
+            if let Ok(text) = std::env::var(var)
+                && !text.trim().is_empty()
+            {
+                *slot = text.trim().to_owned();
+            }
         }
         if let Ok(limit) = std::env::var("TAXI_FISCAL_BODY_LIMIT") {
             c.body_limit = parse_body_limit(&limit)?;

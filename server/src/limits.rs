@@ -37,6 +37,15 @@ pub const AUTH_ATTEMPTS_PER_ADDRESS_BURST: u32 = 20;
 /// (a device refreshes every 15 minutes) and logins, tiny for guessing.
 pub const AUTH_ATTEMPT_REPLENISH: Duration = Duration::from_secs(3);
 
+/// Lookups one client address may make on the public verification page (`/verificar`) in a
+/// burst. Someone checks a paper or two; a desk checking a stack of notifications, or several
+/// people behind one address, may check thirty in a minute. A code has 80 bits: at this rate a
+/// guesser from one address would need billions of years to hit one.
+pub const VERIFY_LOOKUPS_PER_ADDRESS_BURST: u32 = 30;
+
+/// One more lookup per address every this long (30 a minute sustained) after the burst.
+pub const VERIFY_LOOKUP_REPLENISH: Duration = Duration::from_secs(2);
+
 /// IPv6 clients are counted by this prefix: one subscriber gets a whole /64 and can pick any
 /// address in it, so counting single addresses would not bound anyone.
 pub const IPV6_CLIENT_PREFIX_BITS: u32 = 64;

@@ -105,6 +105,8 @@ struct Inner {
     hash_pool: HashPool,
     limiter: LoginLimiter,
     throttle: AddressThrottle,
+    /// The per-address budget of the public verification page.
+    verify_throttle: AddressThrottle,
     /// Origins the office pages accept forms from: configured, or the listen address's (set
     /// again by [`launch_with_state`] from the address really bound, e.g. after port 0).
     origins: RwLock<Arc<[String]>>,
@@ -163,6 +165,10 @@ impl AppState {
             config.auth_attempts_per_address_burst,
             config.auth_attempt_replenish,
         );
+        let verify_throttle = AddressThrottle::new(
+            crate::limits::VERIFY_LOOKUPS_PER_ADDRESS_BURST,
+            crate::limits::VERIFY_LOOKUP_REPLENISH,
+        );
         Ok(Self(Arc::new(Inner {
             config,
             store,
@@ -171,6 +177,7 @@ impl AppState {
             hash_pool,
             limiter,
             throttle,
+            verify_throttle,
             origins: RwLock::new(origins.into()),
             snapshot: Mutex::new(None),
             signing_key: Arc::new(signing_key),
@@ -210,6 +217,11 @@ impl AppState {
     /// The per-address budget of the login and refresh routes.
     pub fn throttle(&self) -> &AddressThrottle {
         &self.0.throttle
+    }
+
+    /// The per-address budget of `/verificar`.
+    pub fn verify_throttle(&self) -> &AddressThrottle {
+        &self.0.verify_throttle
     }
 
     /// The origins a browser form must come from (`Origin`/`Referer`; `web::session`).

@@ -1077,11 +1077,14 @@ async fn decision_notification_and_appeal_through_the_forms() {
             vec![("acao", "decidir"), ("penalidade", "suspensao-15")],
             "penalty_decided",
         ),
+        // The notification of the decision, then the ciência by its signature.
+        (vec![("acao", "notificar")], "penalty_decided"),
         (
             vec![
                 ("acao", "ciencia"),
                 ("data", "2026-11-30"),
                 ("meio", "assinatura"),
+                ("notificacao", "NP-2026-000001"),
             ],
             "notified",
         ),
@@ -1167,13 +1170,49 @@ async fn a_late_appeal_is_refused_citing_art_35() {
         "{}",
         page.element("aviso")
     );
+    // A ciência by postal receipt names the notification delivered: without one, refused.
+    let unnamed = b
+        .submit(
+            &path,
+            &action,
+            &[
+                ("acao", "ciencia"),
+                ("data", "2026-11-30"),
+                ("meio", "ar"),
+                ("notificacao", ""),
+            ],
+        )
+        .await;
+    assert_eq!(unnamed.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        unnamed
+            .element("erro-acao")
+            .contains("indique a notificação de penalidade"),
+        "{}",
+        unnamed.element("erro-acao")
+    );
+    let made = b.submit(&path, &action, &[("acao", "notificar")]).await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+    let page = b.get(&path).await;
+    assert!(
+        page.element("aviso")
+            .contains("Notificação NP-2026-000001 gerada."),
+        "{}",
+        page.element("aviso")
+    );
+    assert!(page.body.contains("id=\"pdf-NP-2026-000001\""));
     // A ciência dated before the decision is refused: it would close the appeal period
     // before there was a decision to appeal against.
     let early = b
         .submit(
             &path,
             &action,
-            &[("acao", "ciencia"), ("data", "2026-11-03"), ("meio", "ar")],
+            &[
+                ("acao", "ciencia"),
+                ("data", "2026-11-03"),
+                ("meio", "ar"),
+                ("notificacao", "NP-2026-000001"),
+            ],
         )
         .await;
     assert_eq!(early.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -1186,7 +1225,12 @@ async fn a_late_appeal_is_refused_citing_art_35() {
         .submit(
             &path,
             &action,
-            &[("acao", "ciencia"), ("data", "2026-11-30"), ("meio", "ar")],
+            &[
+                ("acao", "ciencia"),
+                ("data", "2026-11-30"),
+                ("meio", "ar"),
+                ("notificacao", "NP-2026-000001"),
+            ],
         )
         .await;
     assert_eq!(notified.status, StatusCode::SEE_OTHER, "{}", notified.body);
@@ -1367,4 +1411,34 @@ async fn the_record_page_shows_the_receipt_and_flags_an_implausible_device_clock
     let page = b.get(&format!("/escritorio/registros/{}", ids[1])).await;
     let alert = page.element("selo-relogio");
     assert!(alert.contains("depois do recebimento"), "{alert}");
+}
+
+#[tokio::test]
+async fn a_record_prints_without_its_forms_and_links_its_case_file() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 1, "Discussão no ponto.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let page = b.get(&format!("/escritorio/registros/{id}")).await;
+    assert!(page.element("link-processo").contains("processo em PDF"));
+    assert!(
+        page.body
+            .contains(&format!("href=\"/escritorio/registros/{id}/processo\"")),
+        "the case file's link"
+    );
+    // Before a decision there is nothing to notify: no action offered.
+    assert!(!page.body.contains("id=\"form-notificacao\""));
+    let css = b.get("/static/escritorio.css").await;
+    let print = css
+        .body
+        .split("@media print")
+        .nth(1)
+        .expect("a print stylesheet");
+    for hidden in ["nav", "form", "button"] {
+        assert!(
+            print.split('{').nth(1).unwrap_or("").contains(hidden),
+            "{hidden} hidden in print"
+        );
+    }
 }

@@ -1032,6 +1032,7 @@ fn events_are_judged_on_the_senders_own_copy() {
                 method: sync_core::records::NotificationMethod::PersonalSignature,
                 on: "2026-11-30".parse().unwrap(),
                 appeal_deadline: None,
+                notification: None,
             },
         )
         .unwrap();

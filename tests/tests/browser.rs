@@ -208,9 +208,20 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
         "{decision}"
     );
 
-    // Ciência today by personal signature: the page computes the art. 35 deadline.
+    // The notification of the decision, for everyone charged; the page links its PDF and
+    // the ciência offers it.
+    step("#gerar-notificacao");
+    assert!(
+        browser.text_of("#aviso").contains("NP-"),
+        "{}",
+        browser.text_of("#aviso")
+    );
+    assert!(browser.find("#tabela-notificacoes").is_some());
+    // Ciência today by the notification's signature: the page computes the art. 35 deadline.
     browser.select("#ciencia-meio", "assinatura");
     step("#registrar-ciencia");
+    let events = browser.text_of("#tabela-eventos");
+    assert!(events.contains("notificação NP-"), "{events}");
     let today = sync_core::time::local_date(chrono::Utc::now());
     let deadline =
         sync_core::rules::deadline::appeal_deadline(today, &RulesConfig::default().calendar)

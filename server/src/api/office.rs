@@ -11,6 +11,9 @@
 //! | `POST /v1/office/records/{id}/{review,classify,propose,decide,notify}` | the decision |
 //! | `POST /v1/office/records/{id}/reconsideration[/decision]`, `…/appeal[/decision]` | arts. 33–35 |
 //! | `POST /v1/office/records/{id}/{annul,archive,conflicts/resolve,effects}` | the rest |
+//! | `POST /v1/office/records/{id}/notifications`, `GET …/notifications` | notifications of penalty of the decision in force (one per person charged) |
+//! | `GET /v1/office/notifications/{id}`, `GET /v1/office/notifications/{id}/pdf` | one notification, as JSON or as its A4 PDF |
+//! | `GET /v1/office/records/{id}/case-file` | the case file for an appeal (A4 PDF) |
 //!
 //! Reading is for the office and admins; acting for the office (admins write no records). Every
 //! action is one transaction: the record's events (vetted, audited, synced to devices) and, for
@@ -18,7 +21,11 @@
 //! revocation (audited too).
 
 use axum::Json;
+use axum::body::Body;
 use axum::extract::{Path, State};
+use axum::http::HeaderValue;
+use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
 use sync_core::rules::penalty::Proposal;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -27,12 +34,14 @@ use super::extract::{JsonBody, QueryParams};
 use super::openapi::named_schema;
 use crate::auth::Auth;
 use crate::error::{AppError, ErrorBody};
+use crate::office::notices::{GeneratedNotifications, NotificationRequest};
 use crate::office::{
     self, AnnulRequest, CaseView, ClassifyRequest, DecideRequest, DuplicateGroup, FilingRequest,
     Inbox, InboxQuery, KeepApartRequest, MergeRequest, NotifyRequest, OfficeResult, ProposeRequest,
     ResolveConflictRequest, ReviewRequest, RulingRequest, Settlement,
 };
 use crate::server::AppState;
+use crate::store::notifications::NotificationRow;
 
 /// `sync_core::rules::penalty::Proposal`.
 #[derive(Debug)]
@@ -56,6 +65,9 @@ named_schema!(
     RulingRequest => "RulingRequest",
     AnnulRequest => "AnnulRequest",
     ResolveConflictRequest => "ResolveConflictRequest",
+    NotificationRequest => "NotificationRequest",
+    GeneratedNotifications => "GeneratedNotifications",
+    NotificationRow => "NotificationRow",
 );
 
 /// The payload schemas of this area, for `schemas/api/` (see `openapi::payload_schemas`).
@@ -81,6 +93,9 @@ pub(crate) fn payload_schemas() -> Vec<(&'static str, serde_json::Value)> {
         s::<RulingRequest>("office-ruling-request"),
         s::<AnnulRequest>("office-annul-request"),
         s::<ResolveConflictRequest>("office-resolve-conflict-request"),
+        s::<NotificationRequest>("office-notification-request"),
+        s::<GeneratedNotifications>("office-generated-notifications"),
+        s::<NotificationRow>("office-notification"),
     ]
 }
 
@@ -103,6 +118,35 @@ pub(crate) fn add_components(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<RulingRequest>();
     let _ = generator.subschema_for::<AnnulRequest>();
     let _ = generator.subschema_for::<ResolveConflictRequest>();
+    let _ = generator.subschema_for::<NotificationRequest>();
+    let _ = generator.subschema_for::<GeneratedNotifications>();
+    let _ = generator.subschema_for::<NotificationRow>();
+}
+
+/// A PDF download named `{stem}.pdf` (the stem is a document number: letters, digits, dashes
+/// and slashes, which are replaced).
+pub(crate) fn pdf_response(stem: &str, bytes: Vec<u8>) -> Response {
+    let safe: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let disposition = HeaderValue::from_str(&format!("attachment; filename=\"{safe}.pdf\""))
+        .unwrap_or_else(|_| HeaderValue::from_static("attachment"));
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static("application/pdf")),
+            (CONTENT_DISPOSITION, disposition),
+            (CACHE_CONTROL, HeaderValue::from_static("private, no-store")),
+        ],
+        Body::from(bytes),
+    )
+        .into_response()
 }
 
 /// The inbox.
@@ -557,6 +601,120 @@ async fn post_effects(
     Ok(Json(office::reapply_effects(&state, &auth, &id).await?))
 }
 
+/// Gera a notificação de penalidade da decisão em vigor, uma por pessoa que responde.
+#[utoipa::path(
+    post,
+    path = "/v1/office/records/{id}/notifications",
+    tag = "office",
+    summary = "Gera a notificação de penalidade da decisão em vigor, uma por pessoa que responde (art. 32, § 2º)",
+    params(("id" = String, Path, description = "Identificador do registro")),
+    request_body(content = NotificationRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Notificações geradas, numeradas e com código de verificação", body = GeneratedNotifications),
+        (status = 403, description = "Perfil sem acesso", body = ErrorBody),
+        (status = 404, description = "Inexistente", body = ErrorBody),
+        (status = 409, description = "Esta decisão já foi notificada a essa pessoa", body = ErrorBody),
+        (status = 422, description = "Sem decisão de penalidade em vigor; nada foi gravado", body = ErrorBody),
+    )
+)]
+async fn post_notifications(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<NotificationRequest>,
+) -> Result<Json<GeneratedNotifications>, AppError> {
+    Ok(Json(
+        office::notices::generate(&state, &auth, &id, body).await?,
+    ))
+}
+
+/// As notificações de um registro.
+#[utoipa::path(
+    get,
+    path = "/v1/office/records/{id}/notifications",
+    tag = "office",
+    summary = "As notificações de penalidade de um registro, da mais antiga à mais recente",
+    params(("id" = String, Path, description = "Identificador do registro")),
+    responses(
+        (status = 200, description = "As notificações", body = Vec<NotificationRow>),
+        (status = 403, description = "Perfil sem acesso", body = ErrorBody),
+    )
+)]
+async fn get_record_notifications(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<NotificationRow>>, AppError> {
+    Ok(Json(office::notices::of_record(&state, &auth, &id).await?))
+}
+
+/// Uma notificação de penalidade.
+#[utoipa::path(
+    get,
+    path = "/v1/office/notifications/{id}",
+    tag = "office",
+    summary = "Uma notificação de penalidade, com o conteúdo impresso",
+    params(("id" = String, Path, description = "Identificador da notificação")),
+    responses(
+        (status = 200, description = "A notificação", body = NotificationRow),
+        (status = 403, description = "Perfil sem acesso", body = ErrorBody),
+        (status = 404, description = "Inexistente", body = ErrorBody),
+    )
+)]
+async fn get_notification(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Json<NotificationRow>, AppError> {
+    Ok(Json(office::notices::get(&state, &auth, &id).await?))
+}
+
+/// A notificação em PDF (A4).
+#[utoipa::path(
+    get,
+    path = "/v1/office/notifications/{id}/pdf",
+    tag = "office",
+    summary = "A notificação de penalidade em PDF (A4)",
+    params(("id" = String, Path, description = "Identificador da notificação")),
+    responses(
+        (status = 200, description = "O PDF", content_type = "application/pdf"),
+        (status = 403, description = "Perfil sem acesso", body = ErrorBody),
+        (status = 404, description = "Inexistente", body = ErrorBody),
+        (status = 500, description = "O PDF não pôde ser gerado", body = ErrorBody),
+    )
+)]
+async fn get_notification_pdf(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let (number, bytes) = office::notices::pdf(&state, &auth, &id).await?;
+    Ok(pdf_response(&number, bytes))
+}
+
+/// O processo para o recurso ao Prefeito, em PDF.
+#[utoipa::path(
+    get,
+    path = "/v1/office/records/{id}/case-file",
+    tag = "office",
+    summary = "O processo (auto, fotos, veredito do agente, eventos, decisões, notificações) em PDF, para o recurso ao Prefeito",
+    params(("id" = String, Path, description = "Identificador do registro")),
+    responses(
+        (status = 200, description = "O PDF", content_type = "application/pdf"),
+        (status = 403, description = "Perfil sem acesso", body = ErrorBody),
+        (status = 404, description = "Inexistente", body = ErrorBody),
+        (status = 500, description = "O PDF não pôde ser gerado", body = ErrorBody),
+    )
+)]
+async fn get_case_file(
+    State(state): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let (number, bytes) = office::notices::case_file_pdf(&state, &auth, &id).await?;
+    Ok(pdf_response(&format!("processo-{number}"), bytes))
+}
+
 pub(crate) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_inbox))
@@ -578,4 +736,8 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(post_resolve_conflict))
         .routes(routes!(post_archive))
         .routes(routes!(post_effects))
+        .routes(routes!(post_notifications, get_record_notifications))
+        .routes(routes!(get_notification))
+        .routes(routes!(get_notification_pdf))
+        .routes(routes!(get_case_file))
 }

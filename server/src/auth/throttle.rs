@@ -1,4 +1,5 @@
-//! Per client address budget of the login and refresh routes (API and office pages), with
+//! Per client address budgets — the login and refresh routes (API and office pages), and the
+//! public verification page (`crate::web::verify`) — with
 //! `governor`'s GCRA: a burst of [`crate::limits::AUTH_ATTEMPTS_PER_ADDRESS_BURST`] attempts,
 //! then one more every [`crate::limits::AUTH_ATTEMPT_REPLENISH`]. Over it: 429 with
 //! `Retry-After`, before any password is hashed or any failure counted.
@@ -112,7 +113,7 @@ impl AddressThrottle {
         if self.limiter.len() >= self.cap {
             self.prune();
             if self.limiter.len() >= self.cap {
-                tracing::warn!("orçamento por endereço cheio: tentativa de login recusada");
+                tracing::warn!("orçamento por endereço cheio: tentativa recusada");
                 return Err(self.quota.burst_size_replenished_in().as_secs().max(1));
             }
         }

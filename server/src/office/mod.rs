@@ -33,7 +33,11 @@
 //!    before it decides. Penalties are checked against art. 32 by the kernel
 //!    (`rules::penalty::Grade::exact`, 422 `invalid_penalty`), and a classification passes
 //!    `rules::citable` under the server's configuration.
-//! 5. **Effects** ([`effects`]): a decision, a reversal or an annulment also writes the registry
+//! 5. **Papers** ([`notices`]): the notification of penalty of the decision in force, one per
+//!    person charged, numbered, audited and carrying a verification code; the ciência by
+//!    signature or postal receipt names the notification signed or delivered; the case file
+//!    for an appeal; the state the public verification page shows.
+//! 6. **Effects** ([`effects`]): a decision, a reversal or an annulment also writes the registry
 //!    (penalty in force, unpaid fine, revoked permit), in the **same transaction** as the event
 //!    (`Store::office_apply`), as a new registry version that every device gets on its next
 //!    pull. [`reapply_effects`] re-runs that reconciliation (idempotent).
@@ -42,6 +46,7 @@
 
 pub mod duplicates;
 pub mod effects;
+pub mod notices;
 
 use std::sync::Arc;
 
@@ -768,6 +773,10 @@ pub struct NotifyRequest {
     pub method: NotificationMethod,
     /// Date of ciência (signature, AR or publication); not in the future.
     pub on: NaiveDate,
+    /// The number of the notification signed or delivered (`NP-2026-000012`): required for a
+    /// signature or a postal receipt, unless the auto itself was signed on the spot.
+    #[serde(default)]
+    pub notification: Option<String>,
 }
 
 /// A request for reconsideration or an appeal, by the date it was filed (protocol).
@@ -1095,6 +1104,9 @@ pub async fn notify(
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
     check_not_future(state, req.on, "da ciência")?;
+    let (_, view) = load_view(state, id).await?;
+    let notification =
+        notices::check_ciencia(state, &view, req.method, req.notification.as_deref()).await?;
     let registry = state.store().registry().await?;
     let deadline = sync_core::rules::deadline::appeal_deadline(req.on, registry.law().holidays())
         .map_err(|e| bad("invalid_date", e.to_string()))?;
@@ -1106,6 +1118,7 @@ pub async fn notify(
             method: req.method,
             on: req.on,
             appeal_deadline: Some(deadline.deadline),
+            notification,
         }],
         false,
     )

@@ -15,6 +15,7 @@
 //! first, and the service retries. This keeps the law out of the storage layer and works the
 //! same on a single SQLite writer and on several PostgreSQL nodes.
 
+pub mod notifications;
 pub mod office;
 pub mod records;
 pub mod sqlite;
@@ -365,4 +366,38 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Office events on one or more records and the registry effect of one of them, in one
     /// transaction (see [`office`]).
     fn office_apply(&self, job: OfficeJob) -> StoreFuture<'_, OfficeOutcome>;
+
+    // ----- notifications of penalty and verification codes (`notifications`) -----
+
+    /// Numbers, seals and stores notifications in one transaction with their audit rows and
+    /// verification codes; [`StoreError::Duplicate`] (nothing stored) when one of them exists.
+    fn create_notifications(
+        &self,
+        drafts: Vec<notifications::NewNotification>,
+        actor: Actor,
+    ) -> StoreFuture<'_, Vec<notifications::NotificationRow>>;
+    /// The notifications of a record, oldest first.
+    fn record_notifications(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, Vec<notifications::NotificationRow>>;
+    fn notification(&self, id: String) -> StoreFuture<'_, Option<notifications::NotificationRow>>;
+    /// What a verification code names.
+    fn verification_code(
+        &self,
+        code: documents::VerificationCode,
+    ) -> StoreFuture<'_, Option<notifications::CodeTarget>>;
+    /// The code registered for a record's printed auto, if any.
+    fn record_auto_code(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, Option<documents::VerificationCode>>;
+    /// Registers the code printed on an auto (the sync path does it in its own transaction
+    /// with `sqlite::notifications::register_auto_code`).
+    fn register_auto_code(
+        &self,
+        code: documents::VerificationCode,
+        record_id: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, ()>;
 }

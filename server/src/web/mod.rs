@@ -18,6 +18,7 @@
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
+//! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
 //!
 //! # How to add a page
@@ -57,6 +58,7 @@ pub mod login;
 pub mod record;
 pub mod registry;
 pub mod session;
+pub mod verify;
 
 use std::sync::Arc;
 
@@ -106,6 +108,7 @@ pub fn routes() -> Router<AppState> {
         .merge(duplicates::routes())
         .merge(registry::routes())
         .merge(law::routes())
+        .merge(verify::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
         .layer(Extension(Arc::new(Sessions::default())))

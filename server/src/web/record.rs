@@ -33,6 +33,10 @@
 //! | `form-recurso` (`recurso-data`, `interpor-recurso`) | appeal filed |
 //! | `form-decisao-recurso` (`recurso-resultado`, `recurso-penalidade`, `decidir-recurso`) | its decision |
 //! | `form-anulacao` (`anulacao-motivo`, `anular`), `form-arquivamento` (`arquivar`) | closing |
+//! | `sem-notificacoes`, `tabela-notificacoes`, rows `notificacao-{number}`, links `pdf-{number}` | notifications of penalty |
+//! | `form-notificacao` (`notificacao-pessoa`, `gerar-notificacao`) | generate the notification of the decision in force |
+//! | `ciencia-notificacao` | the notification a ciência refers to |
+//! | `link-processo` | the case file (PDF) |
 //! | `erro-acao` | the refusal of the last action, if any; `aviso` the confirmation after success |
 //! | `auditoria`, `tabela-auditoria` | audit rows |
 
@@ -84,6 +88,8 @@ pub(crate) fn routes() -> Router<AppState> {
             post(settle_duplicate),
         )
         .route("/escritorio/fotos/{sha256}", get(photo))
+        .route("/escritorio/notificacoes/{id}/pdf", get(notification_pdf))
+        .route("/escritorio/registros/{id}/processo", get(case_file_pdf))
 }
 
 /// Photo types shown inline (raster images only: no SVG, which can carry script).
@@ -117,6 +123,12 @@ pub(crate) struct ActionForm {
     motivo: String,
     #[serde(default)]
     regras: String,
+    /// The notification a ciência refers to (its number).
+    #[serde(default)]
+    notificacao: String,
+    /// Whom a notification is generated for (`PersonRef::encode`; empty: everyone charged).
+    #[serde(default)]
+    pessoa: String,
 }
 
 /// A refused action, shown again on the page with what was typed.
@@ -145,6 +157,8 @@ struct Context {
     audit: Vec<AuditRow>,
     quarantine: Vec<QuarantineRow>,
     photos_present: Vec<String>,
+    /// The record's notifications of penalty, oldest first.
+    notifications: Vec<crate::store::notifications::NotificationRow>,
     /// The office's view of the case: classification, history, proposal, decision, deadline.
     case: office::CaseView,
     /// Today in Americana.
@@ -216,6 +230,7 @@ async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, 
     let quarantine = store.record_quarantine(id.to_owned()).await?;
     let receipt = store.receipt_of(id.to_owned()).await?;
     let photos_present = store.photos_present(case.record.photos.clone()).await?;
+    let notifications = store.record_notifications(case.row.id.clone()).await?;
     let group = office::duplicate_groups(state, &user.auth)
         .await?
         .into_iter()
@@ -237,6 +252,7 @@ async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, 
         audit,
         quarantine,
         photos_present,
+        notifications,
         case,
         today: state.clock().today(),
         duplicates,
@@ -283,6 +299,7 @@ async fn render(
             @if let Some(d) = &view.duplicate_of {
                 " · juntado ao registro " a href={ "/escritorio/registros/" (d) } { (d) }
             }
+            " · " a #link-processo .nao-imprimir href={ "/escritorio/registros/" (id) "/processo" } { "processo em PDF (para recurso)" }
         }
         div .colunas {
             div { (evidence(view, &ctx)) }
@@ -699,15 +716,92 @@ fn outcome_options() -> Vec<(String, String)> {
     ]
 }
 
-fn method_options() -> Vec<(String, String)> {
-    vec![
-        (
-            "assinatura".into(),
-            "assinatura pessoal no auto ou notificação".into(),
-        ),
-        ("ar".into(), "aviso de recebimento (AR) dos Correios".into()),
-        ("publicacao".into(), "publicação oficial".into()),
-    ]
+/// The ways a ciência is given. A signature is the notification's; the auto's own signature
+/// is offered only when the auto was signed on the spot.
+fn method_options(view: &RecordView) -> Vec<(String, String)> {
+    let mut options = vec![("assinatura".into(), "assinatura da notificação".into())];
+    if matches!(view.signature, Some(Signature::Signed { .. })) {
+        options.push((
+            "assinatura-auto".into(),
+            "assinatura no auto, no ato da autuação".into(),
+        ));
+    }
+    options.push((
+        "ar".into(),
+        "aviso de recebimento (AR) da notificação, pelos Correios".into(),
+    ));
+    options.push(("publicacao".into(), "publicação oficial".into()));
+    options
+}
+
+/// The record's notifications, for the ciência's select: the newest first.
+fn notification_options(ctx: &Context) -> Vec<(String, String)> {
+    let mut options = vec![(String::new(), "(nenhuma: publicação oficial)".to_owned())];
+    for n in ctx.notifications.iter().rev() {
+        options.push((
+            n.number.clone(),
+            format!("{} — {}", n.number, n.content.addressee.name),
+        ));
+    }
+    options
+}
+
+/// Whom a notification can be generated for: everyone charged, or one of them.
+fn addressee_options(ctx: &Context) -> Vec<(String, String)> {
+    let mut options = vec![(String::new(), "todos os que respondem".to_owned())];
+    for c in &ctx.case.charged {
+        options.push((
+            c.person.clone(),
+            format!(
+                "{} — {}",
+                c.name.as_deref().unwrap_or("pessoa identificada no auto"),
+                c.role
+            ),
+        ));
+    }
+    options
+}
+
+/// The notifications generated, with their PDFs.
+fn notifications_section(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> Markup {
+    let action = format!("/escritorio/registros/{id}/evento");
+    html! {
+        h3 { "Notificação de penalidade" }
+        @if ctx.notifications.is_empty() {
+            p #sem-notificacoes { "Nenhuma notificação gerada." }
+        } @else {
+            table #tabela-notificacoes {
+                thead { tr {
+                    th scope="col" { "Número" }
+                    th scope="col" { "Notificado" }
+                    th scope="col" { "Gerada em" }
+                    th scope="col" { "Código de verificação" }
+                    th scope="col" { "Documento" }
+                } }
+                tbody {
+                    @for n in &ctx.notifications {
+                        tr id={ "notificacao-" (n.number) } {
+                            th scope="row" { (n.number) }
+                            td { (n.content.addressee.name) " (" (n.content.addressee.role) ")" }
+                            td { (local_time(n.created_at)) }
+                            td { code { (n.code) } }
+                            td { a href={ "/escritorio/notificacoes/" (n.id) "/pdf" } id={ "pdf-" (n.number) } { "PDF" } }
+                        }
+                    }
+                }
+            }
+        }
+        @if user.may_decide() && office::notices::can_notify(&ctx.case.record) {
+            (post_form(user, &action, "form-notificacao", html! {
+                input type="hidden" name="acao" value="notificar";
+                fieldset .linha-form { legend { "Gerar notificação da decisão em vigor" }
+                    (select_field("notificacao-pessoa", "pessoa", "Para", &addressee_options(ctx), Retry::value(retry, "notificar", |f| &f.pessoa)))
+                    (submit("gerar-notificacao", "Gerar notificação"))
+                }
+                p .dica { "Uma por pessoa que responde (art. 32, § 2º): o condutor e, para um auxiliar, o titular. A notificação traz a decisão, o valor em vigor da multa, os prazos dos arts. 33 a 35 e um código que qualquer pessoa confere em /verificar." }
+            }))
+        }
+    }
 }
 
 /// The penalty most recently proposed on the record, if any.
@@ -862,6 +956,7 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                     p .dica { "A decisão entra no cadastro (suspensão, multa ou cassação) na mesma operação; os dispositivos a recebem na próxima sincronização." }
                 }))
             }
+            (notifications_section(user, id, ctx, retry))
             h3 { "Ciência e prazo de recurso" }
             @match (case.appeal.notified_on, case.appeal.deadline) {
                 (Some(on), Some(d)) => {
@@ -885,7 +980,8 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                     input type="hidden" name="acao" value="ciencia";
                     fieldset .linha-form { legend { "Ciência da decisão" }
                         (date_field("ciencia-data", "data", "Data da ciência", &or(v("ciencia", |f| &f.data), &today), true))
-                        (select_field("ciencia-meio", "meio", "Meio", &method_options(), &v("ciencia", |f| &f.meio)))
+                        (select_field("ciencia-meio", "meio", "Meio", &method_options(view), &v("ciencia", |f| &f.meio)))
+                        (select_field("ciencia-notificacao", "notificacao", "Notificação assinada ou entregue", &notification_options(ctx), &or(v("ciencia", |f| &f.notificacao), ctx.notifications.last().map_or("", |n| n.number.as_str()))))
                         (submit("registrar-ciencia", "Registrar ciência"))
                     }
                 }))
@@ -941,74 +1037,6 @@ fn or(v: String, default: &str) -> String {
     if v.is_empty() { default.to_owned() } else { v }
 }
 
-/// What an event says besides its name.
-fn event_detail(e: &EventKind) -> String {
-    let value = serde_json::to_value(e).unwrap_or(Value::Null);
-    match e {
-        EventKind::Reviewed { note } => note.clone().unwrap_or_default(),
-        EventKind::PenaltyProposed { penalty } | EventKind::PenaltyDecided { penalty } => {
-            penalty_label(penalty)
-        }
-        EventKind::Notified { on, method, .. } => {
-            let m = serde_json::to_value(method)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            let method = match m.as_str() {
-                "personal_signature" => "assinatura pessoal",
-                "postal_receipt" => "aviso de recebimento",
-                "publication" => "publicação oficial",
-                _ => "",
-            };
-            format!("em {} ({method})", date_br(*on))
-        }
-        EventKind::ReconsiderationFiled { on } | EventKind::AppealFiled { on } => {
-            format!("em {}", date_br(*on))
-        }
-        EventKind::ReconsiderationDecided { penalty, .. }
-        | EventKind::AppealDecided { penalty, .. } => {
-            let outcome = value
-                .get("outcome")
-                .and_then(Value::as_str)
-                .map(|o| match o {
-                    "upheld" => "mantida",
-                    "reversed" => "cancelada",
-                    "modified" => "substituída",
-                    other => other,
-                })
-                .unwrap_or_default()
-                .to_owned();
-            match penalty {
-                Some(p) => format!("{outcome}: {}", penalty_label(p)),
-                None => outcome,
-            }
-        }
-        EventKind::Annulled { reason } => reason.clone(),
-        EventKind::DuplicateMerged { into_record_id } => format!("juntado a {into_record_id}"),
-        EventKind::DuplicateKeptApart { other_record_id } => {
-            format!("mantido separado de {other_record_id}")
-        }
-        EventKind::ConflictResolved { field, value } => {
-            let shown = match value {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            format!("«{field}» = {shown}")
-        }
-        _ => {
-            // Other kinds: their payload as written (e.g. a classification's rules).
-            let mut v = value;
-            if let Some(o) = v.as_object_mut() {
-                o.remove("kind");
-                if o.is_empty() {
-                    return String::new();
-                }
-            }
-            v.to_string()
-        }
-    }
-}
-
 fn timeline(view: &RecordView, ctx: &Context) -> Markup {
     html! {
         section #eventos aria-labelledby="titulo-eventos" {
@@ -1027,7 +1055,7 @@ fn timeline(view: &RecordView, ctx: &Context) -> Markup {
                         tr id={ "evento-" (e.id) } class=[(!e.valid).then_some("invalido")] {
                             td { (local_time(e.at)) }
                             th scope="row" { (e.event.label_pt()) }
-                            td { (event_detail(&e.event)) }
+                            td { (office::notices::event_detail(&e.event)) }
                             td { (ctx.user_name(&e.by.user_id)) " (" (e.by.role.label_pt()) ")" }
                             td {
                                 @if e.valid { "válido" } @else {
@@ -1091,7 +1119,7 @@ fn audit(ctx: &Context) -> Markup {
                             td { (audit_time(&a.at)) }
                             td { (a.user_id.as_deref().map(|u| ctx.user_name(u)).unwrap_or_else(|| "sistema".into())) }
                             td { (a.device_id.as_deref().unwrap_or("—")) }
-                            td { (a.action) }
+                            td { (crate::audit::action_label(&a.action)) }
                         }
                     }
                 }
@@ -1120,6 +1148,7 @@ enum Action {
     Propose(office::ProposeRequest),
     Decide(office::DecideRequest),
     Notify(office::NotifyRequest),
+    Notice(office::notices::NotificationRequest),
     FileReconsideration(office::FilingRequest),
     DecideReconsideration(office::RulingRequest),
     FileAppeal(office::FilingRequest),
@@ -1167,14 +1196,24 @@ fn action_of(form: &ActionForm) -> Result<Action, String> {
         }),
         "ciencia" => {
             let on = parse_date(&form.data, "Data da ciência")?;
-            let method = match form.meio.as_str() {
-                "assinatura" => NotificationMethod::PersonalSignature,
-                "ar" => NotificationMethod::PostalReceipt,
-                "publicacao" => NotificationMethod::Publication,
+            let number = Some(form.notificacao.trim().to_owned()).filter(|n| !n.is_empty());
+            let (method, notification) = match form.meio.as_str() {
+                "assinatura" => (NotificationMethod::PersonalSignature, number),
+                // The auto signed on the spot: no notification to name.
+                "assinatura-auto" => (NotificationMethod::PersonalSignature, None),
+                "ar" => (NotificationMethod::PostalReceipt, number),
+                "publicacao" => (NotificationMethod::Publication, None),
                 _ => return Err("Escolha o meio da ciência.".into()),
             };
-            Action::Notify(office::NotifyRequest { method, on })
+            Action::Notify(office::NotifyRequest {
+                method,
+                on,
+                notification,
+            })
         }
+        "notificar" => Action::Notice(office::notices::NotificationRequest {
+            person: Some(form.pessoa.trim().to_owned()).filter(|p| !p.is_empty()),
+        }),
         "reconsideracao" => Action::FileReconsideration(office::FilingRequest {
             on: parse_date(&form.data, "Data do pedido")?,
         }),
@@ -1206,6 +1245,19 @@ async fn run(
 ) -> Result<String, AppError> {
     let auth = &user.auth;
     let (result, done) = match action {
+        Action::Notice(r) => {
+            let generated = office::notices::generate(state, auth, id, r).await?;
+            let numbers: Vec<&str> = generated
+                .notifications
+                .iter()
+                .map(|n| n.number.as_str())
+                .collect();
+            return Ok(if numbers.len() == 1 {
+                format!("Notificação {} gerada.", numbers[0])
+            } else {
+                format!("Notificações {} geradas.", numbers.join(", "))
+            });
+        }
         Action::Review(r) => (
             office::review(state, auth, id, r).await?,
             "Análise registrada.",
@@ -1427,6 +1479,27 @@ async fn settle_duplicate(
     .await
 }
 
+async fn notification_pdf(
+    State(state): State<AppState>,
+    user: OfficeUser,
+    Path(id): Path<String>,
+) -> Result<Response, PageError> {
+    let (number, bytes) = office::notices::pdf(&state, &user.auth, &id).await?;
+    Ok(crate::api::office::pdf_response(&number, bytes))
+}
+
+async fn case_file_pdf(
+    State(state): State<AppState>,
+    user: OfficeUser,
+    Path(id): Path<String>,
+) -> Result<Response, PageError> {
+    let (number, bytes) = office::notices::case_file_pdf(&state, &user.auth, &id).await?;
+    Ok(crate::api::office::pdf_response(
+        &format!("processo-{number}"),
+        bytes,
+    ))
+}
+
 async fn photo(
     State(state): State<AppState>,
     _user: OfficeUser,
@@ -1491,6 +1564,8 @@ mod tests {
             motivo: "erro de digitação".into(),
             regras: "r24, R31".into(),
             nota: String::new(),
+            notificacao: "NP-2026-000001".into(),
+            pessoa: String::new(),
         };
         for acao in [
             "analisar",
@@ -1504,9 +1579,23 @@ mod tests {
             "decisao-recurso",
             "anular",
             "arquivar",
+            "notificar",
         ] {
             assert!(action_of(&f(acao)).is_ok(), "{acao}");
         }
+        // A signature names the notification; the auto's own signature and a publication
+        // name none.
+        let notify = |meio: &str| match action_of(&ActionForm {
+            meio: meio.into(),
+            ..f("ciencia")
+        }) {
+            Ok(Action::Notify(r)) => r.notification,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(notify("assinatura").as_deref(), Some("NP-2026-000001"));
+        assert_eq!(notify("ar").as_deref(), Some("NP-2026-000001"));
+        assert_eq!(notify("assinatura-auto"), None);
+        assert_eq!(notify("publicacao"), None);
         assert_eq!(
             action_of(&f("decidir")),
             Ok(Action::Decide(office::DecideRequest {

@@ -13,6 +13,7 @@ mod errors;
 mod feed;
 mod import;
 mod law;
+mod notices;
 mod office;
 mod openapi;
 mod photos;

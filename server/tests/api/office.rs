@@ -27,7 +27,7 @@ fn ymd(y: i32, m: u32, d: u32) -> NaiveDate {
 }
 
 /// A device of a user: its own store, logged in.
-struct Phone {
+pub(crate) struct Phone {
     agent: Agent,
     token: String,
     store: Store,
@@ -61,7 +61,7 @@ async fn phone(app: &App, username: &str, password: &str, device: &str) -> Phone
 }
 
 /// The demo officer, and a second officer with a device of their own (created by the admin).
-async fn two_officers(app: &App) -> (Phone, Phone) {
+pub(crate) async fn two_officers(app: &App) -> (Phone, Phone) {
     let admin = app.login("admin").await;
     let user = app
         .post(
@@ -126,7 +126,7 @@ impl Phone {
 
     /// Writes an issued auto for `permit` (the driver its holder, or its first auxiliary) and
     /// syncs it; returns the record id.
-    async fn auto(&mut self, app: &App, spec: Auto<'_>) -> String {
+    pub(crate) async fn auto(&mut self, app: &App, spec: Auto<'_>) -> String {
         self.write_auto(app, spec, true).await
     }
 
@@ -178,14 +178,17 @@ impl Phone {
         };
         let mut doc = RecordDoc::new_infraction(draft, &self.agent).unwrap();
         if issue {
-            doc.issue_unsealed(
-                &self.agent,
-                at + Duration::minutes(3),
+            let signature = if spec.signed {
+                Signature::Signed {
+                    sha256: "5".repeat(64),
+                }
+            } else {
                 Signature::Missing {
                     reason: "condutor recusou-se a assinar".into(),
-                },
-            )
-            .unwrap();
+                }
+            };
+            doc.issue_unsealed(&self.agent, at + Duration::minutes(3), signature)
+                .unwrap();
         }
         let id = doc.id().to_string();
         self.persist(&mut doc);
@@ -195,16 +198,18 @@ impl Phone {
 }
 
 #[derive(Clone, Copy)]
-struct Auto<'a> {
-    permit: &'a str,
-    auxiliary: bool,
-    at: DateTime<Utc>,
-    position: Option<(f64, f64)>,
-    stand: Option<&'a str>,
-    rule: &'a str,
+pub(crate) struct Auto<'a> {
+    pub(crate) permit: &'a str,
+    pub(crate) auxiliary: bool,
+    pub(crate) at: DateTime<Utc>,
+    pub(crate) position: Option<(f64, f64)>,
+    pub(crate) stand: Option<&'a str>,
+    pub(crate) rule: &'a str,
+    /// The driver signed the auto on the spot.
+    pub(crate) signed: bool,
 }
 
-fn auto(permit: &str) -> Auto<'_> {
+pub(crate) fn auto(permit: &str) -> Auto<'_> {
     Auto {
         permit,
         auxiliary: false,
@@ -212,10 +217,11 @@ fn auto(permit: &str) -> Auto<'_> {
         position: Some((-22.7393, -47.3314)),
         stand: Some("S02"),
         rule: "R24",
+        signed: false,
     }
 }
 
-async fn registry(app: &App) -> std::sync::Arc<Registry> {
+pub(crate) async fn registry(app: &App) -> std::sync::Arc<Registry> {
     app.state.store().registry().await.unwrap()
 }
 
@@ -245,7 +251,7 @@ async fn decide_warning(app: &App, office: &str, id: &str) -> crate::common::Res
 
 /// Takes a record up and records a proposal of `penalty`, as a clerk does before deciding:
 /// the server never writes those steps on the office's behalf.
-async fn review_and_propose(app: &App, office: &str, id: &str, penalty: Value) {
+pub(crate) async fn review_and_propose(app: &App, office: &str, id: &str, penalty: Value) {
     app.post(
         &format!("/v1/office/records/{id}/review"),
         office,
@@ -260,6 +266,23 @@ async fn review_and_propose(app: &App, office: &str, id: &str, penalty: Value) {
     )
     .await
     .ok(StatusCode::OK);
+}
+
+/// Generates the notification of the decision in force (one per person charged) and returns
+/// the first one's number: a ciência by signature or postal receipt names it.
+pub(crate) async fn notice(app: &App, office: &str, id: &str) -> String {
+    let made = app
+        .post(
+            &format!("/v1/office/records/{id}/notifications"),
+            office,
+            json!({}),
+        )
+        .await
+        .ok(StatusCode::OK);
+    made["notifications"][0]["number"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 fn event_kinds(case: &Value) -> Vec<String> {
@@ -776,10 +799,11 @@ async fn a_fine_is_added_unpaid_at_the_years_amount_and_blocks_renewal() {
         .ok(StatusCode::OK);
     // A paid fine survives a later reversal (the money question is the office's), the penalty
     // does not.
+    let number = notice(&app, &office, &id).await;
     app.post(
         &format!("/v1/office/records/{id}/notify"),
         &office,
-        json!({ "method": "postal_receipt", "on": "2026-11-30" }),
+        json!({ "method": "postal_receipt", "on": "2026-11-30", "notification": number }),
     )
     .await
     .ok(StatusCode::OK);
@@ -847,11 +871,12 @@ async fn revocation_opens_the_vacancy_and_a_reversal_on_appeal_lifts_it() {
     assert_eq!(check(&reg, "0001").overall, Overall::Irregular);
 
     // Ciência today: the appeal period runs to 10 Dec; an appeal within it is recorded.
+    let number = notice(&app, &office, &id).await;
     let n = app
         .post(
             &format!("/v1/office/records/{id}/notify"),
             &office,
-            json!({ "method": "personal_signature", "on": "2026-11-30" }),
+            json!({ "method": "personal_signature", "on": "2026-11-30", "notification": number }),
         )
         .await
         .ok(StatusCode::OK);
@@ -903,11 +928,12 @@ async fn late_and_second_appeals_are_refused_citing_the_law() {
     .await
     .ok(StatusCode::OK);
     // Ciência Monday 30 Nov, the day of the decision: the deadline is Thursday 10 Dec.
+    let number = notice(&app, &office, &id).await;
     let n = app
         .post(
             &format!("/v1/office/records/{id}/notify"),
             &office,
-            json!({ "method": "personal_signature", "on": "2026-11-30" }),
+            json!({ "method": "personal_signature", "on": "2026-11-30", "notification": number }),
         )
         .await
         .ok(StatusCode::OK);
@@ -964,10 +990,11 @@ async fn late_and_second_appeals_are_refused_citing_the_law() {
         .find(|p| p.record_id.as_deref() == Some(id.as_str()))
         .unwrap();
     assert_eq!(pen.kind, PenaltyKind::Fine, "modified on appeal: replaced");
+    let number = notice(&app, &office, &id).await;
     app.post(
         &format!("/v1/office/records/{id}/notify"),
         &office,
-        json!({ "method": "postal_receipt", "on": "2026-12-14" }),
+        json!({ "method": "postal_receipt", "on": "2026-12-14", "notification": number }),
     )
     .await
     .ok(StatusCode::OK);
@@ -1084,6 +1111,7 @@ async fn a_ciencia_before_the_decision_is_refused_and_the_right_of_appeal_kept()
     )
     .await
     .ok(StatusCode::OK);
+    let number = notice(&app, &office, &id).await;
     let footprint = app.footprint().await;
     // Decided on 30 Nov: a ciência of 2 Nov would have closed the appeal period on 12 Nov.
     for on in ["2026-11-02", "2026-11-29"] {
@@ -1091,7 +1119,7 @@ async fn a_ciencia_before_the_decision_is_refused_and_the_right_of_appeal_kept()
             .post(
                 &format!("/v1/office/records/{id}/notify"),
                 &office,
-                json!({ "method": "personal_signature", "on": on }),
+                json!({ "method": "personal_signature", "on": on, "notification": number }),
             )
             .await
             .error(StatusCode::UNPROCESSABLE_ENTITY, "event_refused");
@@ -1108,7 +1136,7 @@ async fn a_ciencia_before_the_decision_is_refused_and_the_right_of_appeal_kept()
         .post(
             &format!("/v1/office/records/{id}/notify"),
             &office,
-            json!({ "method": "personal_signature", "on": "2026-11-30" }),
+            json!({ "method": "personal_signature", "on": "2026-11-30", "notification": number }),
         )
         .await
         .ok(StatusCode::OK);

@@ -1038,6 +1038,22 @@ async fn a_sealed_record_gets_a_receipt_countersigned_by_the_server_key() {
         .await
         .unwrap();
     assert_eq!(by_code, Some(receipt.clone()));
+    // The code the device printed offline verifies on the public page once the record arrived,
+    // and the same code with one character changed names nothing.
+    let code = seal.verification_code().unwrap();
+    let page = app
+        .request(Method::GET, &format!("/verificar/{code}"), None, None)
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    assert!(html.contains("Documento autêntico"), "{html}");
+    let mut altered = code.compact().to_owned();
+    let last = if altered.ends_with('0') { "1" } else { "0" };
+    altered.replace_range(altered.len() - 1.., last);
+    let page = app
+        .request(Method::GET, &format!("/verificar/{altered}"), None, None)
+        .await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
     // `audit verify` checks receipts against their audit rows: an edited receive time shows.
     let db = app.dir.path().join(taxi_fiscal_server::config::DB_FILE);
     let check = || async {

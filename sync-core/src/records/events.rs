@@ -39,7 +39,8 @@ pub enum WarningKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NotificationMethod {
-    /// Personal signature on the auto or notice.
+    /// The person's signature: on the notification of penalty (the ciência names it), or on
+    /// an auto they signed on the spot.
     PersonalSignature,
     /// Aviso de recebimento (postal return receipt).
     PostalReceipt,
@@ -93,6 +94,11 @@ pub enum EventKind {
         /// it with the built-in calendar. Never earlier than `on` + 10 days (art. 35).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         appeal_deadline: Option<NaiveDate>,
+        /// The number of the notification of penalty that was signed or delivered (e.g.
+        /// `NP-2026-000012`), as the office's server generated it; absent for a publication,
+        /// an auto signed on the spot, or an older writer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        notification: Option<String>,
     },
     /// Request for reconsideration (art. 34).
     ReconsiderationFiled {

@@ -676,6 +676,7 @@ fn concurrent_events_both_survive_and_a_second_appeal_is_flagged() {
             method: NotificationMethod::PersonalSignature,
             on: NaiveDate::from_ymd_opt(2026, 12, 1).unwrap(),
             appeal_deadline: None,
+            notification: None,
         },
     )
     .unwrap();
@@ -892,6 +893,7 @@ fn an_invalid_event_order_is_kept_and_flagged() {
             method: NotificationMethod::PostalReceipt,
             on: NaiveDate::from_ymd_opt(2026, 12, 3).unwrap(),
             appeal_deadline: None,
+            notification: None,
         },
     )
     .unwrap();
@@ -1006,6 +1008,7 @@ fn full_office_workflow_reaches_a_final_decision() {
             method: NotificationMethod::PersonalSignature,
             on: d(1),
             appeal_deadline: None,
+            notification: None,
         },
         EventKind::ReconsiderationFiled { on: d(3) },
         EventKind::ReconsiderationDecided {
@@ -1016,6 +1019,7 @@ fn full_office_workflow_reaches_a_final_decision() {
             method: NotificationMethod::PostalReceipt,
             on: d(10),
             appeal_deadline: None,
+            notification: None,
         },
         EventKind::AppealFiled { on: d(12) },
         EventKind::AppealDecided {
@@ -1353,11 +1357,42 @@ fn actor_ids_map_back_to_devices() {
 
 // ------------------------------------------------------------------ appeal deadlines (R34)
 
+#[test]
+fn a_ciencia_names_its_notification_and_older_ones_read_without() {
+    let older: EventKind = serde_json::from_str(
+        r#"{"kind":"notified","method":"personal_signature","on":"2026-11-30"}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        older,
+        EventKind::Notified {
+            notification: None,
+            ..
+        }
+    ));
+    let named = EventKind::Notified {
+        method: NotificationMethod::PostalReceipt,
+        on: NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+        appeal_deadline: None,
+        notification: Some("NP-2026-000012".into()),
+    };
+    let json = serde_json::to_value(&named).unwrap();
+    assert_eq!(json["notification"], "NP-2026-000012");
+    assert_eq!(serde_json::from_value::<EventKind>(json).unwrap(), named);
+    // Absent, the field is not written: older readers see the same payload as before.
+    assert!(
+        !serde_json::to_string(&older)
+            .unwrap()
+            .contains("notification")
+    );
+}
+
 fn notified(on: NaiveDate, appeal_deadline: Option<NaiveDate>) -> EventKind {
     EventKind::Notified {
         method: NotificationMethod::PersonalSignature,
         on,
         appeal_deadline,
+        notification: None,
     }
 }
 

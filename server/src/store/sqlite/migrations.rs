@@ -37,6 +37,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "009_device_keys_receipts",
         include_str!("migrations/009_device_keys_receipts.sql"),
     ),
+    (
+        "010_notifications",
+        include_str!("migrations/010_notifications.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -20,6 +20,7 @@ pub mod consistency;
 mod field;
 mod file;
 pub mod migrations;
+pub mod notifications;
 mod office;
 mod pool;
 mod records;
@@ -405,6 +406,63 @@ impl Store for SqliteStore {
         Box::pin(
             self.pool
                 .read(move |c| office::duplicate_candidates(c, window_seconds)),
+        )
+    }
+
+    fn create_notifications(
+        &self,
+        drafts: Vec<crate::store::notifications::NewNotification>,
+        actor: Actor,
+    ) -> StoreFuture<'_, Vec<crate::store::notifications::NotificationRow>> {
+        Box::pin(
+            self.pool
+                .write(move |tx| notifications::create(tx, &drafts, &actor)),
+        )
+    }
+
+    fn record_notifications(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, Vec<crate::store::notifications::NotificationRow>> {
+        Box::pin(
+            self.pool
+                .read(move |c| notifications::of_record(c, &record_id)),
+        )
+    }
+
+    fn notification(
+        &self,
+        id: String,
+    ) -> StoreFuture<'_, Option<crate::store::notifications::NotificationRow>> {
+        Box::pin(self.pool.read(move |c| notifications::by_id(c, &id)))
+    }
+
+    fn verification_code(
+        &self,
+        code: documents::VerificationCode,
+    ) -> StoreFuture<'_, Option<crate::store::notifications::CodeTarget>> {
+        Box::pin(self.pool.read(move |c| notifications::lookup(c, &code)))
+    }
+
+    fn record_auto_code(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, Option<documents::VerificationCode>> {
+        Box::pin(
+            self.pool
+                .read(move |c| notifications::auto_code_of(c, &record_id)),
+        )
+    }
+
+    fn register_auto_code(
+        &self,
+        code: documents::VerificationCode,
+        record_id: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(
+            self.pool
+                .write(move |tx| notifications::register_auto_code(tx, &code, &record_id, at)),
         )
     }
 

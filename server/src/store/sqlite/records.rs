@@ -689,6 +689,8 @@ fn write_receipt(
         receipt.receipt_sha256,
         to_i64(row.seq)
     ])?;
+    // The public verification page finds printed autos and notifications through one table.
+    super::notifications::register_auto_code(tx, &code, &id, now)?;
     Ok(())
 }
 
