@@ -335,12 +335,37 @@ async fn post_event(
     JsonBody(body): JsonBody<NewEventRequest>,
 ) -> Result<(StatusCode, Json<RecordDetail>), AppError> {
     auth.require(RECORD_DECIDERS)?;
+    // A ciência names the notification signed or received, whichever route records it.
+    let event = match body.event {
+        EventKind::Notified {
+            method,
+            on,
+            appeal_deadline,
+            notification,
+        } => {
+            let (_, view) = crate::office::load_view(&state, &id).await?;
+            let notification = crate::office::notices::check_ciencia(
+                &state,
+                &view,
+                method,
+                notification.as_deref(),
+            )
+            .await?;
+            EventKind::Notified {
+                method,
+                on,
+                appeal_deadline,
+                notification,
+            }
+        }
+        other => other,
+    };
     let registry = state.store().registry().await?;
     let now = state.clock().now();
     let job = EventJob {
         caller: caller_of(&auth),
         record_id: id,
-        event: body.event,
+        event,
         at: body.at.unwrap_or(now),
         registry,
         now,

@@ -694,7 +694,10 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
     }
 }
 
-async fn load_view(state: &AppState, id: &str) -> Result<(RecordDoc, RecordView), AppError> {
+pub(crate) async fn load_view(
+    state: &AppState,
+    id: &str,
+) -> Result<(RecordDoc, RecordView), AppError> {
     let doc = state
         .store()
         .record(id.trim().to_owned())

@@ -196,6 +196,15 @@ async fn a_ciencia_by_signature_names_a_notification_of_this_record() {
     .await
     .error(StatusCode::UNPROCESSABLE_ENTITY, "notification_required");
     assert!(e["message"].as_str().unwrap().contains("NP-2026-000099"));
+    // The generic events route asks the same of a ciência.
+    app.post(
+        &format!("/v1/records/{id}/events"),
+        &office,
+        json!({ "event": { "kind": "notified", "method": "personal_signature",
+                           "on": "2026-11-30" } }),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "notification_required");
     assert_eq!(app.footprint().await, footprint, "nothing stored");
 
     let made = generate(&app, &office, &id, json!({}))
