@@ -211,6 +211,10 @@ impl From<RecordError> for FiscalError {
                 Self::invalid("status", e.to_string())
             }
             e @ RecordError::NotAuthor { .. } => Self::invalid("record_id", e.to_string()),
+            // The app asks the officer to confirm the vehicle (`confirm_vehicle`).
+            e @ RecordError::VehicleNotConfirmed { .. } => {
+                Self::invalid("vehicle_confirmation", e.to_string())
+            }
             e @ (RecordError::MissingField { field } | RecordError::Invalid { field, .. }) => {
                 Self::invalid(input_field(field), e.to_string())
             }

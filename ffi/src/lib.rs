@@ -14,6 +14,7 @@
 //!   lookupPlate / lookupPermit / lookupPerson        point queries on the replica (offline)
 //!   check(CheckRequest) → Verdict                    rules engine: findings citing rule + article
 //!   startInfraction / startTransgression             a record, saved in one transaction (offline)
+//!   confirmVehicle(id)                               the officer confirms the vehicle found
 //!   issueRecord / addWitness / attachPhoto(File) …   edits, each one transaction
 //!   listRecords / showRecord                         what the device holds
 //!   sync(listener) → SyncReport, cancelSync()        numbers, records, photos, registry

@@ -345,9 +345,23 @@ impl FieldSession {
                 extra_legal_basis,
                 witnesses,
                 photos: input.photos,
+                confirm_vehicle: input.confirm_vehicle,
                 issue,
             })?
             .into())
+    }
+
+    /// Records that the officer confirmed the draft's vehicle (the plate the lookup filled in)
+    /// as the one inspected — who, on this device, when. Refused once issued, or for a record
+    /// made by someone else or on another device.
+    #[uniffi::method(default(at = None))]
+    pub fn confirm_vehicle(
+        &self,
+        record_id: String,
+        at: Option<SystemTime>,
+    ) -> FiscalResult<SavedRecord> {
+        self.write(|r| r.confirm_vehicle(&record_id, at_or_now(at)))
+            .map(Into::into)
     }
 
     /// Starts a coordinator's transgression report about a driver of the device's stand

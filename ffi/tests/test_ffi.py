@@ -165,9 +165,21 @@ class FieldSessionTest(unittest.TestCase):
             f.write(PHOTO[::-1])
         from_file = s.attach_photo_file(draft.id, photo_file)
         self.assertNotEqual(from_file.sha256, photo.sha256)
+        # The plate the lookup found is the auto's only once the officer confirms it.
+        self.assertIsNone(s.show_record(draft.id).vehicle_confirmation)
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            s.issue_record(draft.id, tf.SignatureInput.MISSING(reason="recusou-se a assinar"))
+        self.assertEqual(e.exception.field, "vehicle_confirmation")
+        self.assertIn(p1.plate, e.exception.reason)
+        s.confirm_vehicle(draft.id)
+        confirmation = s.show_record(draft.id).vehicle_confirmation
+        self.assertEqual(confirmation.plate, p1.plate)
+        self.assertEqual(confirmation.user_id, login.user_id)
         issued = s.issue_record(draft.id, tf.SignatureInput.MISSING(reason="recusou-se a assinar"))
         self.assertEqual(issued.status, tf.RecordStatus.ISSUED)
         self.assertTrue(issued.sealed)
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            s.confirm_vehicle(draft.id)
 
         listed = s.list_records()
         self.assertEqual([r.id for r in listed], [draft.id])
@@ -301,6 +313,7 @@ class FieldSessionTest(unittest.TestCase):
                     driver=p1.holder.cpf,
                     facts="Taxímetro sem lacre",
                     extra_rules=["R02"],
+                    confirm_vehicle=True,
                     issue=tf.SignatureInput.MISSING(reason="condutor ausente"),
                 )
             )
@@ -449,6 +462,7 @@ class FieldSessionTest(unittest.TestCase):
                     vehicle=tf.VehicleQuery.PERMIT(number="0001"),
                     driver=p1.holder.cpf,
                     facts="Taxímetro sem lacre",
+                    confirm_vehicle=True,
                     issue=tf.SignatureInput.MISSING(reason="condutor ausente"),
                 )
             )

@@ -198,6 +198,7 @@ fn records_infraction_with_verdict_list_show_and_refusals() {
             "Maria Souza:Vi o condutor chegar ao ponto",
             "--photo",
             photo.to_str().unwrap(),
+            "--confirm-vehicle",
             "--issue",
         ],
     );
@@ -275,6 +276,32 @@ fn records_infraction_with_verdict_list_show_and_refusals() {
     assert_eq!(draft["view"]["driver"]["role"], "unauthorised");
     let draft_id = draft["id"].as_str().unwrap();
     ok(&db, &["record", "set-facts", draft_id, "Fatos revistos."]);
+    // The plate came from the permit's registry entry: not the auto's until the officer
+    // confirms it.
+    assert_eq!(draft["view"]["vehicle_confirmation"], Value::Null);
+    assert!(
+        fails(&db, &["record", "issue", draft_id])
+            .contains("confirme que o veículo de placa BRA2E19")
+    );
+    let confirmed = ok(
+        &db,
+        &[
+            "record",
+            "confirm-vehicle",
+            draft_id,
+            "--at",
+            "2026-11-30T15:05:00-03:00",
+        ],
+    );
+    assert_eq!(
+        confirmed["view"]["vehicle_confirmation"],
+        json!({
+            "user_id": "U-GM-17",
+            "device_id": "0190a0a0-0000-7000-8000-0000000000a1",
+            "at": "2026-11-30T18:05:00Z",
+            "plate": "BRA2E19"
+        })
+    );
     let issued = ok(&db, &["record", "issue", draft_id]);
     assert_eq!(
         issued["view"]["signature"]["reason"],

@@ -90,6 +90,7 @@ fn draft(n: u32, at: DateTime<Utc>) -> InfractionDraft {
 fn issued(agent: &Agent, n: u32) -> RecordDoc {
     let at = t0() + Duration::minutes(i64::from(n));
     let mut r = RecordDoc::new_infraction(draft(n, at), agent).unwrap();
+    r.confirm_vehicle(agent, at).unwrap();
     r.issue(
         agent,
         at + Duration::minutes(1),

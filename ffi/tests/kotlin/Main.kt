@@ -86,8 +86,18 @@ fun main(args: Array<String>) {
         expect(draft.status == RecordStatus.DRAFT) { "${draft.status}" }
         val photo = session.attachPhoto(draft.id, ByteArray(2048) { (it % 251).toByte() })
         expect(photo.sha256.length == 64) { photo.sha256 }
+        // Not issued until the officer confirms the vehicle the lookup found.
+        try {
+            session.issueRecord(draft.id, SignatureInput.Missing("recusou-se a assinar"))
+            throw AssertionError("issued without confirming the vehicle")
+        } catch (e: FiscalException.InvalidInput) {
+            expect(e.field == "vehicle_confirmation") { "field ${e.field}" }
+        }
+        session.confirmVehicle(draft.id)
+        expect(session.showRecord(draft.id).vehicleConfirmation?.plate == p1.plate) { "confirmation" }
         val issued = session.issueRecord(draft.id, SignatureInput.Missing("recusou-se a assinar"))
         expect(issued.sealed && issued.status == RecordStatus.ISSUED) { "$issued" }
+
         expect(session.syncStatus().pendingRecords == 1uL) { "pending before sync" }
 
         // Errors are exceptions with the fields the app acts on.

@@ -9,8 +9,10 @@
 //! Field records go through `sync_core::field::FieldRecords`, written as the identity stored in
 //! the file by `init` (device id, user, role, stand): `record infraction` runs the check and
 //! seals its verdict into the auto, `record transgression` is the coordinator's report, and
-//! every record command is one store transaction (auto number included). Instants are the
-//! machine's clock unless `--at` says otherwise.
+//! every record command is one store transaction (auto number included). The vehicle the check
+//! finds is the auto's only once the officer confirms it (`--confirm-vehicle` or `record
+//! confirm-vehicle`).
+//! Instants are the machine's clock unless `--at` says otherwise.
 
 use std::path::PathBuf;
 
@@ -144,6 +146,13 @@ enum RecordCommand {
     Infraction(InfractionArgs),
     /// Coordinator's transgression report about a driver of the own stand (art. 17).
     Transgression(TransgressionArgs),
+    /// Confirm that the vehicle of a draft (the plate the lookup filled in) is the one
+    /// inspected: recorded in the record; an auto is not issued without it.
+    ConfirmVehicle {
+        id: String,
+        #[arg(long)]
+        at: Option<String>,
+    },
     /// Issue a record: evidence sealed from then on.
     Issue {
         id: String,
@@ -280,7 +289,11 @@ struct InfractionArgs {
     /// Photo file taken at the scene (repeatable).
     #[arg(long = "photo", value_name = "FILE")]
     photos: Vec<PathBuf>,
-    /// Issue at once (evidence sealed).
+    /// The officer confirms that the vehicle the check finds (by plate, or the permit's
+    /// vehicle) is the one inspected; recorded in the auto, which is not issued without it.
+    #[arg(long)]
+    confirm_vehicle: bool,
+    /// Issue at once (evidence sealed; needs --confirm-vehicle).
     #[arg(long)]
     issue: bool,
     #[command(flatten)]
@@ -533,6 +546,7 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                 extra_legal_basis: legal_basis(&a.rules, &parameters.rules)?,
                 witnesses: witnesses(&a.witnesses)?,
                 photos: read_photos(&a.photos)?,
+                confirm_vehicle: a.confirm_vehicle,
                 issue: a.issue.then(|| a.signature.signature()),
             };
             let out = FieldRecords::open(store)?.create_infraction(input)?;
@@ -564,6 +578,10 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                 then,
             };
             print_json(&FieldRecords::open(store)?.create_transgression(input)?)
+        }
+        RecordCommand::ConfirmVehicle { id, at } => {
+            let at = parse_instant(at.as_deref())?;
+            print_json(&FieldRecords::open(store)?.confirm_vehicle(&id, at)?)
         }
         RecordCommand::Issue { id, signature, at } => {
             let at = parse_instant(at.as_deref())?;
