@@ -12,6 +12,7 @@
 use sync_core::client::{ClientError, ErrorKind, StepError};
 use sync_core::domain::DomainError;
 use sync_core::field::FieldError as CoreFieldError;
+use sync_core::print::{PrintError, RenderError};
 use sync_core::records::RecordError;
 use sync_core::rules;
 use sync_core::store::StoreError;
@@ -228,6 +229,21 @@ impl From<RecordError> for FiscalError {
             | RecordError::UnsupportedSchema { .. }
             | RecordError::DifferentRecords { .. }
             | RecordError::Document { .. }) => Self::storage(e),
+        }
+    }
+}
+
+impl From<PrintError> for FiscalError {
+    fn from(e: PrintError) -> Self {
+        match e {
+            e @ PrintError::NotIssued => Self::invalid("status", e.to_string()),
+            PrintError::Field(e) => e.into(),
+            PrintError::Store(e) => e.into(),
+            PrintError::Record(e) => e.into(),
+            e @ PrintError::Render(RenderError::Unsupported(_)) => {
+                Self::invalid("format", e.to_string())
+            }
+            e @ PrintError::Render(_) => Self::storage(e),
         }
     }
 }

@@ -932,6 +932,30 @@ pub struct VehicleConfirmationInfo {
     pub plate: String,
 }
 
+/// Where a printed record goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
+pub enum PrintFormat {
+    /// Bluetooth thermal printer, 58 mm paper (ESC/POS, two copies).
+    EscPos58,
+    /// Bluetooth thermal printer, 80 mm paper (ESC/POS, two copies).
+    EscPos80,
+    /// A4 PDF, for sharing or a desk printer.
+    Pdf,
+    /// PDF the size of a receipt (80 mm wide).
+    PdfReceipt,
+}
+
+impl From<PrintFormat> for sync_core::print::Format {
+    fn from(f: PrintFormat) -> Self {
+        match f {
+            PrintFormat::EscPos58 => Self::EscPos58,
+            PrintFormat::EscPos80 => Self::EscPos80,
+            PrintFormat::Pdf => Self::PdfA4,
+            PrintFormat::PdfReceipt => Self::PdfReceipt,
+        }
+    }
+}
+
 /// Someone a record names: a registry person by id, or someone typed on the spot whose data
 /// the device keeps apart (`name`, `cpf`, `cnh` are `None` once erased, or for other devices'
 /// records).

@@ -277,12 +277,24 @@ fn records_infraction_with_verdict_list_show_and_refusals() {
     let draft_id = draft["id"].as_str().unwrap();
     ok(&db, &["record", "set-facts", draft_id, "Fatos revistos."]);
     // The plate came from the permit's registry entry: not the auto's until the officer
-    // confirms it.
+    // confirms it; a draft does not print either.
     assert_eq!(draft["view"]["vehicle_confirmation"], Value::Null);
     assert!(
         fails(&db, &["record", "issue", draft_id])
             .contains("confirme que o veículo de placa BRA2E19")
     );
+    let out = dir.path().join("rascunho.bin");
+    let out_s = out.to_str().unwrap();
+    assert!(
+        fails(
+            &db,
+            &[
+                "record", "print", draft_id, "--format", "pdf", "--out", out_s
+            ]
+        )
+        .contains("rascunho")
+    );
+    assert!(!out.exists());
     let confirmed = ok(
         &db,
         &[

@@ -11,7 +11,7 @@
 //! seals its verdict into the auto, `record transgression` is the coordinator's report, and
 //! every record command is one store transaction (auto number included). The vehicle the check
 //! finds is the auto's only once the officer confirms it (`--confirm-vehicle` or `record
-//! confirm-vehicle`).
+//! confirm-vehicle`); `record print` renders an issued record offline (`sync_core::print`).
 //! Instants are the machine's clock unless `--at` says otherwise.
 
 use std::path::PathBuf;
@@ -26,6 +26,7 @@ use sync_core::field::{
     self, CoordinatorStep, FieldRecords, NewInfraction, NewTransgression, RecordOutcome,
     WitnessEntry,
 };
+use sync_core::print::Format;
 use sync_core::records::{Gravity, LegalBasis, Position, Signature, UserRole, WarningKind};
 use sync_core::rules::{CheckInput, Observation, RulesConfig, VehicleQuery};
 use sync_core::store::{DeviceIdentity, PhotoStatus, Store, StoreStatus};
@@ -153,6 +154,15 @@ enum RecordCommand {
         #[arg(long)]
         at: Option<String>,
     },
+    /// Print an issued record: ESC/POS bytes for a thermal printer, or a PDF.
+    Print {
+        id: String,
+        #[arg(long, value_enum)]
+        format: FormatArg,
+        /// File to write the bytes to.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Issue a record: evidence sealed from then on.
     Issue {
         id: String,
@@ -192,6 +202,30 @@ enum RecordCommand {
     },
     /// Give records waiting for an auto number one from the device's blocks.
     AssignNumbers,
+}
+
+/// Paper formats of `record print`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// 58 mm thermal printer (ESC/POS).
+    Escpos58,
+    /// 80 mm thermal printer (ESC/POS).
+    Escpos80,
+    /// A4 PDF.
+    Pdf,
+    /// Receipt-sized PDF (80 mm wide).
+    PdfReceipt,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Escpos58 => Format::EscPos58,
+            FormatArg::Escpos80 => Format::EscPos80,
+            FormatArg::Pdf => Format::PdfA4,
+            FormatArg::PdfReceipt => Format::PdfReceipt,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -483,6 +517,14 @@ struct NumbersAdded {
 }
 
 #[derive(Debug, Serialize)]
+struct Printed {
+    id: String,
+    format: &'static str,
+    out: String,
+    bytes: usize,
+}
+
+#[derive(Debug, Serialize)]
 struct Numbered {
     id: String,
     number: u64,
@@ -582,6 +624,17 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
         RecordCommand::ConfirmVehicle { id, at } => {
             let at = parse_instant(at.as_deref())?;
             print_json(&FieldRecords::open(store)?.confirm_vehicle(&id, at)?)
+        }
+        RecordCommand::Print { id, format, out } => {
+            let bytes = sync_core::print::render_record(store, &id, format.into(), Utc::now())?;
+            std::fs::write(&out, &bytes)
+                .with_context(|| format!("não foi possível gravar {}", out.display()))?;
+            print_json(&Printed {
+                id,
+                format: Format::from(format).as_str(),
+                out: out.display().to_string(),
+                bytes: bytes.len(),
+            })
         }
         RecordCommand::Issue { id, signature, at } => {
             let at = parse_instant(at.as_deref())?;
