@@ -14,6 +14,14 @@
 //! - [`render_case_file`]: the case file for an appeal (A4 PDF: the auto, photos, the verdict
 //!   the officer saw, the events).
 //!
+//! Inside, a document is composed once (`compose`: wording, order, the fixed texts of next
+//! steps and rights, with their articles) into a block model (`layout`: headings, fields,
+//! paragraphs, lists, a QR code, photos, signature lines, small print), and each back-end
+//! places those blocks: `pdf` (krilla, the shipped Liberation Sans, A4 pages with header and
+//! numbered footer or one 80 mm receipt page) and [`escpos`] (code page 860, word-wrapped to
+//! the printer's columns, the QR as a raster image, two cut copies). Texts are clipped to the
+//! limits in `limits` with a note on the paper, never silently.
+//!
 //! Every document carries a [`VerificationCode`] and its QR code: the code is derived from the
 //! bytes that make the document authentic (the device's signature over the sealed evidence, or
 //! the server's record of a notification), so `GET /verificar/{code}` on the server finds the
@@ -23,10 +31,20 @@
 //! tests decode (PDF text through poppler's `pdftotext`, ESC/POS through [`escpos`]'s decoder).
 #![forbid(unsafe_code)]
 
+mod compose;
 mod content;
+mod cp860;
+pub mod escpos;
+mod layout;
+mod limits;
+mod pdf;
+mod qr;
+mod text;
 mod verification;
 
 pub use content::*;
+pub use limits::*;
+pub use pdf::MAX_RECEIPT_PAGE_PT;
 pub use verification::{CODE_BYTES, CODE_LEN, VerificationCode};
 
 /// Why a document could not be rendered.
@@ -45,18 +63,26 @@ pub enum RenderError {
 
 /// Renders an auto (or a coordinator's report) in `format`.
 pub fn render_auto(content: &AutoContent, format: Format) -> Result<Vec<u8>, RenderError> {
-    let _ = content;
-    Err(RenderError::Unsupported(format.as_str()))
+    match format {
+        Format::PdfA4 => pdf::render(&compose::auto(content, false), pdf::Paper::A4),
+        Format::PdfReceipt => pdf::render(&compose::auto(content, false), pdf::Paper::Receipt),
+        Format::EscPos58 => Ok(escpos::render(
+            &compose::auto(content, true),
+            escpos::Paper::Mm58,
+        )),
+        Format::EscPos80 => Ok(escpos::render(
+            &compose::auto(content, true),
+            escpos::Paper::Mm80,
+        )),
+    }
 }
 
 /// Renders the notification of penalty (A4 PDF).
 pub fn render_notification(content: &NotificationContent) -> Result<Vec<u8>, RenderError> {
-    let _ = content;
-    Err(RenderError::Unsupported("pdf"))
+    pdf::render(&compose::notification(content), pdf::Paper::A4)
 }
 
 /// Renders the case file for an appeal (A4 PDF).
 pub fn render_case_file(content: &CaseFileContent) -> Result<Vec<u8>, RenderError> {
-    let _ = content;
-    Err(RenderError::Unsupported("pdf"))
+    pdf::render(&compose::case_file(content), pdf::Paper::A4)
 }
