@@ -236,6 +236,39 @@ fn records_infraction_with_verdict_list_show_and_refusals() {
     assert_eq!(v["witnesses"][0]["person"]["source"], "observed");
     assert!(!auto.to_string().contains("Maria Souza"));
 
+    // Printed offline, in every format, to a file.
+    for (format, magic) in [
+        ("escpos58", &b"\x1b@"[..]),
+        ("escpos80", &b"\x1b@"[..]),
+        ("pdf", &b"%PDF"[..]),
+        ("pdf-receipt", &b"%PDF"[..]),
+    ] {
+        let file = dir.path().join(format!("auto.{format}"));
+        let printed = ok(
+            &db,
+            &[
+                "record",
+                "print",
+                &id,
+                "--format",
+                format,
+                "--out",
+                file.to_str().unwrap(),
+            ],
+        );
+        let bytes = std::fs::read(&file).unwrap();
+        assert_eq!(printed["bytes"], bytes.len(), "{format}");
+        assert_eq!(printed["format"], format);
+        assert!(bytes.starts_with(magic), "{format}");
+        if !format.starts_with("pdf") {
+            // Plate and copy label are ASCII, the same bytes in the printer's code page.
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(text.contains("GHI7J89"), "{format}");
+            assert!(text.contains("VIA DO AUTUADO"), "{format}");
+            assert!(!text.contains("78000751925"), "{format}: a full CPF");
+        }
+    }
+
     // Sealed: the facts cannot change; late evidence can be added.
     assert!(fails(&db, &["record", "set-facts", &id, "outra versão"]).contains("lacrado"));
     let more = dir.path().join("depois.jpg");

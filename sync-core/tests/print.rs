@@ -293,3 +293,46 @@ fn a_coordinators_report_prints_its_gravity_and_an_unconfirmed_registry_plate() 
     assert_eq!(c.driver.name, "Pedro Santos");
     assert_eq!(c.legal_basis[0].description, rules::spec(RuleId::R28).title);
 }
+
+#[test]
+fn an_issued_auto_prints_in_every_format_with_what_it_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = device(&dir);
+    let out = FieldRecords::open(&mut store)
+        .unwrap()
+        .create_infraction(auxiliary_auto())
+        .unwrap();
+    for format in [documents::Format::EscPos58, documents::Format::EscPos80] {
+        let bytes = print::render_record(&store, &out.id, format, at(10)).unwrap();
+        assert!(bytes.starts_with(b"\x1b@"), "{format:?}");
+        let decoded = documents::escpos::decode(&bytes).unwrap();
+        assert_eq!(decoded.copies.len(), 2, "{format:?}: two copies");
+        for (copy, label) in decoded
+            .copies
+            .iter()
+            .zip(["VIA DO AUTUADO", "VIA DO ÓRGÃO"])
+        {
+            // Words may wrap at the paper's width: compare without line breaks.
+            let text = copy.text().replace('\n', " ");
+            for said in [
+                label,
+                "GHI7J89",
+                "0004",
+                "Rafael Lima",
+                "Beatriz Costa",
+                "Maria Souza",
+                "fiscal.joao",
+                "recusou-se a assinar",
+            ] {
+                assert!(text.contains(said), "{format:?}: {said:?} not in {text}");
+            }
+            for cpf in ["78000751925", "780.007.519-25", "111.444.777-35"] {
+                assert!(!text.contains(cpf), "{format:?}: {cpf}");
+            }
+        }
+    }
+    for format in [documents::Format::PdfA4, documents::Format::PdfReceipt] {
+        let bytes = print::render_record(&store, &out.id, format, at(10)).unwrap();
+        assert!(bytes.starts_with(b"%PDF"), "{format:?}");
+    }
+}
