@@ -165,12 +165,17 @@ class FieldSessionTest(unittest.TestCase):
             f.write(PHOTO[::-1])
         from_file = s.attach_photo_file(draft.id, photo_file)
         self.assertNotEqual(from_file.sha256, photo.sha256)
-        # The plate the lookup found is the auto's only once the officer confirms it.
+        # The plate the lookup found is the auto's only once the officer confirms it; a draft
+        # is not printed.
         self.assertIsNone(s.show_record(draft.id).vehicle_confirmation)
         with self.assertRaises(tf.FiscalError.InvalidInput) as e:
             s.issue_record(draft.id, tf.SignatureInput.MISSING(reason="recusou-se a assinar"))
         self.assertEqual(e.exception.field, "vehicle_confirmation")
         self.assertIn(p1.plate, e.exception.reason)
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            s.render_record(draft.id, tf.PrintFormat.PDF)
+        self.assertEqual(e.exception.field, "status")
+        self.assertIn("rascunho", e.exception.reason)
         s.confirm_vehicle(draft.id)
         confirmation = s.show_record(draft.id).vehicle_confirmation
         self.assertEqual(confirmation.plate, p1.plate)
@@ -180,6 +185,17 @@ class FieldSessionTest(unittest.TestCase):
         self.assertTrue(issued.sealed)
         with self.assertRaises(tf.FiscalError.InvalidInput) as e:
             s.confirm_vehicle(draft.id)
+
+        # Printed on the spot, offline: two copies on a thermal printer, or a PDF.
+        for fmt in (tf.PrintFormat.ESC_POS58, tf.PrintFormat.ESC_POS80):
+            paper = s.render_record(draft.id, fmt)
+            self.assertTrue(paper.startswith(b"\x1b@"), (fmt, paper[:8]))
+            text = paper.decode("cp860", errors="replace")
+            self.assertIn(p1.plate, text, fmt)
+            self.assertIn("VIA DO AUTUADO", text, fmt)
+        for fmt in (tf.PrintFormat.PDF, tf.PrintFormat.PDF_RECEIPT):
+            paper = s.render_record(draft.id, fmt)
+            self.assertTrue(paper.startswith(b"%PDF"), (fmt, paper[:8]))
 
         listed = s.list_records()
         self.assertEqual([r.id for r in listed], [draft.id])
