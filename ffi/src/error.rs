@@ -51,8 +51,10 @@ pub enum FiscalError {
     NotFound { what: String, reason: String },
     /// An input the app passed is wrong; `field` names it: `plate`, `driver`, `document`,
     /// `vehicle`, `facts`, `legal_basis` (an auto with no irregular finding needs
-    /// `extra_rules`), `position`, `witnesses`, `path`, `server_url`, `device_id`, … or the
-    /// sealed field an issued record refuses to change.
+    /// `extra_rules`), `position`, `witnesses`, `path`, `server_url`, `device_id`,
+    /// `vehicle_confirmation` (an auto issued before `confirm_vehicle`), `status` (e.g. a draft
+    /// sent to `render_record`), `format`, … or the sealed field an issued record refuses to
+    /// change.
     #[error("{field}: {reason}")]
     InvalidInput { field: String, reason: String },
     /// The operation was cancelled (`cancel_sync`); what was applied before stays applied.
