@@ -24,7 +24,7 @@ use crate::field::{self, FieldError};
 use crate::records::{
     EventKind, Gravity, PersonRef, RecordError, RecordKind, RecordView, Signature,
 };
-use crate::rules::{self, RuleId};
+use crate::rules;
 use crate::store::{Store, StoreError};
 
 /// Why a record could not be printed. Officers read these: Portuguese.
@@ -92,10 +92,8 @@ pub fn auto_content(
                 name: names
                     .name_of(&p)?
                     .unwrap_or_else(|| String::from("titular do alvará")),
-                role: format!(
-                    "titular do alvará, responde junto com o condutor ({})",
-                    rules::spec(RuleId::R33).citation()
-                ),
+                // The layout explains, under the holder, why they answer (art. 32 § 2).
+                role: String::from("titular do alvará"),
                 document: names.document_of(&p)?,
             })
         }
