@@ -12,6 +12,7 @@
 use sync_core::client::{ClientError, ErrorKind, StepError};
 use sync_core::domain::DomainError;
 use sync_core::field::FieldError as CoreFieldError;
+use sync_core::print::{PrintError, RenderError};
 use sync_core::records::RecordError;
 use sync_core::rules;
 use sync_core::store::StoreError;
@@ -50,8 +51,10 @@ pub enum FiscalError {
     NotFound { what: String, reason: String },
     /// An input the app passed is wrong; `field` names it: `plate`, `driver`, `document`,
     /// `vehicle`, `facts`, `legal_basis` (an auto with no irregular finding needs
-    /// `extra_rules`), `position`, `witnesses`, `path`, `server_url`, `device_id`, … or the
-    /// sealed field an issued record refuses to change.
+    /// `extra_rules`), `position`, `witnesses`, `path`, `server_url`, `device_id`,
+    /// `vehicle_confirmation` (an auto issued before `confirm_vehicle`), `status` (e.g. a draft
+    /// sent to `render_record`), `format`, … or the sealed field an issued record refuses to
+    /// change.
     #[error("{field}: {reason}")]
     InvalidInput { field: String, reason: String },
     /// The operation was cancelled (`cancel_sync`); what was applied before stays applied.
@@ -211,6 +214,10 @@ impl From<RecordError> for FiscalError {
                 Self::invalid("status", e.to_string())
             }
             e @ RecordError::NotAuthor { .. } => Self::invalid("record_id", e.to_string()),
+            // The app asks the officer to confirm the vehicle (`confirm_vehicle`).
+            e @ RecordError::VehicleNotConfirmed { .. } => {
+                Self::invalid("vehicle_confirmation", e.to_string())
+            }
             e @ (RecordError::MissingField { field } | RecordError::Invalid { field, .. }) => {
                 Self::invalid(input_field(field), e.to_string())
             }
@@ -224,6 +231,21 @@ impl From<RecordError> for FiscalError {
             | RecordError::UnsupportedSchema { .. }
             | RecordError::DifferentRecords { .. }
             | RecordError::Document { .. }) => Self::storage(e),
+        }
+    }
+}
+
+impl From<PrintError> for FiscalError {
+    fn from(e: PrintError) -> Self {
+        match e {
+            e @ PrintError::NotIssued => Self::invalid("status", e.to_string()),
+            PrintError::Field(e) => e.into(),
+            PrintError::Store(e) => e.into(),
+            PrintError::Record(e) => e.into(),
+            e @ PrintError::Render(RenderError::Unsupported(_)) => {
+                Self::invalid("format", e.to_string())
+            }
+            e @ PrintError::Render(_) => Self::storage(e),
         }
     }
 }

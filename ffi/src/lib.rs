@@ -14,7 +14,9 @@
 //!   lookupPlate / lookupPermit / lookupPerson        point queries on the replica (offline)
 //!   check(CheckRequest) → Verdict                    rules engine: findings citing rule + article
 //!   startInfraction / startTransgression             a record, saved in one transaction (offline)
+//!   confirmVehicle(id)                               the officer confirms the vehicle found
 //!   issueRecord / addWitness / attachPhoto(File) …   edits, each one transaction
+//!   renderRecord(id, PrintFormat) → bytes            an issued record on paper (offline)
 //!   listRecords / showRecord                         what the device holds
 //!   sync(listener) → SyncReport, cancelSync()        numbers, records, photos, registry
 //!   syncStatus()                                     pending work, last sync, registry age

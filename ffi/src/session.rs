@@ -26,9 +26,9 @@ use sync_core::store::Store;
 use crate::error::{FiscalError, FiscalResult, legal_basis, parse_driver, parse_plate};
 use crate::types::{
     AttachedPhoto, CheckRequest, CoordinatorStep, InfractionInput, LoginInfo, PermitInfo,
-    PersonPermits, RecordDetails, RecordListItem, RegistryUpdate, SavedRecord, SignatureInput,
-    SyncReport, SyncStatus, SyncStep, TransgressionInput, VehicleQuery, Verdict, WarningKind,
-    WitnessInput, list_item, record_details, utc,
+    PersonPermits, PrintFormat, RecordDetails, RecordListItem, RegistryUpdate, SavedRecord,
+    SignatureInput, SyncReport, SyncStatus, SyncStep, TransgressionInput, VehicleQuery, Verdict,
+    WarningKind, WitnessInput, list_item, record_details, utc,
 };
 
 /// Told as a sync moves on, for a progress line. Implemented by the app (Kotlin, Swift).
@@ -345,9 +345,34 @@ impl FieldSession {
                 extra_legal_basis,
                 witnesses,
                 photos: input.photos,
+                confirm_vehicle: input.confirm_vehicle,
                 issue,
             })?
             .into())
+    }
+
+    /// Records that the officer confirmed the draft's vehicle (the plate the lookup filled in)
+    /// as the one inspected — who, on this device, when. Refused once issued, or for a record
+    /// made by someone else or on another device.
+    #[uniffi::method(default(at = None))]
+    pub fn confirm_vehicle(
+        &self,
+        record_id: String,
+        at: Option<SystemTime>,
+    ) -> FiscalResult<SavedRecord> {
+        self.write(|r| r.confirm_vehicle(&record_id, at_or_now(at)))
+            .map(Into::into)
+    }
+
+    /// Prints an issued record (offline): ESC/POS bytes to send to a Bluetooth thermal
+    /// printer as they are, or a PDF. A draft is refused.
+    pub fn render_record(&self, record_id: String, format: PrintFormat) -> FiscalResult<Vec<u8>> {
+        Ok(sync_core::print::render_record(
+            &lock(&self.local),
+            &record_id,
+            format.into(),
+            Utc::now(),
+        )?)
     }
 
     /// Starts a coordinator's transgression report about a driver of the device's stand

@@ -727,7 +727,13 @@ pub struct InfractionInput {
     /// Photos taken at the scene (bytes, e.g. JPEG).
     #[uniffi(default = [])]
     pub photos: Vec<Vec<u8>>,
-    /// Issue at once (evidence sealed); `None` keeps a draft to complete with `issue_record`.
+    /// The officer confirmed, on the screen showing the lookup, that the vehicle found (by
+    /// plate, or the permit's vehicle) is the one inspected: recorded in the auto. Without it
+    /// (default) confirm later with `confirm_vehicle`; an auto is not issued unconfirmed.
+    #[uniffi(default = false)]
+    pub confirm_vehicle: bool,
+    /// Issue at once (evidence sealed; needs `confirm_vehicle`); `None` keeps a draft to
+    /// complete with `issue_record`.
     #[uniffi(default = None)]
     pub issue: Option<SignatureInput>,
 }
@@ -916,6 +922,40 @@ impl From<sc_records::Signature> for SignatureInfo {
     }
 }
 
+/// The officer's confirmation of the record's vehicle: who, on which device, when, which plate.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct VehicleConfirmationInfo {
+    pub user_id: String,
+    pub device_id: String,
+    pub at: SystemTime,
+    /// Canonical plate confirmed.
+    pub plate: String,
+}
+
+/// Where a printed record goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
+pub enum PrintFormat {
+    /// Bluetooth thermal printer, 58 mm paper (ESC/POS, two copies).
+    EscPos58,
+    /// Bluetooth thermal printer, 80 mm paper (ESC/POS, two copies).
+    EscPos80,
+    /// A4 PDF, for sharing or a desk printer.
+    Pdf,
+    /// PDF the size of a receipt (80 mm wide).
+    PdfReceipt,
+}
+
+impl From<PrintFormat> for sync_core::print::Format {
+    fn from(f: PrintFormat) -> Self {
+        match f {
+            PrintFormat::EscPos58 => Self::EscPos58,
+            PrintFormat::EscPos80 => Self::EscPos80,
+            PrintFormat::Pdf => Self::PdfA4,
+            PrintFormat::PdfReceipt => Self::PdfReceipt,
+        }
+    }
+}
+
 /// Someone a record names: a registry person by id, or someone typed on the spot whose data
 /// the device keeps apart (`name`, `cpf`, `cnh` are `None` once erased, or for other devices'
 /// records).
@@ -1008,6 +1048,8 @@ pub struct RecordDetails {
     /// Canonical plate, and as typed.
     pub plate: Option<String>,
     pub plate_raw: Option<String>,
+    /// The officer's confirmation of that vehicle (`None`: not confirmed).
+    pub vehicle_confirmation: Option<VehicleConfirmationInfo>,
     pub driver: PersonRef,
     pub driver_role: DriverRole,
     pub permit_number: Option<String>,
@@ -1422,6 +1464,15 @@ pub(crate) fn record_details(
         stand_id: v.stand_id.clone(),
         plate: v.vehicle.as_ref().map(|x| x.plate.clone()),
         plate_raw: v.vehicle.as_ref().map(|x| x.plate_raw.clone()),
+        vehicle_confirmation: v
+            .vehicle_confirmation
+            .as_ref()
+            .map(|c| VehicleConfirmationInfo {
+                user_id: c.user_id.clone(),
+                device_id: c.device_id.to_string(),
+                at: instant(c.at),
+                plate: c.plate.clone(),
+            }),
         driver: person_ref(&v.driver.person, observed),
         driver_role: v.driver.role.into(),
         permit_number: v.permit_number.clone(),

@@ -165,9 +165,37 @@ class FieldSessionTest(unittest.TestCase):
             f.write(PHOTO[::-1])
         from_file = s.attach_photo_file(draft.id, photo_file)
         self.assertNotEqual(from_file.sha256, photo.sha256)
+        # The plate the lookup found is the auto's only once the officer confirms it; a draft
+        # is not printed.
+        self.assertIsNone(s.show_record(draft.id).vehicle_confirmation)
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            s.issue_record(draft.id, tf.SignatureInput.MISSING(reason="recusou-se a assinar"))
+        self.assertEqual(e.exception.field, "vehicle_confirmation")
+        self.assertIn(p1.plate, e.exception.reason)
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            s.render_record(draft.id, tf.PrintFormat.PDF)
+        self.assertEqual(e.exception.field, "status")
+        self.assertIn("rascunho", e.exception.reason)
+        s.confirm_vehicle(draft.id)
+        confirmation = s.show_record(draft.id).vehicle_confirmation
+        self.assertEqual(confirmation.plate, p1.plate)
+        self.assertEqual(confirmation.user_id, login.user_id)
         issued = s.issue_record(draft.id, tf.SignatureInput.MISSING(reason="recusou-se a assinar"))
         self.assertEqual(issued.status, tf.RecordStatus.ISSUED)
         self.assertTrue(issued.sealed)
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            s.confirm_vehicle(draft.id)
+
+        # Printed on the spot, offline: two copies on a thermal printer, or a PDF.
+        for fmt in (tf.PrintFormat.ESC_POS58, tf.PrintFormat.ESC_POS80):
+            paper = s.render_record(draft.id, fmt)
+            self.assertTrue(paper.startswith(b"\x1b@"), (fmt, paper[:8]))
+            text = paper.decode("cp860", errors="replace")
+            self.assertIn(p1.plate, text, fmt)
+            self.assertIn("VIA DO AUTUADO", text, fmt)
+        for fmt in (tf.PrintFormat.PDF, tf.PrintFormat.PDF_RECEIPT):
+            paper = s.render_record(draft.id, fmt)
+            self.assertTrue(paper.startswith(b"%PDF"), (fmt, paper[:8]))
 
         listed = s.list_records()
         self.assertEqual([r.id for r in listed], [draft.id])
@@ -301,6 +329,7 @@ class FieldSessionTest(unittest.TestCase):
                     driver=p1.holder.cpf,
                     facts="Taxímetro sem lacre",
                     extra_rules=["R02"],
+                    confirm_vehicle=True,
                     issue=tf.SignatureInput.MISSING(reason="condutor ausente"),
                 )
             )
@@ -449,6 +478,7 @@ class FieldSessionTest(unittest.TestCase):
                     vehicle=tf.VehicleQuery.PERMIT(number="0001"),
                     driver=p1.holder.cpf,
                     facts="Taxímetro sem lacre",
+                    confirm_vehicle=True,
                     issue=tf.SignatureInput.MISSING(reason="condutor ausente"),
                 )
             )

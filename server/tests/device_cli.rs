@@ -198,6 +198,7 @@ fn records_infraction_with_verdict_list_show_and_refusals() {
             "Maria Souza:Vi o condutor chegar ao ponto",
             "--photo",
             photo.to_str().unwrap(),
+            "--confirm-vehicle",
             "--issue",
         ],
     );
@@ -234,6 +235,39 @@ fn records_infraction_with_verdict_list_show_and_refusals() {
     // The witness's name stays on the device: the record names an id.
     assert_eq!(v["witnesses"][0]["person"]["source"], "observed");
     assert!(!auto.to_string().contains("Maria Souza"));
+
+    // Printed offline, in every format, to a file.
+    for (format, magic) in [
+        ("escpos58", &b"\x1b@"[..]),
+        ("escpos80", &b"\x1b@"[..]),
+        ("pdf", &b"%PDF"[..]),
+        ("pdf-receipt", &b"%PDF"[..]),
+    ] {
+        let file = dir.path().join(format!("auto.{format}"));
+        let printed = ok(
+            &db,
+            &[
+                "record",
+                "print",
+                &id,
+                "--format",
+                format,
+                "--out",
+                file.to_str().unwrap(),
+            ],
+        );
+        let bytes = std::fs::read(&file).unwrap();
+        assert_eq!(printed["bytes"], bytes.len(), "{format}");
+        assert_eq!(printed["format"], format);
+        assert!(bytes.starts_with(magic), "{format}");
+        if !format.starts_with("pdf") {
+            // Plate and copy label are ASCII, the same bytes in the printer's code page.
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(text.contains("GHI7J89"), "{format}");
+            assert!(text.contains("VIA DO AUTUADO"), "{format}");
+            assert!(!text.contains("78000751925"), "{format}: a full CPF");
+        }
+    }
 
     // Sealed: the facts cannot change; late evidence can be added.
     assert!(fails(&db, &["record", "set-facts", &id, "outra versão"]).contains("lacrado"));
@@ -275,6 +309,44 @@ fn records_infraction_with_verdict_list_show_and_refusals() {
     assert_eq!(draft["view"]["driver"]["role"], "unauthorised");
     let draft_id = draft["id"].as_str().unwrap();
     ok(&db, &["record", "set-facts", draft_id, "Fatos revistos."]);
+    // The plate came from the permit's registry entry: not the auto's until the officer
+    // confirms it; a draft does not print either.
+    assert_eq!(draft["view"]["vehicle_confirmation"], Value::Null);
+    assert!(
+        fails(&db, &["record", "issue", draft_id])
+            .contains("confirme que o veículo de placa BRA2E19")
+    );
+    let out = dir.path().join("rascunho.bin");
+    let out_s = out.to_str().unwrap();
+    assert!(
+        fails(
+            &db,
+            &[
+                "record", "print", draft_id, "--format", "pdf", "--out", out_s
+            ]
+        )
+        .contains("rascunho")
+    );
+    assert!(!out.exists());
+    let confirmed = ok(
+        &db,
+        &[
+            "record",
+            "confirm-vehicle",
+            draft_id,
+            "--at",
+            "2026-11-30T15:05:00-03:00",
+        ],
+    );
+    assert_eq!(
+        confirmed["view"]["vehicle_confirmation"],
+        json!({
+            "user_id": "U-GM-17",
+            "device_id": "0190a0a0-0000-7000-8000-0000000000a1",
+            "at": "2026-11-30T18:05:00Z",
+            "plate": "BRA2E19"
+        })
+    );
     let issued = ok(&db, &["record", "issue", draft_id]);
     assert_eq!(
         issued["view"]["signature"]["reason"],

@@ -431,6 +431,8 @@ async fn issued_record(app: &App, p: &mut Phone, skip: usize, facts: &str) -> (S
     let (permit, plate, holder) = a_permit(app, skip).await;
     let agent = p.agent.clone();
     let mut r = RecordDoc::new_infraction(draft(&plate, &permit, &holder, facts), &agent).unwrap();
+    r.confirm_vehicle(&agent, now() - Duration::minutes(111))
+        .unwrap();
     r.issue_unsealed(
         &agent,
         now() - Duration::minutes(110),
@@ -815,6 +817,8 @@ async fn record_page_shows_evidence_verdict_and_photos() {
     let mut d = draft(&plate, &permit, &holder, "Parado fora do ponto.");
     d.photos = vec![sha.clone(), "ab".repeat(32)];
     let mut r = RecordDoc::new_infraction(d, &agent).unwrap();
+    r.confirm_vehicle(&agent, now() - Duration::minutes(111))
+        .unwrap();
     r.issue_unsealed(
         &agent,
         now() - Duration::minutes(110),

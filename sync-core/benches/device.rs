@@ -449,6 +449,7 @@ fn main() -> Res<()> {
             extra_legal_basis: Vec::new(),
             witnesses: Vec::new(),
             photos: Vec::new(),
+            confirm_vehicle: true,
             issue: irregular.then(|| Signature::Missing {
                 reason: "recusou-se a assinar".into(),
             }),

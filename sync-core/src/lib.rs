@@ -7,6 +7,8 @@
 //! change, with auto numbers and photos. `time` pins the reasoning to America/Sao_Paulo while
 //! storage stays in UTC. `client` (feature `client`, the only part doing network I/O) drives
 //! the store against the server over HTTP: login, numbers, record sync, photos, registry feed.
+//! `print` puts an issued record on paper from the device store alone (ESC/POS or PDF, through
+//! the `documents` crate).
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "client")]
@@ -17,6 +19,7 @@ pub mod field;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod limits;
+pub mod print;
 pub mod records;
 pub mod schemas;
 pub mod store;

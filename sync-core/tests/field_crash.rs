@@ -79,6 +79,7 @@ fn infraction(i: usize, at: DateTime<Utc>) -> NewInfraction {
         } else {
             Vec::new()
         },
+        confirm_vehicle: true,
         issue: i.is_multiple_of(2).then(|| Signature::Missing {
             reason: "recusou-se a assinar".into(),
         }),

@@ -61,6 +61,7 @@ fn seed_doc() -> RecordDoc {
         &agent,
     )
     .unwrap();
+    r.confirm_vehicle(&agent, t0()).unwrap();
     r.issue(
         &agent,
         t0() + Duration::minutes(1),

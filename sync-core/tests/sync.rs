@@ -105,6 +105,7 @@ fn draft(n: u32, at: DateTime<Utc>) -> InfractionDraft {
 fn issued(agent: &Agent, n: u32) -> RecordDoc {
     let at = t0() + Duration::minutes(i64::from(n));
     let mut r = RecordDoc::new_infraction(draft(n, at), agent).unwrap();
+    r.confirm_vehicle(agent, at).unwrap();
     r.issue(
         agent,
         at + Duration::minutes(1),
@@ -1850,6 +1851,7 @@ fn a_response_whose_bytes_make_the_library_panic_does_not_crash_the_device() {
 fn draft_and_its_seal(agent: &Agent, key: &DeviceKey) -> (RecordDoc, serde_json::Value) {
     let at = t0();
     let mut d = RecordDoc::new_infraction(draft(1, at), agent).unwrap();
+    d.confirm_vehicle(agent, at).unwrap();
     let mut copy = d.fork();
     copy.issue(agent, at + Duration::minutes(1), missing(), key)
         .unwrap();
@@ -2009,4 +2011,57 @@ fn a_seal_changed_after_issue_is_refused_as_sealed_evidence() {
     let response = serve_whole(&mut net, &who, vec![(id, d.save())]);
     let r = rejection_of(&response, id).expect("refused");
     assert_eq!(r.code, RejectionCode::SealedField, "{}", r.message);
+}
+
+#[test]
+fn a_vehicle_confirmation_written_on_another_device_is_rejected_and_quarantined() {
+    let mut net = Net::new();
+    let mut phone = Device::new(officer_phone());
+    let mut tablet = Device::new(officer_tablet());
+    // A draft made on the phone, unconfirmed, reaches the officer's tablet.
+    let mut r = RecordDoc::new_infraction(draft(1, t0()), &phone.agent.clone()).unwrap();
+    let id = phone.persist(&mut r);
+    net.sync(&mut phone);
+    net.sync(&mut tablet);
+    tablet.edit(&id, |d, ag| {
+        // The API refuses it on the tablet; written behind its back, in the tablet's name.
+        assert!(d.confirm_vehicle(ag, t0()).is_err());
+        let json = serde_json::json!({
+            "user_id": GM17,
+            "device_id": ag.device_id,
+            "at": t0(),
+            "plate": "GHI7J89",
+        })
+        .to_string();
+        let am = d.automerge_mut();
+        am.set_actor(ag.actor_id());
+        am.put(ROOT, "vehicle_confirmation", json).unwrap();
+        am.commit();
+    });
+    let (_, resp, _) = net.exchange(&mut tablet);
+    assert_eq!(resp.rejections.len(), 1, "{:?}", resp.rejections);
+    assert!(
+        resp.rejections[0]
+            .message
+            .contains("confirmação do veículo"),
+        "{}",
+        resp.rejections[0].message
+    );
+    assert!(
+        net.server
+            .doc(&id)
+            .view()
+            .unwrap()
+            .vehicle_confirmation
+            .is_none()
+    );
+    assert_eq!(net.server.quarantine.len(), 1);
+
+    // The phone, where the record was made, confirms it: accepted.
+    phone.edit(&id, |d, ag| {
+        d.confirm_vehicle(ag, t0() + Duration::minutes(1)).unwrap();
+    });
+    let (_, resp, _) = net.exchange(&mut phone);
+    assert!(resp.rejections.is_empty(), "{:?}", resp.rejections);
+    assert!(net.server.doc(&id).view().unwrap().vehicle_confirmed());
 }

@@ -194,6 +194,7 @@ fn syncer(
                     extra_legal_basis: vec![LegalBasis::of(RuleId::R24)],
                     witnesses: Vec::new(),
                     photos: Vec::new(),
+                    confirm_vehicle: true,
                     issue: Some(Signature::Missing {
                         reason: "recusou-se a assinar".into(),
                     }),

@@ -121,6 +121,7 @@ fn create_records(d: &mut Device, n: usize, taxis: &[(Plate, DriverId)]) -> Vec<
                 extra_legal_basis: vec![LegalBasis::of(RuleId::R24)],
                 witnesses: Vec::new(),
                 photos: Vec::new(),
+                confirm_vehicle: true,
                 issue: Some(Signature::Missing {
                     reason: "recusou-se a assinar".into(),
                 }),

@@ -199,6 +199,7 @@ impl Device {
             extra_legal_basis: vec![LegalBasis::of(RuleId::R24)],
             witnesses: Vec::new(),
             photos,
+            confirm_vehicle: true,
             issue: Some(Signature::Missing {
                 reason: "recusou-se a assinar".into(),
             }),

@@ -108,6 +108,7 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
             }],
             witnesses: Vec::new(),
             photos: vec![SCENE_PHOTO.to_vec()],
+            confirm_vehicle: true,
             issue: None,
         })
         .unwrap();

@@ -86,8 +86,29 @@ fun main(args: Array<String>) {
         expect(draft.status == RecordStatus.DRAFT) { "${draft.status}" }
         val photo = session.attachPhoto(draft.id, ByteArray(2048) { (it % 251).toByte() })
         expect(photo.sha256.length == 64) { photo.sha256 }
+        // Not issued until the officer confirms the vehicle the lookup found.
+        try {
+            session.issueRecord(draft.id, SignatureInput.Missing("recusou-se a assinar"))
+            throw AssertionError("issued without confirming the vehicle")
+        } catch (e: FiscalException.InvalidInput) {
+            expect(e.field == "vehicle_confirmation") { "field ${e.field}" }
+        }
+        session.confirmVehicle(draft.id)
+        expect(session.showRecord(draft.id).vehicleConfirmation?.plate == p1.plate) { "confirmation" }
         val issued = session.issueRecord(draft.id, SignatureInput.Missing("recusou-se a assinar"))
         expect(issued.sealed && issued.status == RecordStatus.ISSUED) { "$issued" }
+
+        // Printed offline: ESC/POS for a thermal printer (two copies), or a PDF.
+        for (format in listOf(PrintFormat.ESC_POS58, PrintFormat.ESC_POS80)) {
+            val paper = session.renderRecord(draft.id, format)
+            expect(paper.size > 2 && paper[0] == 0x1b.toByte() && paper[1] == '@'.code.toByte()) { "$format: no ESC @" }
+            val text = String(paper, Charsets.ISO_8859_1)
+            expect(text.contains(p1.plate) && text.contains("VIA DO AUTUADO")) { "$format: plate or copy missing" }
+        }
+        for (format in listOf(PrintFormat.PDF, PrintFormat.PDF_RECEIPT)) {
+            val paper = session.renderRecord(draft.id, format)
+            expect(String(paper.copyOfRange(0, 4), Charsets.ISO_8859_1) == "%PDF") { "$format: not a PDF" }
+        }
         expect(session.syncStatus().pendingRecords == 1uL) { "pending before sync" }
 
         // Errors are exceptions with the fields the app acts on.

@@ -9,8 +9,10 @@
 //! Field records go through `sync_core::field::FieldRecords`, written as the identity stored in
 //! the file by `init` (device id, user, role, stand): `record infraction` runs the check and
 //! seals its verdict into the auto, `record transgression` is the coordinator's report, and
-//! every record command is one store transaction (auto number included). Instants are the
-//! machine's clock unless `--at` says otherwise.
+//! every record command is one store transaction (auto number included). The vehicle the check
+//! finds is the auto's only once the officer confirms it (`--confirm-vehicle` or `record
+//! confirm-vehicle`); `record print` renders an issued record offline (`sync_core::print`).
+//! Instants are the machine's clock unless `--at` says otherwise.
 
 use std::path::PathBuf;
 
@@ -24,6 +26,7 @@ use sync_core::field::{
     self, CoordinatorStep, FieldRecords, NewInfraction, NewTransgression, RecordOutcome,
     WitnessEntry,
 };
+use sync_core::print::Format;
 use sync_core::records::{Gravity, LegalBasis, Position, Signature, UserRole, WarningKind};
 use sync_core::rules::{CheckInput, Observation, RulesConfig, VehicleQuery};
 use sync_core::store::{DeviceIdentity, PhotoStatus, Store, StoreStatus};
@@ -144,6 +147,22 @@ enum RecordCommand {
     Infraction(InfractionArgs),
     /// Coordinator's transgression report about a driver of the own stand (art. 17).
     Transgression(TransgressionArgs),
+    /// Confirm that the vehicle of a draft (the plate the lookup filled in) is the one
+    /// inspected: recorded in the record; an auto is not issued without it.
+    ConfirmVehicle {
+        id: String,
+        #[arg(long)]
+        at: Option<String>,
+    },
+    /// Print an issued record: ESC/POS bytes for a thermal printer, or a PDF.
+    Print {
+        id: String,
+        #[arg(long, value_enum)]
+        format: FormatArg,
+        /// File to write the bytes to.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Issue a record: evidence sealed from then on.
     Issue {
         id: String,
@@ -183,6 +202,30 @@ enum RecordCommand {
     },
     /// Give records waiting for an auto number one from the device's blocks.
     AssignNumbers,
+}
+
+/// Paper formats of `record print`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// 58 mm thermal printer (ESC/POS).
+    Escpos58,
+    /// 80 mm thermal printer (ESC/POS).
+    Escpos80,
+    /// A4 PDF.
+    Pdf,
+    /// Receipt-sized PDF (80 mm wide).
+    PdfReceipt,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Escpos58 => Format::EscPos58,
+            FormatArg::Escpos80 => Format::EscPos80,
+            FormatArg::Pdf => Format::PdfA4,
+            FormatArg::PdfReceipt => Format::PdfReceipt,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -280,7 +323,11 @@ struct InfractionArgs {
     /// Photo file taken at the scene (repeatable).
     #[arg(long = "photo", value_name = "FILE")]
     photos: Vec<PathBuf>,
-    /// Issue at once (evidence sealed).
+    /// The officer confirms that the vehicle the check finds (by plate, or the permit's
+    /// vehicle) is the one inspected; recorded in the auto, which is not issued without it.
+    #[arg(long)]
+    confirm_vehicle: bool,
+    /// Issue at once (evidence sealed; needs --confirm-vehicle).
     #[arg(long)]
     issue: bool,
     #[command(flatten)]
@@ -470,6 +517,14 @@ struct NumbersAdded {
 }
 
 #[derive(Debug, Serialize)]
+struct Printed {
+    id: String,
+    format: &'static str,
+    out: String,
+    bytes: usize,
+}
+
+#[derive(Debug, Serialize)]
 struct Numbered {
     id: String,
     number: u64,
@@ -533,6 +588,7 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                 extra_legal_basis: legal_basis(&a.rules, &parameters.rules)?,
                 witnesses: witnesses(&a.witnesses)?,
                 photos: read_photos(&a.photos)?,
+                confirm_vehicle: a.confirm_vehicle,
                 issue: a.issue.then(|| a.signature.signature()),
             };
             let out = FieldRecords::open(store)?.create_infraction(input)?;
@@ -564,6 +620,21 @@ fn record(store: &mut Store, r: RecordCommand) -> anyhow::Result<()> {
                 then,
             };
             print_json(&FieldRecords::open(store)?.create_transgression(input)?)
+        }
+        RecordCommand::ConfirmVehicle { id, at } => {
+            let at = parse_instant(at.as_deref())?;
+            print_json(&FieldRecords::open(store)?.confirm_vehicle(&id, at)?)
+        }
+        RecordCommand::Print { id, format, out } => {
+            let bytes = sync_core::print::render_record(store, &id, format.into(), Utc::now())?;
+            std::fs::write(&out, &bytes)
+                .with_context(|| format!("não foi possível gravar {}", out.display()))?;
+            print_json(&Printed {
+                id,
+                format: Format::from(format).as_str(),
+                out: out.display().to_string(),
+                bytes: bytes.len(),
+            })
         }
         RecordCommand::Issue { id, signature, at } => {
             let at = parse_instant(at.as_deref())?;

@@ -287,6 +287,7 @@ fn infraction(taxi: &Taxi, at: DateTime<Utc>, position: Position, facts: &str) -
         extra_legal_basis: Vec::new(),
         witnesses: Vec::new(),
         photos: Vec::new(),
+        confirm_vehicle: true,
         issue: None,
     }
 }

@@ -177,6 +177,8 @@ impl Phone {
             photos: Vec::new(),
         };
         let mut doc = RecordDoc::new_infraction(draft, &self.agent).unwrap();
+        doc.confirm_vehicle(&self.agent, at + Duration::minutes(2))
+            .unwrap();
         if issue {
             let signature = if spec.signed {
                 Signature::Signed {

@@ -143,6 +143,7 @@ fn draft(at: DateTime<Utc>, plate: &str) -> InfractionDraft {
 fn issued(agent: &Agent, plate: &str) -> RecordDoc {
     let at = now() - Duration::hours(2);
     let mut r = RecordDoc::new_infraction(draft(at, plate), agent).unwrap();
+    r.confirm_vehicle(agent, at + Duration::minutes(1)).unwrap();
     r.issue_unsealed(
         agent,
         at + Duration::minutes(5),

@@ -233,7 +233,7 @@ impl<'s> FieldRecords<'s> {
             witnesses,
             photos,
         };
-        let issue = input.issue;
+        let (issue, confirm_vehicle) = (input.issue, input.confirm_vehicle);
         let at = input.at;
         let key = self.store.device_key()?;
         self.create(
@@ -249,6 +249,9 @@ impl<'s> FieldRecords<'s> {
                     },
                     agent,
                 )?;
+                if confirm_vehicle {
+                    doc.confirm_vehicle(agent, at)?;
+                }
                 if let Some(signature) = issue {
                     doc.issue(agent, at, signature, &key)?;
                 }
@@ -406,6 +409,20 @@ impl<'s> FieldRecords<'s> {
         let key = self.store.device_key()?;
         let (out, _) = self.edit(id, at, RecordExtras::default(), |doc, agent| {
             doc.issue(agent, at, signature, &key)?;
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Records that the author confirmed the record's vehicle (the plate a lookup filled in) as
+    /// the one inspected; refused once issued, for another user or on another device.
+    pub fn confirm_vehicle(
+        &mut self,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<RecordOutcome, FieldError> {
+        let (out, _) = self.edit(id, at, RecordExtras::default(), |doc, agent| {
+            doc.confirm_vehicle(agent, at)?;
             Ok(())
         })?;
         Ok(out)

@@ -98,6 +98,7 @@ fn infraction_input() -> NewInfraction {
         extra_legal_basis: Vec::new(),
         witnesses: Vec::new(),
         photos: Vec::new(),
+        confirm_vehicle: true,
         issue: None,
     }
 }
@@ -716,4 +717,47 @@ fn issuing_seals_with_the_stores_own_key_which_survives_a_reopen() {
         key,
         "one key per store"
     );
+}
+
+#[test]
+fn the_vehicle_found_by_the_check_is_confirmed_before_the_auto_is_issued() {
+    let mut dev = device(&officer(), true);
+    let mut f = FieldRecords::open(&mut dev.store).unwrap();
+    // Created and issued at once without the officer's confirmation: refused, nothing saved.
+    let e = f
+        .create_infraction(NewInfraction {
+            confirm_vehicle: false,
+            issue: Some(unsigned()),
+            ..infraction_input()
+        })
+        .unwrap_err();
+    assert!(
+        matches!(e, FieldError::Record(RecordError::VehicleNotConfirmed { ref plate }) if plate == "GHI7J89"),
+        "{e:?}"
+    );
+    assert!(f.list().unwrap().is_empty());
+    let draft = f
+        .create_infraction(NewInfraction {
+            confirm_vehicle: false,
+            ..infraction_input()
+        })
+        .unwrap();
+    assert!(draft.view.vehicle_confirmation.is_none());
+    assert!(matches!(
+        f.issue(&draft.id, at(2), unsigned()),
+        Err(FieldError::Record(RecordError::VehicleNotConfirmed { .. }))
+    ));
+    let confirmed = f.confirm_vehicle(&draft.id, at(3)).unwrap();
+    let c = confirmed.view.vehicle_confirmation.clone().unwrap();
+    assert_eq!(
+        (c.user_id.as_str(), c.at, c.plate.as_str()),
+        ("U-GM-17", at(3), "GHI7J89")
+    );
+    assert_eq!(c.device_id, officer().device_id);
+    let out = f.issue(&draft.id, at(4), unsigned()).unwrap();
+    assert!(out.view.sealed);
+    assert!(matches!(
+        f.confirm_vehicle(&draft.id, at(5)),
+        Err(FieldError::Record(RecordError::Sealed { .. }))
+    ));
 }

@@ -65,6 +65,10 @@ pub struct NewInfraction {
     pub witnesses: Vec<WitnessEntry>,
     /// Photos taken at capture (bytes; stored content-addressed with the record).
     pub photos: Vec<Vec<u8>>,
+    /// The officer confirmed on the spot that the vehicle the check found (by plate, or the
+    /// permit's vehicle) is the one inspected: recorded in the record as their confirmation
+    /// (`RecordDoc::confirm_vehicle`). An auto is not issued without it.
+    pub confirm_vehicle: bool,
     /// Issue at once with this signature (or why it is missing); `None`: stays a draft.
     pub issue: Option<Signature>,
 }

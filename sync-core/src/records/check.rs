@@ -114,6 +114,12 @@ pub fn check_record(
     {
         plate(&v.plate_raw, &v.plate)?;
     }
+    if changed(&|b| {
+        b.vehicle_confirmation == after.vehicle_confirmation && b.vehicle == after.vehicle
+    }) && let Some(c) = &after.vehicle_confirmation
+    {
+        vehicle_confirmation(after, c)?;
+    }
     if changed(&|b| b.driver == after.driver) {
         person(&after.driver.person)?;
     }
@@ -252,6 +258,29 @@ fn legal_basis(basis: &[LegalBasis]) -> Result<(), RecordError> {
             field: "fundamento legal (tipificação da infração)",
             reason: e.to_string(),
         })?;
+    }
+    Ok(())
+}
+
+/// A vehicle confirmation is the author's, from the record's device, for the vehicle the
+/// record names.
+fn vehicle_confirmation(
+    view: &RecordView,
+    c: &super::model::VehicleConfirmation,
+) -> Result<(), RecordError> {
+    short_text("o usuário que confirmou o veículo", &c.user_id)?;
+    short_text("a placa confirmada", &c.plate)?;
+    let invalid = |reason: &str| RecordError::Invalid {
+        field: "confirmação do veículo",
+        reason: reason.to_owned(),
+    };
+    if c.user_id != view.author.user_id || c.device_id != view.author.device_id {
+        return Err(invalid(
+            "só o autor, no aparelho em que lavrou o registro, confirma o veículo",
+        ));
+    }
+    if view.vehicle.as_ref().map(|v| v.plate.as_str()) != Some(c.plate.as_str()) {
+        return Err(invalid("a placa confirmada não é a do veículo do registro"));
     }
     Ok(())
 }

@@ -11,8 +11,9 @@ use super::RecordError;
 use super::events::{EventKind, EventView, RawEvent, WarningKind, replay};
 use super::model::{
     Agent, DriverRef, FieldConflict, Gravity, InfractionDraft, LegalBasis, PersonRef, Position,
-    RecordKind, RecordView, SCHEMA_VERSION, Signature, TransgressionDraft, UserRole, VehicleRef,
-    WitnessInput, charged_people, device_of_actor, normalise_sha256,
+    RecordKind, RecordView, SCHEMA_VERSION, Signature, TransgressionDraft, UserRole,
+    VehicleConfirmation, VehicleRef, WitnessInput, charged_people, device_of_actor,
+    normalise_sha256,
 };
 use super::read::{
     opt_str, parse_uuid, person_ref, read_str_list, req_obj, req_str, scalar, scalar_json,
@@ -43,6 +44,7 @@ pub(crate) mod key {
     pub(crate) const ACCURACY_M: &str = "accuracy_m";
     pub(crate) const STAND_ID: &str = "stand_id";
     pub(crate) const VEHICLE: &str = "vehicle";
+    pub(crate) const VEHICLE_CONFIRMATION: &str = "vehicle_confirmation";
     pub(crate) const PLATE_RAW: &str = "plate_raw";
     pub(crate) const PLATE: &str = "plate";
     pub(crate) const DRIVER: &str = "driver";
@@ -65,7 +67,14 @@ pub(crate) mod key {
     pub(crate) const EVENT_KIND: &str = "kind";
     pub(crate) const PAYLOAD: &str = "payload";
     /// String fields that hold JSON; `conflicts()` shows their values decoded.
-    pub(crate) const JSON_FIELDS: [&str; 5] = [LEGAL_BASIS, VERDICT, SIGNATURE, SEAL, PAYLOAD];
+    pub(crate) const JSON_FIELDS: [&str; 6] = [
+        LEGAL_BASIS,
+        VERDICT,
+        SIGNATURE,
+        SEAL,
+        VEHICLE_CONFIRMATION,
+        PAYLOAD,
+    ];
 }
 
 impl From<AutomergeError> for RecordError {
@@ -625,6 +634,13 @@ impl RecordDoc {
                 plate: v.req_str(key::PLATE)?.to_owned(),
             }),
         };
+        let vehicle_confirmation: Option<VehicleConfirmation> = root
+            .opt_str(key::VEHICLE_CONFIRMATION)?
+            .map(|s| {
+                serde_json::from_str(s)
+                    .map_err(|e| malformed(format!("confirmação do veículo: {e}")))
+            })
+            .transpose()?;
         let drv = root.req_map(key::DRIVER)?;
         let driver = DriverRef {
             person: person_ref(drv.req_str(key::PERSON)?)?,
@@ -676,6 +692,7 @@ impl RecordDoc {
             position,
             stand_id: root.opt_string(key::STAND_ID)?,
             vehicle,
+            vehicle_confirmation,
             driver,
             permit_number: root.opt_string(key::PERMIT_NUMBER)?,
             holder_id: root.opt_string(key::HOLDER_ID)?,
@@ -820,6 +837,39 @@ impl RecordDoc {
         })
     }
 
+    /// The author confirms that the vehicle the record names (filled by a lookup) is the one
+    /// inspected: who, on which device, when, and which plate. Only the author, on the device
+    /// the record was made on, and only before issuing (the confirmation is sealed with the
+    /// evidence); confirming again replaces the confirmation. An auto is not issued without it.
+    pub fn confirm_vehicle(
+        &mut self,
+        agent: &Agent,
+        at: DateTime<Utc>,
+    ) -> Result<VehicleConfirmation, RecordError> {
+        self.require_author(agent, "confirmar a identificação do veículo")?;
+        self.require_unsealed(key::VEHICLE_CONFIRMATION)?;
+        let view = self.view()?;
+        if view.author.device_id != agent.device_id {
+            return Err(RecordError::NotAuthor {
+                action: "confirmar o veículo, e só no aparelho em que o registro foi lavrado",
+            });
+        }
+        let vehicle = view.vehicle.ok_or(RecordError::MissingField {
+            field: "veículo (placa)",
+        })?;
+        let confirmation = VehicleConfirmation {
+            user_id: agent.user_id.clone(),
+            device_id: agent.device_id,
+            at,
+            plate: vehicle.plate,
+        };
+        let json = serde_json::to_string(&confirmation).map_err(json_err)?;
+        self.edit(agent, at, "vehicle_confirmation", |d| {
+            Ok(d.put(ROOT, key::VEHICLE_CONFIRMATION, json)?)
+        })?;
+        Ok(confirmation)
+    }
+
     /// Who may add evidence (witnesses, photos): the author at any time, and the office.
     fn require_evidence_writer(&self, agent: &Agent) -> Result<(), RecordError> {
         if agent.role == UserRole::Office {
@@ -923,6 +973,14 @@ impl RecordDoc {
         }
         if view.gravity == Some(Gravity::Serious) && view.witnesses.is_empty() {
             return Err(RecordError::WitnessRequired);
+        }
+        // An auto names the vehicle the officer identified: never one a lookup filled in alone.
+        if let (RecordKind::Infraction, Some(v)) = (self.kind, &view.vehicle)
+            && !view.vehicle_confirmed()
+        {
+            return Err(RecordError::VehicleNotConfirmed {
+                plate: v.plate.clone(),
+            });
         }
         let signature = match signature {
             Signature::Signed { sha256 } => Signature::Signed {

@@ -21,6 +21,8 @@
 //! ├─ position        map?    { lat, lon, accuracy_m }
 //! ├─ stand_id        str?
 //! ├─ vehicle         map?    { plate_raw, plate }  as typed + canonical Mercosul
+//! ├─ vehicle_confirmation str? JSON {user_id, device_id, at, plate}: the author confirmed
+//! │                          that vehicle; written before issue, sealed with the evidence
 //! ├─ driver          map     { person: "registry:P02" | "observed:<id>", role: DriverRole }
 //! ├─ permit_number   str?    holder_id str?
 //! ├─ charged         list<str>  person refs charged: driver, + holder for an auxiliary (R33)
@@ -44,8 +46,8 @@
 //! - **Scalars for legal text.** `facts` is a plain string, not a character CRDT: two concurrent
 //!   rewrites of a legal description must not interleave into a third text nobody wrote; they
 //!   become a conflict (`RecordDoc::conflicts`) that the office resolves by choosing one.
-//! - **Sealed evidence as one JSON string.** The verdict, legal basis and signature are written
-//!   whole and compared whole; they are never merged field by field.
+//! - **Sealed evidence as one JSON string.** The verdict, legal basis, signature and vehicle
+//!   confirmation are written whole and compared whole; they are never merged field by field.
 //! - **Status is derived.** There is no status field. Events are inserted into a list (never a
 //!   rewrite of it), so concurrent appends from a device and the office both survive a merge;
 //!   replaying them in `(timestamp, id)` order through the state machine in `events` gives the
@@ -59,12 +61,14 @@
 //! 1. `RecordDoc::new_infraction` / `new_transgression` create a draft (role, registry scope
 //!    and inputs checked); the author may `set_facts`, `set_legal_basis`, `set_verdict`,
 //!    `add_witness`, `add_photo`, `assign_number` (a record may wait for a number: devices
-//!    lease number blocks and may run out).
-//! 2. `issue` writes the signature (or why it is missing), the device's Ed25519 seal over the
-//!    canonical evidence (module `seal`) and the `issued` event; evidence is sealed from then
-//!    on (`RecordError::Sealed`). Witnesses and photos may still be *added* after issuing —
-//!    late evidence is common and the lists are append-only, so nothing sealed changes — but
-//!    nothing is ever removed.
+//!    lease number blocks and may run out), and `confirm_vehicle`: the vehicle a lookup put in
+//!    the record counts as identified only once its author confirms it, on the device that
+//!    made the record.
+//! 2. `issue` (an auto only with its vehicle confirmed) writes the signature (or why it is
+//!    missing), the device's Ed25519 seal over the canonical evidence (module `seal`) and the
+//!    `issued` event; evidence is sealed from then on (`RecordError::Sealed`). Witnesses and
+//!    photos may still be *added* after issuing — late evidence is common and the lists are
+//!    append-only, so nothing sealed changes — but nothing is ever removed.
 //! 3. Coordinators `settle_by_coordinator` (light only) or `forward_to_office` (serious ones
 //!    need a witness, art. 17 §2); the office appends review, penalty, ciência,
 //!    reconsideration, appeal, annulment, archiving, duplicate and conflict-resolution events.
@@ -102,7 +106,8 @@ pub(crate) use inflate::{check_inflated, check_inflated_parts};
 pub use model::{
     Agent, ConflictValue, DriverRef, FieldConflict, Gravity, InfractionDraft, LegalBasis,
     PersonRef, Position, RecordKind, RecordView, SCHEMA_VERSION, Signature, TransgressionDraft,
-    UserRole, VehicleRef, Witness, WitnessInput, actor_for_device, device_of_actor,
+    UserRole, VehicleConfirmation, VehicleRef, Witness, WitnessInput, actor_for_device,
+    device_of_actor,
 };
 pub use seal::{DeviceKey, EvidenceSeal, SealError, verify_seal};
 pub use vet::{
@@ -141,6 +146,10 @@ pub enum RecordError {
     UnknownPermit { permit: String },
     #[error("{person} não é titular nem motorista auxiliar do alvará {permit}")]
     NotDriverOfPermit { person: String, permit: String },
+    #[error(
+        "confirme que o veículo de placa {plate} é o fiscalizado antes de emitir o auto: a identificação do veículo nunca vale sem a confirmação do agente"
+    )]
+    VehicleNotConfirmed { plate: String },
     #[error("transgressão grave exige ao menos uma testemunha (art. 17, § 2º)")]
     WitnessRequired,
     #[error(

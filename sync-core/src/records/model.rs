@@ -255,6 +255,25 @@ impl From<&Plate> for VehicleRef {
     }
 }
 
+/// The officer's confirmation that the vehicle the record names is the one inspected.
+///
+/// A lookup (by plate, or the permit's vehicle found by permit number) fills the record's
+/// vehicle; it counts as identified only once the author says so on the device that made the
+/// record (`RecordDoc::confirm_vehicle`). The confirmation names the canonical plate it
+/// confirmed, so it stands for that vehicle only: a record whose vehicle is another one is not
+/// confirmed (`RecordView::vehicle_confirmed`), and `check_record` refuses such a pair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct VehicleConfirmation {
+    /// The author, who confirmed.
+    pub user_id: String,
+    /// The device the record was made on, where the confirmation was given.
+    #[schemars(with = "String")]
+    pub device_id: Uuid,
+    pub at: DateTime<Utc>,
+    /// Canonical plate confirmed.
+    pub plate: String,
+}
+
 /// The person at the wheel and their relation to the permit (art. 8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DriverRef {
@@ -440,6 +459,10 @@ pub struct RecordView {
     pub position: Option<Position>,
     pub stand_id: Option<StandId>,
     pub vehicle: Option<VehicleRef>,
+    /// The author's confirmation of the vehicle (`None`: not confirmed; an auto is not issued
+    /// without it).
+    #[serde(default)]
+    pub vehicle_confirmation: Option<VehicleConfirmation>,
     pub driver: DriverRef,
     pub permit_number: Option<PermitNumber>,
     pub holder_id: Option<PersonId>,
@@ -502,6 +525,14 @@ impl RecordView {
             "invalid_events": self.invalid_events.len(),
             "conflicts": self.conflicts.len(),
         })
+    }
+
+    /// True when the author confirmed the vehicle the record names now (same canonical plate).
+    pub fn vehicle_confirmed(&self) -> bool {
+        match (&self.vehicle, &self.vehicle_confirmation) {
+            (Some(v), Some(c)) => v.plate == c.plate,
+            _ => false,
+        }
     }
 
     /// The sealed verdict, decoded.

@@ -369,6 +369,14 @@ pub fn canonical_evidence(view: &RecordView, covered: &Covered<'_>) -> Vec<u8> {
             c.str("plate_raw", &v.plate_raw).str("plate", &v.plate);
         });
     }
+    if let Some(v) = &view.vehicle_confirmation {
+        c.nested("vehicle_confirmation", |c| {
+            c.str("user_id", &v.user_id)
+                .str("device_id", &v.device_id.to_string())
+                .time("at", v.at)
+                .str("plate", &v.plate);
+        });
+    }
     c.nested("driver", |c| driver(c, &view.driver))
         .opt_str("permit_number", view.permit_number.as_deref())
         .opt_str("holder_id", view.holder_id.as_deref())

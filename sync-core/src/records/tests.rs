@@ -91,8 +91,16 @@ fn draft() -> InfractionDraft {
     }
 }
 
-fn infraction() -> RecordDoc {
+/// A draft auto whose vehicle the officer has not confirmed yet.
+fn unconfirmed() -> RecordDoc {
     RecordDoc::new_infraction(draft(), &officer()).unwrap()
+}
+
+/// A draft auto with its vehicle confirmed by the officer (ready to issue).
+fn infraction() -> RecordDoc {
+    let mut r = unconfirmed();
+    r.confirm_vehicle(&officer(), at(1)).unwrap();
+    r
 }
 
 fn issued() -> RecordDoc {
@@ -452,6 +460,7 @@ fn a_record_waits_for_a_number_and_is_issued_without_one() {
     let mut d = draft();
     d.number = None;
     let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    r.confirm_vehicle(&officer(), at(1)).unwrap();
     r.issue(
         &officer(),
         at(5),
@@ -1409,6 +1418,8 @@ fn decided_in_october() -> RecordDoc {
     let mut d = draft();
     d.occurred_at = t(OCTOBER);
     let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    r.confirm_vehicle(&officer(), t(OCTOBER) + Duration::minutes(1))
+        .unwrap();
     r.issue(
         &officer(),
         t(OCTOBER) + Duration::minutes(5),
@@ -2155,6 +2166,7 @@ fn fully_sealed(key: &DeviceKey) -> RecordDoc {
     d.witnesses = vec![witness("w-1")];
     d.photos = vec![sha(1)];
     let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
+    r.confirm_vehicle(&officer(), at(2)).unwrap();
     r.issue(&officer(), at(5), Signature::Signed { sha256: sha(9) }, key)
         .unwrap();
     r
@@ -2215,6 +2227,12 @@ fn changing_any_sealed_field_breaks_the_seal() {
         ("stand_id", |v| v.stand_id = Some("S09".into())),
         ("vehicle", |v| {
             v.vehicle.as_mut().unwrap().plate = "XYZ9Z99".into()
+        }),
+        ("vehicle_confirmation", |v| {
+            v.vehicle_confirmation.as_mut().unwrap().at += Duration::seconds(1)
+        }),
+        ("vehicle_confirmation removed", |v| {
+            v.vehicle_confirmation = None
         }),
         ("driver", |v| v.driver.role = DriverRole::Holder),
         ("permit_number", |v| v.permit_number = Some("9999".into())),
@@ -2277,6 +2295,7 @@ fn evidence_added_after_issue_and_a_late_number_keep_the_seal_valid() {
     d.number = None;
     let mut r = RecordDoc::new_infraction(d, &officer()).unwrap();
     r.add_photo(&officer(), at(1), &sha(1)).unwrap();
+    r.confirm_vehicle(&officer(), at(2)).unwrap();
     r.issue(
         &officer(),
         at(5),
@@ -2335,4 +2354,198 @@ fn public_keys_are_read_in_hex_or_base64_and_checked() {
         assert!(e.contains("32 bytes"), "{e}");
     }
     assert!(seal::parse_public_key("não é chave").is_err());
+}
+
+// -------------------------------------------------------------------- vehicle confirmation
+
+#[test]
+fn an_auto_is_not_issued_until_the_officer_confirms_the_vehicle() {
+    let mut r = unconfirmed();
+    let sig = Signature::Missing {
+        reason: "recusou-se a assinar".into(),
+    };
+    assert!(r.view().unwrap().vehicle_confirmation.is_none());
+    let err = r
+        .issue(&officer(), at(5), sig.clone(), &test_key())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RecordError::VehicleNotConfirmed {
+            plate: "GHI7J89".into()
+        }
+    );
+    assert!(err.to_string().contains("GHI7J89"), "{err}");
+    assert!(!r.view().unwrap().sealed);
+
+    let c = r.confirm_vehicle(&officer(), at(2)).unwrap();
+    let view = r.view().unwrap();
+    assert_eq!(view.vehicle_confirmation.as_ref(), Some(&c));
+    assert_eq!(c.user_id, "U-GM-17");
+    assert_eq!(c.device_id, officer().device_id);
+    assert_eq!(c.at, at(2));
+    assert_eq!(c.plate, "GHI7J89");
+    assert!(view.vehicle_confirmed());
+    r.issue(&officer(), at(5), sig, &test_key()).unwrap();
+    assert!(r.view().unwrap().sealed);
+    // Kept through a save and a load.
+    let back = RecordDoc::load(&r.save()).unwrap().view().unwrap();
+    assert_eq!(back.vehicle_confirmation, Some(c));
+}
+
+#[test]
+fn only_the_author_on_the_records_device_confirms_and_never_after_issue() {
+    let mut r = unconfirmed();
+    assert!(matches!(
+        r.confirm_vehicle(&other_officer(), at(1)),
+        Err(RecordError::NotAuthor { .. })
+    ));
+    assert!(matches!(
+        r.confirm_vehicle(&office(), at(1)),
+        Err(RecordError::NotAuthor { .. })
+    ));
+    // The same officer on another device: the record was made on the first one.
+    assert!(matches!(
+        r.confirm_vehicle(&officer_tablet(), at(1)),
+        Err(RecordError::NotAuthor { .. })
+    ));
+    assert!(r.view().unwrap().vehicle_confirmation.is_none());
+    let mut done = issued();
+    assert_eq!(
+        done.confirm_vehicle(&officer(), at(9)),
+        Err(RecordError::Sealed {
+            field: "vehicle_confirmation"
+        })
+    );
+}
+
+#[test]
+fn a_transgression_report_is_issued_without_a_confirmation() {
+    // Its plate is the permit's vehicle in the registry, not an identification made in the
+    // street: the coordinator reports the driver and the permit.
+    let reg = sample_registry();
+    let mut r = RecordDoc::new_transgression(
+        transgression_draft("0002", "P05", Gravity::Light),
+        &coordinator(),
+        &reg.index(),
+        "S02",
+    )
+    .unwrap();
+    let view = r.view().unwrap();
+    assert!(view.vehicle.is_some() && view.vehicle_confirmation.is_none());
+    r.issue(
+        &coordinator(),
+        at(5),
+        Signature::Missing {
+            reason: "ausente".into(),
+        },
+        &test_key(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_confirmation_is_vetted_like_sealed_evidence_and_bound_to_its_device() {
+    let mut r = unconfirmed();
+    let before = r.view().unwrap();
+    let mut good = r.fork();
+    good.confirm_vehicle(&officer(), at(1)).unwrap();
+    let after = good.view().unwrap();
+    assert_eq!(vet(Some(&before), &after, &officer()), Vec::new());
+    assert_eq!(
+        diff(Some(&before), &after).changed_fields,
+        ["vehicle_confirmation"]
+    );
+    // Sent from the officer's other device, or by someone else: refused.
+    assert!(
+        vet(Some(&before), &after, &officer_tablet())
+            .contains(&Violation::VehicleConfirmationNotAllowed)
+    );
+    assert!(
+        vet(Some(&before), &after, &other_officer())
+            .contains(&Violation::VehicleConfirmationNotAllowed)
+    );
+    // Written by hand in another device's name: refused by the vetting and by the check.
+    let mut forged = r.fork();
+    let json = serde_json::json!({
+        "user_id": "U-GM-17",
+        "device_id": officer_tablet().device_id,
+        "at": at(1),
+        "plate": "GHI7J89",
+    })
+    .to_string();
+    forged
+        .automerge_mut()
+        .put(ROOT, "vehicle_confirmation", json)
+        .unwrap();
+    forged.automerge_mut().commit();
+    let forged = forged.view().unwrap();
+    assert!(
+        vet(Some(&before), &forged, &officer()).contains(&Violation::VehicleConfirmationNotAllowed)
+    );
+    let ctx = CheckContext {
+        now: at(2),
+        registry: None,
+    };
+    assert!(matches!(
+        check_record(Some(&before), &forged, &ctx),
+        Err(RecordError::Invalid {
+            field: "confirmação do veículo",
+            ..
+        })
+    ));
+    // A confirmation of another plate does not confirm this vehicle.
+    let mut other = r.fork();
+    let json = serde_json::json!({
+        "user_id": "U-GM-17",
+        "device_id": officer().device_id,
+        "at": at(1),
+        "plate": "ABC1D23",
+    })
+    .to_string();
+    other
+        .automerge_mut()
+        .put(ROOT, "vehicle_confirmation", json)
+        .unwrap();
+    other.automerge_mut().commit();
+    let other_view = other.view().unwrap();
+    assert!(!other_view.vehicle_confirmed());
+    assert!(matches!(
+        check_record(Some(&before), &other_view, &ctx),
+        Err(RecordError::Invalid {
+            field: "confirmação do veículo",
+            ..
+        })
+    ));
+    assert!(matches!(
+        other.issue(
+            &officer(),
+            at(5),
+            Signature::Missing {
+                reason: "ausente".into()
+            },
+            &test_key()
+        ),
+        Err(RecordError::VehicleNotConfirmed { .. })
+    ));
+    // After issue the confirmation is sealed: a new one sent is a sealed change.
+    let mut done = issued();
+    let sealed_before = done.view().unwrap();
+    let mut late = done.fork();
+    let json = serde_json::json!({
+        "user_id": "U-GM-17",
+        "device_id": officer().device_id,
+        "at": at(30),
+        "plate": "GHI7J89",
+    })
+    .to_string();
+    late.automerge_mut()
+        .put(ROOT, "vehicle_confirmation", json)
+        .unwrap();
+    late.automerge_mut().commit();
+    let late = late.view().unwrap();
+    assert!(
+        vet(Some(&sealed_before), &late, &officer()).contains(&Violation::Sealed {
+            field: "vehicle_confirmation".into()
+        })
+    );
 }

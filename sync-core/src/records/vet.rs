@@ -8,9 +8,11 @@
 //! - **immutable** (`IMMUTABLE_FIELDS`): written when the record is created, never again —
 //!   identity, author, time and monotonic reading, position, stand, vehicle, driver, permit,
 //!   holder, the people charged, gravity, issuing body;
-//! - **draft** (`DRAFT_FIELDS`): facts, legal basis, verdict, signature and the device's seal,
-//!   edited by the author until the record is issued, sealed from then on (the seal itself is
-//!   checked by the server's vetting, `sync::vetting`, with the sender's registered keys);
+//! - **draft** (`DRAFT_FIELDS`): facts, legal basis, verdict, signature, the vehicle
+//!   confirmation and the device's seal, edited by the author until the record is issued, sealed
+//!   from then on (the confirmation, moreover, only from the device the record was made on, in
+//!   the sender's name; the seal is checked by the server's vetting, `sync::vetting`, with the
+//!   sender's registered keys);
 //! - **write-once**: the number;
 //! - **append-only**: witnesses, photos and events; entries may be added (by whom, see `vet`)
 //!   but never removed or altered.
@@ -53,7 +55,14 @@ pub const IMMUTABLE_FIELDS: [&str; 15] = [
 
 /// Fields the author edits until the record is issued, sealed afterwards. The device's `seal`
 /// is written at issue (the vetting checks it then) and never again.
-pub const DRAFT_FIELDS: [&str; 5] = ["facts", "legal_basis", "verdict", "signature", "seal"];
+pub const DRAFT_FIELDS: [&str; 6] = [
+    "facts",
+    "legal_basis",
+    "verdict",
+    "signature",
+    "vehicle_confirmation",
+    "seal",
+];
 
 const NUMBER: &str = "number";
 
@@ -109,6 +118,7 @@ fn same_field(x: &RecordView, y: &RecordView, name: &str) -> bool {
         "verdict" => x.verdict == y.verdict,
         "signature" => x.signature == y.signature,
         "seal" => x.seal == y.seal,
+        "vehicle_confirmation" => x.vehicle_confirmation == y.vehicle_confirmation,
         "number" => x.number == y.number,
         _ => false,
     }
@@ -162,6 +172,7 @@ pub(super) fn field_json(view: &RecordView, name: &str) -> serde_json::Value {
         "verdict" => j(&view.verdict),
         "signature" => j(&view.signature),
         "seal" => j(&view.seal),
+        "vehicle_confirmation" => j(&view.vehicle_confirmation),
         "number" => j(&view.number),
         _ => Ok(serde_json::Value::Null),
     };
@@ -347,6 +358,10 @@ pub enum Violation {
     EvidenceNotAllowed { role: UserRole },
     #[error("testemunha acrescentada em nome de outro usuário")]
     WitnessAuthorMismatch,
+    #[error(
+        "a confirmação do veículo só pode ser registrada pelo autor, em seu nome, no aparelho em que o registro foi lavrado"
+    )]
+    VehicleConfirmationNotAllowed,
     #[error("o número do registro só pode ser atribuído pelo autor ou pela Unidade")]
     NumberNotAllowed,
     #[error("o valor de «{field}» foi escolhido sem um evento de resolução de conflito da Unidade")]
@@ -370,7 +385,9 @@ fn same_person(a: &Agent, b: &Agent) -> bool {
 /// - each new event must name the sender (user, role, device) and be one the role may write
 ///   (`EventKind::allowed_for`); `issued` only by the author. Events that are well-authored but
 ///   out of order are *not* refused here: they are kept and flagged by the replay;
-/// - new witnesses and photos only by the author or the office, witnesses in the sender's name.
+/// - new witnesses and photos only by the author or the office, witnesses in the sender's name;
+/// - a new vehicle confirmation only by the author from the record's own device, in the
+///   sender's name (user and device).
 pub fn vet(before: Option<&RecordView>, after: &RecordView, sender: &Agent) -> Vec<Violation> {
     let mut out = Vec::new();
     let d = diff(before, after);
@@ -455,6 +472,18 @@ pub fn vet(before: Option<&RecordView>, after: &RecordView, sender: &Agent) -> V
     }
     if d.new_witnesses.iter().any(|w| w.added_by != sender.user_id) {
         out.push(Violation::WitnessAuthorMismatch);
+    }
+    let confirmation_changed = before
+        .is_none_or(|b| b.vehicle_confirmation != after.vehicle_confirmation)
+        && after.vehicle_confirmation.is_some();
+    if confirmation_changed
+        && let Some(c) = &after.vehicle_confirmation
+        && !(is_author
+            && sender.device_id == after.author.device_id
+            && c.user_id == sender.user_id
+            && c.device_id == sender.device_id)
+    {
+        out.push(Violation::VehicleConfirmationNotAllowed);
     }
     out
 }

@@ -107,6 +107,7 @@ const DRIVER_BY_CPF: &str = "SELECT m.version, d.person_id, d.body
 const DRIVER_BY_CNH: &str = "SELECT m.version, d.person_id, d.body
      FROM replica_meta m LEFT JOIN reg_check_drivers d ON d.cnh = ?1 WHERE m.id = 1";
 const PERSON_BY_CPF: &str = "SELECT id, body FROM reg_people WHERE cpf = ?1";
+const PERSON_BY_ID: &str = "SELECT id, body FROM reg_people WHERE id = ?1";
 /// CNH numbers are not unique in the registry: the lowest person id wins, deterministically.
 const PERSON_BY_CNH: &str = "SELECT id, body FROM reg_people WHERE cnh = ?1";
 /// The permits a person holds or is auxiliary on (art. 8 §3 and "holder of another permit").
@@ -415,6 +416,22 @@ impl Store {
         let f = found(&self.conn, key, None, People::All)?;
         match f.bundle {
             Some(b) => view(b, &f.meta, at).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The registry person with this id (records name people by id: the printed auto reads
+    /// their name here).
+    pub fn person(&self, id: &str) -> StoreResult<Option<Person>> {
+        person_by(&self.conn, PERSON_BY_ID, id)
+    }
+
+    /// The stand with this id.
+    pub fn stand(&self, id: &str) -> StoreResult<Option<Stand>> {
+        let mut stmt = self.conn.prepare_cached(STAND_BY_ID)?;
+        let mut rows = stmt.query([id])?;
+        match rows.next()? {
+            Some(row) => Ok(Some(decode("reg_stands", row, 0)?)),
             None => Ok(None),
         }
     }

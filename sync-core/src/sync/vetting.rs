@@ -651,7 +651,8 @@ fn refusal_of_violations(violations: &[Violation]) -> Option<Refusal> {
         }
         Violation::AuthorMismatch
         | Violation::EventAuthorMismatch { .. }
-        | Violation::WitnessAuthorMismatch => RejectionCode::AuthorMismatch,
+        | Violation::WitnessAuthorMismatch
+        | Violation::VehicleConfirmationNotAllowed => RejectionCode::AuthorMismatch,
         Violation::KindNotAllowed { .. }
         | Violation::NotAuthor { .. }
         | Violation::EventNotAllowed { .. }
