@@ -1388,6 +1388,7 @@ async fn the_record_page_shows_the_receipt_and_flags_an_implausible_device_clock
         let mut d = draft(&plate, &permit, &holder, "Parado fora do ponto.");
         d.occurred_at = issued - Duration::minutes(5);
         let mut r = RecordDoc::new_infraction(d, &agent).unwrap();
+        r.confirm_vehicle(&agent, issued).unwrap();
         r.issue(
             &agent,
             issued,
@@ -1412,6 +1413,13 @@ async fn the_record_page_shows_the_receipt_and_flags_an_implausible_device_clock
         "{line}"
     );
     assert!(!page.body.contains("id=\"selo-relogio\""));
+    // The officer's confirmation of the vehicle, with who and when.
+    let confirmed = page.element("prova-veiculo-confirmado");
+    assert!(
+        confirmed.starts_with("confirmada pelo agente ("),
+        "{confirmed}"
+    );
+    assert!(confirmed.contains(&agent.user_id), "{confirmed}");
     let page = b.get(&format!("/escritorio/registros/{}", ids[1])).await;
     let alert = page.element("selo-relogio");
     assert!(alert.contains("depois do recebimento"), "{alert}");

@@ -357,6 +357,17 @@ fn evidence(view: &RecordView, ctx: &Context) -> Markup {
                         None => { "—" }
                     }
                 }
+                @if view.vehicle.is_some() {
+                    dt { "Identificação do veículo" }
+                    dd #prova-veiculo-confirmado {
+                        @match &view.vehicle_confirmation {
+                            Some(c) if view.vehicle_confirmed() => {
+                                "confirmada pelo agente (" (c.user_id) ") em " (local_time(c.at))
+                            }
+                            _ => { "não confirmada pelo agente" }
+                        }
+                    }
+                }
                 dt { "Alvará" }
                 dd #prova-alvara { (view.permit_number.as_deref().unwrap_or("—")) }
                 dt { "Ponto" }

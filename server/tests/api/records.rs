@@ -975,6 +975,7 @@ async fn a_sealed_record_gets_a_receipt_countersigned_by_the_server_key() {
     let agent = p.agent.clone();
     let issued_at = now() - Duration::hours(1);
     let mut r = RecordDoc::new_infraction(draft(issued_at, "ABC1D23"), &agent).unwrap();
+    r.confirm_vehicle(&agent, issued_at).unwrap();
     r.issue(
         &agent,
         issued_at,
@@ -1104,6 +1105,7 @@ async fn a_tampered_device_signature_is_refused_at_sync_and_quarantined() {
     let agent = p.agent.clone();
     let at = now() - Duration::hours(1);
     let mut r = RecordDoc::new_infraction(draft(at, "ABC1D23"), &agent).unwrap();
+    r.confirm_vehicle(&agent, at).unwrap();
     let id = p.persist(&mut r);
     let report = exchange_at(&app, &mut p, now()).await;
     assert!(report.issues.is_empty(), "{:?}", report.issues);
