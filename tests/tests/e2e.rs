@@ -2,7 +2,9 @@
 //! (two officers, a stand coordinator; a second tablet of the first officer) driven by the
 //! sync client, the office at its desk through the HTTP API, and a proxy that breaks the
 //! connection on purpose. Each test starts its own server on a free port and a temporary
-//! data directory; every wait has a deadline; retries never sleep.
+//! data directory; every wait has a deadline; retries never sleep. The documents story: an auto
+//! printed offline carries a code that names nothing until the record syncs, then verifies on
+//! the public page, as does the notification the office generates from its decision.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -833,4 +835,104 @@ fn devices_and_server_judge_alike_under_parameters_set_by_the_office() {
         changed_by_parameters > 0,
         "the parameters changed no verdict: the test shows nothing"
     );
+}
+
+// ------------------------------------------------------------------------------ documents
+
+/// GET without a login (the public verification page): status and body.
+fn public_get(server: &Server, path: &str) -> (u16, String) {
+    let r = reqwest::blocking::get(format!("{}{path}", server.url)).unwrap();
+    (r.status().as_u16(), r.text().unwrap())
+}
+
+#[test]
+fn an_auto_printed_offline_and_its_notification_verify_at_the_server_and_altered_codes_do_not() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    let a = w.officer1.infraction(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Recusou passageiro no ponto.",
+    );
+
+    // Printed with no signal: the code on the paper is read back from the PDF's text.
+    let pdf = sync_core::print::render_record(
+        &w.officer1.store,
+        &a.id,
+        sync_core::print::Format::PdfA4,
+        w.officer1.now(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auto.pdf");
+    std::fs::write(&file, &pdf).unwrap();
+    let out = Command::new("pdftotext")
+        .arg(&file)
+        .arg("-")
+        .output()
+        .expect("pdftotext (Debian's poppler-utils; ./scripts/test installs it)");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let printed = text
+        .split_whitespace()
+        .find_map(|w| sync_core::print::VerificationCode::parse(w).filter(|_| w.len() == 19))
+        .unwrap_or_else(|| panic!("no code on the paper: {text}"));
+    let view = w.officer1.doc(&a.id).view().unwrap();
+    assert_eq!(
+        Some(&printed),
+        sync_core::print::verification_code_of(&view).as_ref()
+    );
+    // The server has not seen the record yet: the code names nothing.
+    let path = format!("/verificar/{printed}");
+    assert_eq!(public_get(&w.server, &path).0, 404);
+
+    // Synced: the seal verifies, the receipt is written, the paper is authentic.
+    let r = w.officer1.sync_ok().records.unwrap();
+    assert_eq!((r.acked, r.rejected), (1, 0));
+    let (s, page) = public_get(&w.server, &path);
+    assert_eq!(s, 200, "{page}");
+    assert!(page.contains("Documento autêntico"), "{page}");
+    assert!(page.contains(view.number.as_deref().unwrap()), "{page}");
+    assert!(
+        !page.contains(&taxi.holder_cpf),
+        "no CPF on the public page"
+    );
+    let detail = w.office.record(&a.id);
+    assert_eq!(detail["receipt"]["verification_code"], printed.compact());
+    // One character changed: nothing, exactly as for an unknown code.
+    let mut altered = printed.compact().to_owned();
+    let last = if altered.ends_with('0') { "1" } else { "0" };
+    altered.replace_range(altered.len() - 1.., last);
+    let (s, body) = public_get(&w.server, &format!("/verificar/{altered}"));
+    assert_eq!(s, 404);
+    assert_eq!(body, public_get(&w.server, "/verificar/0000000000000000").1);
+
+    // The office decides and notifies; the notification's code verifies, with its ciência.
+    for event in [
+        json!({"kind": "reviewed"}),
+        json!({"kind": "penalty_proposed", "penalty": {"kind": "written_warning"}}),
+        json!({"kind": "penalty_decided", "penalty": {"kind": "written_warning"}}),
+    ] {
+        let (s, v) = w.office.record_event(&a.id, event);
+        assert_eq!(s, 201, "{v}");
+    }
+    let (s, made) = w.office.post(
+        &format!("/v1/office/records/{}/notifications", a.id),
+        &json!({}),
+    );
+    assert_eq!(s, 200, "{made}");
+    let n = &made["notifications"][0];
+    let code = n["code"].as_str().unwrap().to_owned();
+    let (s, page) = public_get(&w.server, &format!("/verificar/{code}"));
+    assert_eq!(s, 200, "{page}");
+    assert!(page.contains(n["number"].as_str().unwrap()), "{page}");
+    let today = sync_core::time::local_date(w.officer1.now()).to_string();
+    let (s, v) = w.office.post(
+        &format!("/v1/office/records/{}/notify", a.id),
+        &json!({"method": "personal_signature", "on": today, "notification": n["number"]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (_, page) = public_get(&w.server, &format!("/verificar/{code}"));
+    assert!(page.contains("iência"), "the ciência is shown: {page}");
+    let (ok, report) = w.server.audit_verify();
+    assert!(ok, "{report}");
 }
