@@ -71,8 +71,65 @@ pub fn auto_content(
     if !view.sealed {
         return Err(PrintError::NotIssued);
     }
-    let officer_name = officer_name(store, &view)?;
-    let names = Names { store };
+    let place = match &view.stand_id {
+        Some(s) => Some(match store.stand(s)? {
+            Some(stand) if stand.address.starts_with(&stand.name) => {
+                format!("Ponto {}", stand.address)
+            }
+            Some(stand) => format!("Ponto {}, {}", stand.name, stand.address),
+            None => format!("Ponto {s}"),
+        }),
+        None => None,
+    };
+    let base_url = store.client_session()?.map(|s| s.server_url);
+    let verification = match (verification_code_of(&view), base_url) {
+        (Some(code), Some(base_url)) => Some(Verification { code, base_url }),
+        _ => None,
+    };
+    let paper = Paper {
+        officer_name: officer_name(store, &view)?,
+        officer_document: Some(format!("usuário {}", view.author.user_id)),
+        place,
+        verification,
+        printed_at,
+    };
+    content_of(&view, &StoreNames { store }, paper)
+}
+
+/// Who the people a record names are, wherever their names live: the device's replica and the
+/// observed people it keeps apart from the document, or the server's registry.
+pub trait PartyNames {
+    /// The person's name; `None` when unknown (or erased).
+    fn name_of(&self, person: &PersonRef) -> Result<Option<String>, PrintError>;
+    /// A document to print beside the name (never a full CPF); `None` for none.
+    fn document_of(&self, person: &PersonRef) -> Result<Option<String>, PrintError>;
+}
+
+/// What a paper needs besides the record and the names: who the officer is as printed, the
+/// place in words, the verification code and address, and when it is printed.
+#[derive(Debug, Clone)]
+pub struct Paper {
+    pub officer_name: String,
+    pub officer_document: Option<String>,
+    pub place: Option<String>,
+    pub verification: Option<Verification>,
+    pub printed_at: DateTime<Utc>,
+}
+
+/// The auto as the sealed record `view` states it: the one mapping from a record to its paper,
+/// used by the device (`auto_content`) and by the server's case file.
+pub fn content_of(
+    view: &RecordView,
+    names: &dyn PartyNames,
+    paper: Paper,
+) -> Result<AutoContent, PrintError> {
+    let Paper {
+        officer_name,
+        officer_document,
+        place,
+        verification,
+        printed_at,
+    } = paper;
     let driver = Party {
         name: names
             .name_of(&view.driver.person)?
@@ -99,16 +156,6 @@ pub fn auto_content(
         }
         _ => None,
     };
-    let place = match &view.stand_id {
-        Some(s) => Some(match store.stand(s)? {
-            Some(stand) if stand.address.starts_with(&stand.name) => {
-                format!("Ponto {}", stand.address)
-            }
-            Some(stand) => format!("Ponto {}, {}", stand.name, stand.address),
-            None => format!("Ponto {s}"),
-        }),
-        None => None,
-    };
     let mut witnesses = Vec::with_capacity(view.witnesses.len());
     for w in &view.witnesses {
         witnesses.push(WitnessLine {
@@ -122,11 +169,6 @@ pub fn auto_content(
             statement: w.statement.clone(),
         });
     }
-    let base_url = store.client_session()?.map(|s| s.server_url);
-    let verification = match (verification_code_of(&view), base_url) {
-        (Some(code), Some(base_url)) => Some(Verification { code, base_url }),
-        _ => None,
-    };
     Ok(AutoContent {
         kind: match view.kind {
             RecordKind::Infraction => AutoKind::Infraction,
@@ -161,7 +203,7 @@ pub fn auto_content(
         officer: Party {
             name: officer_name,
             role: view.author.role.label_pt().to_owned(),
-            document: Some(format!("usuário {}", view.author.user_id)),
+            document: officer_document,
         },
         gravity: view.gravity.map(|g| {
             match g {
@@ -207,7 +249,8 @@ fn officer_name(store: &Store, view: &RecordView) -> Result<String, PrintError> 
         .map_or_else(|| view.author.user_id.clone(), |s| s.username))
 }
 
-fn driver_role_pt(role: DriverRole) -> &'static str {
+/// The driver's relation to the permit, as printed (art. 8).
+pub fn driver_role_pt(role: DriverRole) -> &'static str {
     match role {
         DriverRole::Holder => "condutor, titular do alvará",
         DriverRole::Auxiliary => "condutor, motorista auxiliar do alvará",
@@ -220,11 +263,11 @@ fn driver_role_pt(role: DriverRole) -> &'static str {
 
 /// Names and documents of the people a record names: registry people from the replica,
 /// observed people from the store (an erased one has none).
-struct Names<'s> {
+struct StoreNames<'s> {
     store: &'s Store,
 }
 
-impl Names<'_> {
+impl PartyNames for StoreNames<'_> {
     fn name_of(&self, p: &PersonRef) -> Result<Option<String>, PrintError> {
         Ok(match p {
             PersonRef::Registry(id) => self.store.person(id)?.map(|p| p.name),

@@ -29,16 +29,15 @@
 
 use chrono::{DateTime, Utc};
 use documents::{
-    AmountLine, AutoContent, AutoKind, AutoRef, BasisLine, CaseFileContent, DecisionLine,
-    NotificationContent, Party, PhotoContent, SignatureLine, TimelineEntry, Verification,
-    WitnessLine,
+    AmountLine, AutoContent, AutoRef, BasisLine, CaseFileContent, DecisionLine,
+    NotificationContent, Party, PhotoContent, TimelineEntry, Verification,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sync_core::domain::{DriverRole, Registry};
+use sync_core::domain::Registry;
 use sync_core::records::{
-    EventKind, EventView, Gravity, NotificationMethod, PersonRef, RecordKind, RecordView,
-    Signature, Status, procedure_of,
+    EventKind, EventView, NotificationMethod, PersonRef, RecordView, Signature, Status,
+    procedure_of,
 };
 use sync_core::rules::penalty;
 use sync_core::rules::procedure::{APPEAL_DAYS, Phase};
@@ -197,17 +196,6 @@ fn person_name(reg: &Registry, p: &PersonRef) -> String {
     }
 }
 
-fn driver_role(r: DriverRole) -> &'static str {
-    match r {
-        DriverRole::Holder => "condutor, titular do alvará",
-        DriverRole::Auxiliary => "condutor, motorista auxiliar do alvará",
-        DriverRole::IllnessSubstitute => "condutor, substituto do titular por doença",
-        DriverRole::AuxiliaryOfAnotherPermit => "condutor, auxiliar de outro alvará",
-        DriverRole::HolderOfAnotherPermit => "condutor, titular de outro alvará",
-        DriverRole::Unauthorised => "condutor não autorizado",
-    }
-}
-
 /// Why `p` is charged, as printed on their notification.
 fn charged_role(view: &RecordView, p: &PersonRef) -> String {
     let permit = view
@@ -216,7 +204,10 @@ fn charged_role(view: &RecordView, p: &PersonRef) -> String {
         .map(|n| format!(" nº {n}"))
         .unwrap_or_default();
     if *p == view.driver.person {
-        format!("{}{permit}", driver_role(view.driver.role))
+        format!(
+            "{}{permit}",
+            sync_core::print::driver_role_pt(view.driver.role)
+        )
     } else {
         format!("titular do alvará{permit}, que responde junto com o condutor (art. 32, § 2º)")
     }
@@ -555,91 +546,43 @@ fn capitalised(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The auto as printed, from the record and the registry's names.
+/// The people of a record as the server knows them: the registry's names; someone the officer
+/// identified on the spot but who is not in the registry is described, since their data stays
+/// on the device. No document numbers in the office's papers.
+struct RegistryNames<'a>(&'a Registry);
+
+impl sync_core::print::PartyNames for RegistryNames<'_> {
+    fn name_of(&self, p: &PersonRef) -> Result<Option<String>, sync_core::print::PrintError> {
+        Ok(Some(person_name(self.0, p)))
+    }
+    fn document_of(&self, _: &PersonRef) -> Result<Option<String>, sync_core::print::PrintError> {
+        Ok(None)
+    }
+}
+
+/// The auto as printed, from the record and the registry's names (the mapping is the device's,
+/// `sync_core::print::content_of`, so the office's copy states what the officer's paper did).
 pub fn auto_content(
     view: &RecordView,
     reg: &Registry,
     users: &[UserRow],
     now: DateTime<Utc>,
-) -> AutoContent {
-    let holder = view
-        .charged
-        .iter()
-        .find(|p| **p != view.driver.person)
-        .map(|p| Party {
-            name: person_name(reg, p),
-            role: String::from("titular do alvará (art. 32, § 2º)"),
-            document: None,
-        });
-    AutoContent {
-        kind: match view.kind {
-            RecordKind::Infraction => AutoKind::Infraction,
-            RecordKind::Transgression => AutoKind::Transgression,
-        },
-        number: view.number.clone(),
-        issuing_body: view.issuing_body.clone(),
-        occurred_at: view.occurred_at,
-        issued_at: view
-            .events
-            .iter()
-            .find(|e| e.valid && matches!(e.event, EventKind::Issued))
-            .map(|e| e.at),
-        place: view.stand_id.as_deref().map(|s| {
-            reg.stands.iter().find(|x| x.id == s).map_or_else(
-                || format!("ponto {s}"),
-                |x| format!("ponto {s} — {}", x.name),
-            )
-        }),
-        position: view
-            .position
-            .as_ref()
-            .map(|p| (p.lat, p.lon, Some(p.accuracy_m))),
-        plate: view.vehicle.as_ref().map(|v| v.plate.clone()),
-        vehicle_confirmed: None,
-        permit_number: view.permit_number.clone(),
-        driver: Party {
-            name: person_name(reg, &view.driver.person),
-            role: driver_role(view.driver.role).to_owned(),
-            document: None,
-        },
-        holder,
-        officer: Party {
-            name: user_name(users, &view.author.user_id),
-            role: view.author.role.label_pt().to_owned(),
-            document: None,
-        },
-        gravity: view.gravity.map(|g| match g {
-            Gravity::Serious => String::from("grave"),
-            _ => String::from("leve"),
-        }),
-        legal_basis: basis_lines(view),
-        facts: view.facts.clone(),
-        witnesses: view
-            .witnesses
-            .iter()
-            .map(|w| WitnessLine {
-                party: Party {
-                    name: person_name(reg, &w.person),
-                    role: String::from("testemunha"),
-                    document: None,
-                },
-                statement: w.statement.clone(),
-            })
-            .collect(),
-        signature: match &view.signature {
-            Some(Signature::Signed { sha256 }) => SignatureLine::Signed {
-                sha256: sha256.clone(),
-            },
-            Some(Signature::Missing { reason }) => SignatureLine::Missing {
-                reason: reason.clone(),
-            },
-            None => SignatureLine::Missing {
-                reason: String::from("não consta"),
-            },
-        },
+) -> Result<AutoContent, AppError> {
+    let place = view.stand_id.as_deref().map(|s| {
+        reg.stands.iter().find(|x| x.id == s).map_or_else(
+            || format!("Ponto {s}"),
+            |x| format!("Ponto {}, {}", x.name, x.address),
+        )
+    });
+    let paper = sync_core::print::Paper {
+        officer_name: user_name(users, &view.author.user_id),
+        officer_document: None,
+        place,
         verification: None,
         printed_at: now,
-    }
+    };
+    sync_core::print::content_of(view, &RegistryNames(reg), paper)
+        .map_err(|e| AppError::internal(&e))
 }
 
 /// The verdict the officer saw, one line per finding.
@@ -719,7 +662,7 @@ pub async fn case_file(
             )
         })
         .collect();
-    let mut auto = auto_content(&view, &reg, &users, now);
+    let mut auto = auto_content(&view, &reg, &users, now)?;
     // The code printed on the auto, once its signed evidence reached the server.
     auto.verification = state
         .store()
