@@ -457,9 +457,19 @@ impl Layout<'_> {
     fn image(&mut self, caption: &str, jpeg: Option<&[u8]>) {
         let (x0, cw) = (self.x0(), self.cw());
         let small = self.s.small;
-        let decoded = jpeg.map(|j| Image::from_jpeg(Data::from(j.to_vec()), true));
+        // Phones shoot JPEG (embedded as is); a PNG (screenshots, the demo's photos) is
+        // embedded too, told apart by its signature.
+        let decoded = jpeg.map(|j| {
+            if j.starts_with(PNG_SIGNATURE) {
+                Image::from_png(Data::from(j.to_vec()), true)
+            } else {
+                Image::from_jpeg(Data::from(j.to_vec()), true)
+            }
+        });
         let caption = match &decoded {
-            Some(Err(_)) => format!("{caption}. Não incluída: o arquivo não é um JPEG legível."),
+            Some(Err(_)) => {
+                format!("{caption}. Não incluída: o arquivo não é uma imagem JPEG ou PNG legível.")
+            }
             _ => caption.to_owned(),
         };
         let cap_lines = self.wrap(&caption, cw, small, false);
@@ -487,6 +497,9 @@ impl Layout<'_> {
         self.y += self.s.body;
     }
 }
+
+/// The first bytes of every PNG file.
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 
 /// The document's first QR code, inside groups too.
 fn first_qr<'b>(blocks: &'b [Block<'_>]) -> Option<(&'b str, &'b str)> {

@@ -331,3 +331,30 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_png_photo_is_embedded_in_the_case_file_and_bytes_that_are_no_image_are_named() {
+    // A 4×3 RGB PNG, as a screenshot or the demo's sample photos are.
+    let mut png = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut png, 4, 3);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header().unwrap();
+        w.write_image_data(&[200u8; 4 * 3 * 3]).unwrap();
+    }
+    let mut c = sample_case_file();
+    c.photos[0].sha256 = sha256_hex(&png);
+    c.photos[0].jpeg = Some(png);
+    let pdf = render_case_file(&c).unwrap();
+    assert_eq!(pdf_image_encodings(&pdf).len(), 1, "the PNG is embedded");
+    let text = pdf_text(&pdf);
+    assert!(!text.contains("não é uma imagem"), "{text}");
+
+    let junk = b"not an image at all".to_vec();
+    c.photos[0].sha256 = sha256_hex(&junk);
+    c.photos[0].jpeg = Some(junk);
+    let pdf = render_case_file(&c).unwrap();
+    assert!(pdf_image_encodings(&pdf).is_empty());
+    has(&pdf_text(&pdf), "não é uma imagem JPEG ou PNG legível");
+}
