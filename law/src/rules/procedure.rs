@@ -10,7 +10,9 @@
 //! decision, no appeal without ciência, one appeal only) and its date against the dates before
 //! it: nothing before the occurrence, a ciência not before the decision it notifies, a filing
 //! not before the ciência, a ruling not before the filing it rules on, an appeal not after the
-//! deadline. The state machine of records (`sync_core::records`) feeds every office event
+//! deadline. Everyone charged takes notice (the holder beside an auxiliary, art. 32 § 2): a
+//! further ciência of the same decision is accepted until someone challenges it, and the one
+//! appeal of the record stays open until the last of their ten-day deadlines. The state machine of records (`sync_core::records`) feeds every office event
 //! through here on every copy, and the office's server refuses what this refuses before
 //! writing, so no copy of a record can hold a procedure the law does not allow.
 //!
@@ -322,9 +324,11 @@ impl Procedure {
                 on,
                 appeal_deadline,
             } => {
+                // `Notified`: another person charged with the same decision (the holder beside
+                // an auxiliary, art. 32 § 2) takes notice too, before anyone challenges it.
                 if !matches!(
                     self.phase,
-                    P::PenaltyDecided | P::ReconsiderationDecided | P::AppealDecided
+                    P::PenaltyDecided | P::ReconsiderationDecided | P::AppealDecided | P::Notified
                 ) {
                     return Err(StepError::Missing {
                         step: label,
@@ -340,8 +344,16 @@ impl Procedure {
                     Some(d) if *d >= nominal_appeal_deadline(*on)? => *d,
                     Some(d) => return Err(StepError::ShortDeadline { given: br(*d) }),
                 };
+                // Each person has ten days from their own ciência (art. 35) and the record has
+                // one appeal: it stays open until the last of those deadlines.
+                let (on, deadline) = match (self.phase, self.notified_on, self.appeal_deadline) {
+                    (P::Notified, Some(first), Some(first_deadline)) => {
+                        ((*on).max(first), deadline.max(first_deadline))
+                    }
+                    _ => (*on, deadline),
+                };
                 next.phase = P::Notified;
-                next.notified_on = Some(*on);
+                next.notified_on = Some(on);
                 next.appeal_deadline = Some(deadline);
             }
             Step::FileReconsideration { on } => {
@@ -594,6 +606,45 @@ mod tests {
         let done = a.apply(&ruling, d(11, 13)).unwrap();
         assert_eq!(done.penalty, None);
         assert_eq!(done.phase, Phase::AppealDecided);
+    }
+
+    #[test]
+    fn each_person_charged_takes_notice_and_the_appeal_runs_to_the_last_deadline() {
+        // The driver on Monday 2 Nov (deadline Thursday 12), the holder on Thursday 5 Nov
+        // (deadline Monday 16, the 15th being a Sunday).
+        let driver = Procedure::open(d(11, 1))
+            .apply(&Step::Review, d(11, 2))
+            .unwrap()
+            .apply(&Step::Propose { penalty: FINE }, d(11, 2))
+            .unwrap()
+            .apply(&Step::Decide { penalty: FINE }, d(11, 2))
+            .unwrap()
+            .apply(&notify(d(11, 2)), d(11, 2))
+            .unwrap();
+        assert_eq!(driver.appeal_deadline, Some(d(11, 12)));
+        let both = driver.apply(&notify(d(11, 5)), d(11, 5)).unwrap();
+        assert_eq!(both.phase, Phase::Notified);
+        assert_eq!(both.notified_on, Some(d(11, 5)));
+        assert_eq!(both.appeal_deadline, Some(d(11, 16)));
+        // Recorded in the other order, the same deadline: the later one stands.
+        let other_order = driver.apply(&notify(d(10, 31)), d(11, 5));
+        assert!(
+            other_order.is_err(),
+            "a ciência before the decision is refused"
+        );
+        assert!(
+            both.apply(&Step::FileAppeal { on: d(11, 16) }, d(11, 16))
+                .is_ok()
+        );
+        assert!(
+            both.apply(&Step::FileAppeal { on: d(11, 17) }, d(11, 17))
+                .is_err()
+        );
+        // Once someone asks for reconsideration, a late ciência no longer reopens anything.
+        let filed = both
+            .apply(&Step::FileReconsideration { on: d(11, 6) }, d(11, 6))
+            .unwrap();
+        assert!(filed.apply(&notify(d(11, 7)), d(11, 7)).is_err());
     }
 
     #[test]

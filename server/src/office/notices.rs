@@ -450,6 +450,17 @@ pub async fn check_ciencia(
             format!("A notificação {number} não foi gerada para este registro."),
         ));
     };
+    // Each person takes notice once: the paper they signed names them.
+    let already = view.events.iter().any(|e| {
+        e.valid
+            && matches!(&e.event, EventKind::Notified { notification: Some(x), .. } if x == number)
+    });
+    if already {
+        return Err(bad(
+            "already_notified",
+            format!("A ciência da notificação {number} já foi registrada."),
+        ));
+    }
     let current = current_decision_event(view);
     if current.as_deref() != Some(n.decision_event_id.as_str()) {
         return Err(bad(

@@ -586,3 +586,55 @@ async fn an_auto_signed_on_the_spot_stands_for_the_signature_of_the_ciencia() {
         .ok(StatusCode::OK);
     assert_eq!(r["case"]["record"]["status"], "notified");
 }
+
+#[tokio::test]
+async fn the_driver_and_the_holder_each_take_notice_once() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let id = auxiliary_case(&app, &office, json!({ "kind": "written_warning" })).await;
+    decide(&app, &office, &id, json!({ "kind": "written_warning" })).await;
+    let made = generate(&app, &office, &id, json!({}))
+        .await
+        .ok(StatusCode::OK);
+    let numbers: Vec<String> = made["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["number"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(numbers.len(), 2, "driver and holder: {made}");
+    let notify = |number: &str, on: &str| {
+        let body = json!({ "method": "personal_signature", "on": on, "notification": number });
+        let app = &app;
+        let office = office.clone();
+        let id = id.clone();
+        async move {
+            app.post(&format!("/v1/office/records/{id}/notify"), &office, body)
+                .await
+        }
+    };
+    // The server's clock is the decision's day: both take notice on it (the kernel's tests
+    // move the deadline to the later of two ciências on different days).
+    let first = notify(&numbers[0], "2026-11-30").await.ok(StatusCode::OK);
+    let first_deadline = first["case"]["record"]["appeal_deadline"].clone();
+    // The same paper twice: refused, nothing stored.
+    let footprint = app.footprint().await;
+    let e = notify(&numbers[0], "2026-11-30")
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "already_notified");
+    assert!(e["message"].as_str().unwrap().contains(&numbers[0]), "{e}");
+    assert_eq!(app.footprint().await, footprint, "nothing stored");
+    // The other person charged takes notice too: accepted, not flagged.
+    let second = notify(&numbers[1], "2026-11-30").await.ok(StatusCode::OK);
+    let record = &second["case"]["record"];
+    let valid_notices = record["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"]["kind"] == "notified" && e["valid"] == true)
+        .count();
+    assert_eq!(valid_notices, 2, "{record}");
+    assert_eq!(record["notified_on"], "2026-11-30");
+    assert_eq!(record["appeal_deadline"], first_deadline);
+    assert_eq!(record["invalid_events"], json!([]), "{record}");
+}
