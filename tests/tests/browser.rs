@@ -251,6 +251,26 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
     let shot = browser.save_screenshot("record-page.png");
     println!("screenshot of the record page: {}", shot.display());
     assert!(is_png(&shot), "{}", shot.display());
+
+    // Anyone holding the notification checks it on the public page, typing its code: authentic,
+    // and the appeal filed since is its current state.
+    let code = browser.text_of("#tabela-notificacoes tbody tr td code");
+    browser.goto(&format!("{}/verificar", server.url));
+    browser.fill("#verificar-codigo", &code.to_lowercase());
+    let submit = browser.wait_for("#verificar");
+    browser.click_and_wait(&submit);
+    let ok = browser.text_of("#verificacao-autentica");
+    assert!(ok.contains("autêntico"), "{ok}");
+    let state = browser.text_of("#verificacao-situacao");
+    assert!(state.to_lowercase().contains("recurso"), "{state}");
+    // An appeal filed, not yet ruled on, replaces nothing.
+    assert!(browser.find("#verificacao-substituida").is_none());
+    assert!(
+        !browser.source().contains(&taxi.1),
+        "no CPF on the public page"
+    );
+    let shot = browser.save_screenshot("verification-page.png");
+    assert!(is_png(&shot), "{}", shot.display());
     drop(browser);
 
     // The device: its next sync brings the suspension, and its check of the taxi cites it.

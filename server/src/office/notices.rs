@@ -96,7 +96,24 @@ fn notifiable(phase: Phase) -> bool {
 
 /// The event of the decision a notification of this record would be for now, if any.
 pub fn current_decision_event(view: &RecordView) -> Option<String> {
-    decision_in_force(view).ok().map(|d| d.event.id.clone())
+    if matches!(view.status, Status::Annulled | Status::MergedAsDuplicate) {
+        return None;
+    }
+    // Whatever the phase now: an appeal filed (not yet ruled on) leaves the decision in force.
+    latest_decision(view).map(|e| e.id.clone())
+}
+
+/// The record's latest valid decision: of the penalty, a reconsideration or an appeal.
+fn latest_decision(view: &RecordView) -> Option<&EventView> {
+    view.events.iter().rev().find(|e| {
+        e.valid
+            && matches!(
+                e.event,
+                EventKind::PenaltyDecided { .. }
+                    | EventKind::ReconsiderationDecided { .. }
+                    | EventKind::AppealDecided { .. }
+            )
+    })
 }
 
 /// Whether the record has a decision in force a notification can be generated for.
@@ -131,25 +148,12 @@ fn decision_in_force(view: &RecordView) -> Result<InForce<'_>, AppError> {
             "A decisão em vigor cancelou a penalidade: não há penalidade a notificar.",
         ));
     };
-    let event = view
-        .events
-        .iter()
-        .rev()
-        .find(|e| {
-            e.valid
-                && matches!(
-                    e.event,
-                    EventKind::PenaltyDecided { .. }
-                        | EventKind::ReconsiderationDecided { .. }
-                        | EventKind::AppealDecided { .. }
-                )
-        })
-        .ok_or_else(|| {
-            bad(
-                "nothing_to_notify",
-                "O registro não tem decisão a notificar.",
-            )
-        })?;
+    let event = latest_decision(view).ok_or_else(|| {
+        bad(
+            "nothing_to_notify",
+            "O registro não tem decisão a notificar.",
+        )
+    })?;
     Ok(InForce {
         event,
         penalty,
