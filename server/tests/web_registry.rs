@@ -879,3 +879,168 @@ async fn the_law_page_enters_the_next_ipca_and_holidays() {
     assert!(p.from("aviso").contains("IPCA de 2026 cadastrado"));
     assert!(p.from("lei-proximo-ipca").contains(">2027<"));
 }
+
+/// The value attribute of the input with `id`.
+fn value_of(page: &Page, id: &str) -> String {
+    let el = page.from(id);
+    let el = &el[..el.find('>').unwrap()];
+    let at = el.find("value=\"").map(|a| a + 7);
+    at.map_or(String::new(), |a| {
+        el[a..a + el[a..].find('"').unwrap()].to_owned()
+    })
+}
+
+#[tokio::test]
+async fn the_fines_page_lists_filters_and_records_a_payment_once() {
+    let app = app().await;
+    let reg = app.registry().await;
+    let unpaid = reg
+        .fines
+        .iter()
+        .find(|f| f.permit_number == "0019")
+        .unwrap()
+        .clone();
+    assert!(unpaid.paid_on.is_none());
+    let paid = reg.fines.iter().find(|f| f.paid_on.is_some()).unwrap();
+    let mut c = Client::login(&app, "escritorio", "escritorio-demo").await;
+
+    // The list: every fine with its permit, holder, amount and state; the menu leads here.
+    let p = c.get("/escritorio/multas").await;
+    p.html(StatusCode::OK);
+    p.assert_labelled();
+    assert!(p.has("menu-multas") && p.has("form-pagamento") && p.has("tabela-multas"));
+    let row = p.from(&format!("multa-{}", unpaid.id));
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(row.contains("0019") && row.contains("R$ 797,02"), "{row}");
+    assert!(row.contains("não paga"), "{row}");
+    assert!(
+        row.contains(&format!("id=\"pagar-multa-{}\"", unpaid.id)),
+        "{row}"
+    );
+    let row = p.from(&format!("multa-{}", paid.id));
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains("paga em") && !row.contains("pagar-multa-"),
+        "{row}"
+    );
+    // The unpaid filter leaves the paid one out.
+    let p = c.get("/escritorio/multas?situacao=nao-pagas").await;
+    p.html(StatusCode::OK);
+    assert!(p.has(&format!("multa-{}", unpaid.id)));
+    assert!(!p.has(&format!("multa-{}", paid.id)));
+    // The permit page and its refused renewal link to the payment, which comes prefilled.
+    let permit = c.get("/escritorio/alvaras/0019").await;
+    assert!(permit.has(&format!("pagar-multa-{}", unpaid.id)));
+    let refused = c
+        .post_form(
+            "/escritorio/alvaras/0019",
+            "/escritorio/alvaras/0019/renovacao",
+            &[("ano", "2026")],
+        )
+        .await;
+    refused.html(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(refused.has(&format!("erro-renovacao-multa-{}", unpaid.id)));
+    let p = c
+        .get(&format!("/escritorio/multas?multa={}", unpaid.id))
+        .await;
+    assert_eq!(value_of(&p, "pagamento-multa"), unpaid.id);
+
+    // Refusals: said above the form, what was typed kept, nothing stored.
+    let before = app.registry().await.version;
+    let cases: &[(&str, &str, StatusCode, &str)] = &[
+        (
+            "MUL-1999-9999",
+            "",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "não consta",
+        ),
+        (
+            "",
+            "",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Informe o número da multa",
+        ),
+        (
+            &unpaid.id,
+            "ontem",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Data de pagamento inválida: «ontem»",
+        ),
+        (
+            &unpaid.id,
+            "2026-12-01",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "não pode ser futura",
+        ),
+    ];
+    for (fine, date, status, says) in cases {
+        let p = c
+            .post_form(
+                "/escritorio/multas",
+                "/escritorio/multas/pagamento",
+                &[("multa", fine), ("data", date)],
+            )
+            .await;
+        p.html(*status);
+        let err = p.from("erro-pagamento");
+        assert!(err.contains(says), "{fine} {date}: {err}");
+        assert_eq!(value_of(&p, "pagamento-multa"), *fine);
+        assert_eq!(value_of(&p, "pagamento-data"), *date);
+        assert_eq!(app.registry().await.version, before, "{fine} {date}");
+    }
+
+    // The payment: one new version, the fine paid on the date typed, said on the list.
+    let p = c
+        .post_form(
+            "/escritorio/multas",
+            "/escritorio/multas/pagamento",
+            &[("multa", &unpaid.id), ("data", "29/11/2026")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    assert_eq!(p.location(), "/escritorio/multas");
+    let reg = app.registry().await;
+    assert_eq!(reg.version, before + 1);
+    let fine = reg.fines.iter().find(|f| f.id == unpaid.id).unwrap();
+    assert_eq!(fine.paid_on, chrono::NaiveDate::from_ymd_opt(2026, 11, 29));
+    let p = c.get("/escritorio/multas").await;
+    let aviso = p.from("aviso");
+    assert!(
+        aviso.contains(&format!(
+            "Pagamento da multa {} (alvará 0019) registrado em 29/11/2026",
+            unpaid.id
+        )),
+        "{aviso}"
+    );
+    let row = p.from(&format!("multa-{}", unpaid.id));
+    assert!(row[..row.find("</tr>").unwrap()].contains("paga em 29/11/2026"));
+
+    // Paid again: refused with the date it was paid, nothing stored.
+    let p = c
+        .post_form(
+            "/escritorio/multas",
+            "/escritorio/multas/pagamento",
+            &[("multa", &unpaid.id), ("data", "")],
+        )
+        .await;
+    p.html(StatusCode::CONFLICT);
+    let err = p.from("erro-pagamento");
+    assert!(err.contains("já foi paga em 29/11/2026"), "{err}");
+    assert_eq!(app.registry().await.version, before + 1);
+    assert!(app.state.store().verify_audit().await.unwrap().ok);
+
+    // Without the session's token nothing is paid; an officer cannot open the page.
+    let p = c
+        .post_raw(
+            "/escritorio/multas/pagamento",
+            format!("csrf=forjado&multa={}", paid.id),
+            "application/x-www-form-urlencoded",
+        )
+        .await;
+    p.html(StatusCode::FORBIDDEN);
+    let mut officer = Client::login(&app, "fiscal", "fiscal-demo").await;
+    officer
+        .get("/escritorio/multas")
+        .await
+        .html(StatusCode::FORBIDDEN);
+}

@@ -913,13 +913,23 @@ async fn pay_fine(
     Path(id): Path<String>,
     JsonBody(req): JsonBody<PayFine>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
+    Ok(Json(record_payment(&state, &auth, &id, req).await?))
+}
+
+/// Registers the payment of fine `id` as `auth`: the one path of `POST /v1/fines/{id}/payment`
+/// and of the office's fines page (same role, audit action and law judgement).
+pub(crate) async fn record_payment(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    req: PayFine,
+) -> Result<RegistryUpdate, AppError> {
     auth.require(roles::REGISTRY_WRITERS)?;
     let subject = format!("fine:{id}");
-    let u = edit(&state, &auth, "registry.fine.pay", &subject, |reg, ctx| {
-        ops::pay_fine(reg, &id, req.clone(), ctx)
+    edit(state, auth, "registry.fine.pay", &subject, |reg, ctx| {
+        ops::pay_fine(reg, id, req.clone(), ctx)
     })
-    .await?;
-    Ok(Json(u))
+    .await
 }
 
 pub(crate) fn routes() -> OpenApiRouter<AppState> {

@@ -22,6 +22,7 @@ pub const NAV: &[(&str, &str, &str)] = &[
     ("/escritorio", "Caixa de entrada", "menu-caixa"),
     ("/escritorio/duplicatas", "Duplicatas", "menu-duplicatas"),
     ("/escritorio/alvaras", "Alvarás", "menu-alvaras"),
+    ("/escritorio/multas", "Multas", "menu-multas"),
     (
         "/escritorio/cadastro/importar",
         "Importar cadastro",

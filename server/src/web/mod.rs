@@ -17,6 +17,7 @@
 //! | [`record`] | `/escritorio/registros/{id}` and its forms — evidence, verdict, events, conflicts, decision |
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
+//! | [`fines`] | `/escritorio/multas` — fines, unpaid filter, recording a payment |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
@@ -51,6 +52,7 @@
 //!    the CSRF token.
 
 pub mod duplicates;
+pub mod fines;
 pub mod inbox;
 pub mod law;
 pub mod layout;
@@ -107,6 +109,7 @@ pub fn routes() -> Router<AppState> {
         .merge(record::routes())
         .merge(duplicates::routes())
         .merge(registry::routes())
+        .merge(fines::routes())
         .merge(law::routes())
         .merge(verify::routes())
         .route("/escritorio/{*resto}", get(unknown_page))

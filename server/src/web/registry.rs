@@ -14,8 +14,8 @@
 //! | route | ids |
 //! |---|---|
 //! | `GET /escritorio/alvaras?busca=…&ponto=…&pagina=…` | `form-busca-alvaras`, `busca-alvaras`, `filtro-ponto-alvaras`, `buscar-alvaras`, `resumo-cadastro`, `total-alvaras`, `tabela-alvaras` (rows `alvara-{número}`, links `abrir-alvara-{número}`), `sem-resultados` |
-//! | `GET /escritorio/alvaras/{número}` | `situacao-alvara`, `titular`, `auxiliares` (rows `auxiliar-{pessoa}`), `veiculo`, `ponto`, `penalidades` (`tabela-penalidades`, rows `penalidade-{id}`), `multas` (`tabela-multas`, rows `multa-{id}`), `transferencias` |
-//! | `POST …/renovacao` | `form-renovacao`, `renovacao-ano`, `renovar`, error `erro-renovacao` |
+//! | `GET /escritorio/alvaras/{número}` | `situacao-alvara`, `titular`, `auxiliares` (rows `auxiliar-{pessoa}`), `veiculo`, `ponto`, `penalidades` (`tabela-penalidades`, rows `penalidade-{id}`), `multas` (`tabela-multas`, rows `multa-{id}`, on unpaid ones `pagar-multa-{id}` to the fines page), `transferencias` |
+//! | `POST …/renovacao` | `form-renovacao`, `renovacao-ano`, `renovar`, error `erro-renovacao` (with `multas-pendentes`, links `erro-renovacao-multa-{id}`, when the permit has an unpaid fine) |
 //! | `POST …/transferencia` | `form-transferencia`, `transferencia-para`, `transferencia-motivo`, `transferir`, error `erro-transferencia` |
 //! | `POST …/permuta` | `form-permuta`, `permuta-com`, `permuta-taxa`, `permutar`, error `erro-permuta` |
 //! | `GET`/`POST /escritorio/cadastro/importar` | `form-importar` (multipart), `arquivo-csv`, `importar`, `baixar-csv`; on bad rows `erro-importacao`, `total-erros`, `tabela-erros-csv` (rows `erro-linha-{n}`) |
@@ -41,6 +41,7 @@ use sync_core::domain::{
     TransferReason,
 };
 
+use super::fines::payment_link;
 use super::layout::{
     date_br, money, page, penalty_label, post_form, see_other, select_field, submit, text_field,
 };
@@ -328,7 +329,7 @@ struct Forms {
 
 /// The error of a refused change: every finding of a legal refusal (rule, article, message),
 /// else the message. Only for 4xx errors; the caller turns 5xx into a page error.
-fn refusal_box(id: &str, e: &AppError) -> Markup {
+pub(super) fn refusal_box(id: &str, e: &AppError) -> Markup {
     let findings: Vec<Value> = e
         .details
         .as_ref()
@@ -402,6 +403,7 @@ async fn permit_page(
     let stand = index.stand(&p.stand_id);
     let penalties = index.penalties_of(&p.number);
     let fines = index.fines_of(&p.number);
+    let unpaid: Vec<_> = fines.iter().filter(|f| f.paid_on.is_none()).collect();
     let transfers: Vec<_> = reg
         .transfers
         .iter()
@@ -575,7 +577,10 @@ async fn permit_page(
                                 td {
                                     @match f.paid_on {
                                         Some(d) => { "paga em " (date_br(d)) }
-                                        None => { strong { "não paga" } " (impede a renovação, art. 17, § 2º, III)" }
+                                        None => {
+                                            strong { "não paga" } " (impede a renovação, art. 17, § 2º, III) — "
+                                            a id=(format!("pagar-multa-{}", f.id)) href=(payment_link(&f.id)) { "registrar o pagamento" }
+                                        }
                                     }
                                 }
                             }
@@ -597,7 +602,18 @@ async fn permit_page(
         section #alteracoes aria-labelledby="h-alteracoes" {
             h2 #h-alteracoes { "Alterações do alvará" }
             p .dica { "Cada alteração é conferida com a lei antes de gravada e gera uma nova versão do cadastro, que os tablets recebem na próxima sincronização." }
-            @if let Some(m) = error_for("form-renovacao") { (m) }
+            @if let Some(m) = error_for("form-renovacao") {
+                (m)
+                // The unpaid fines that bar it (art. 17, § 2º, III), one click from their payment.
+                @if !unpaid.is_empty() {
+                    p #multas-pendentes {
+                        "Multa(s) não paga(s) deste alvará: "
+                        @for f in &unpaid {
+                            a id=(format!("erro-renovacao-multa-{}", f.id)) href=(payment_link(&f.id)) { "registrar o pagamento da multa " (f.id) } " "
+                        }
+                    }
+                }
+            }
             (post_form(user, &format!("{base}/renovacao"), "form-renovacao", html! {
                 fieldset .linha-form {
                     legend { "Renovação anual (art. 7º)" }
