@@ -928,6 +928,11 @@ async fn the_fines_page_lists_filters_and_records_a_payment_once() {
     p.html(StatusCode::OK);
     assert!(p.has(&format!("multa-{}", unpaid.id)));
     assert!(!p.has(&format!("multa-{}", paid.id)));
+    let total = p.from("total-multas");
+    assert!(
+        total.contains("1 multa listada; 1 não paga no cadastro."),
+        "{total}"
+    );
     // The permit page and its refused renewal link to the payment, which comes prefilled.
     let permit = c.get("/escritorio/alvaras/0019").await;
     assert!(permit.has(&format!("pagar-multa-{}", unpaid.id)));

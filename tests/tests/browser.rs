@@ -444,3 +444,102 @@ fn the_office_enters_a_holiday_on_the_law_page_and_the_device_receives_it() {
         parameters.rules.calendar
     );
 }
+
+/// Pay a fine then renew: a permit whose renewal the law refuses for an unpaid fine (art. 17,
+/// § 2º, III); the clerk follows the refusal's link to the fines page, records the payment
+/// there, and the same renewal then succeeds on the permit page. A screenshot of the fines page
+/// is kept as an artifact.
+#[test]
+fn the_clerk_pays_a_fine_on_the_fines_page_then_renews_the_permit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let office = Api::login(&server.url, OFFICE);
+    let permit = "0020";
+    let (s, p) = office.get(&format!("/v1/permits/{permit}"));
+    assert_eq!(s, 200, "{p}");
+    let next_year = p["renewal_year"].as_i64().unwrap() + 1;
+    let unpaid_of = |api: &Api| -> Vec<String> {
+        let (s, fines) = api.get("/v1/fines");
+        assert_eq!(s, 200, "{fines}");
+        fines
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["permit_number"] == permit && f["paid_on"].is_null())
+            .map(|f| f["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(
+        unpaid_of(&office).is_empty(),
+        "the demo's 0020 owes nothing"
+    );
+    let (s, v) = office.post(
+        "/v1/fines",
+        &json!({"permit_number": permit, "amount": "130.50"}),
+    );
+    assert_eq!(s, 201, "{v}");
+    let fine = unpaid_of(&office).pop().unwrap();
+
+    let browser = Browser::start();
+    browser.goto(&format!("{}/login", server.url));
+    browser.fill("#usuario", "escritorio");
+    browser.fill("#senha", "escritorio-demo");
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+    browser.wait_for("#menu-multas");
+    let renew = |browser: &Browser| {
+        browser.goto(&format!("{}/escritorio/alvaras/{permit}", server.url));
+        browser.fill("#renovacao-ano", &next_year.to_string());
+        let button = browser.wait_for("#renovar");
+        browser.click_and_wait(&button);
+    };
+
+    // Refused for the unpaid fine, which the refusal names and links.
+    renew(&browser);
+    let refusal = browser.text_of("#erro-renovacao");
+    assert!(
+        refusal.contains("R27") && refusal.contains(&fine) && refusal.contains("art. 17"),
+        "{refusal}"
+    );
+    let link = browser.wait_for(&format!("#erro-renovacao-multa-{fine}"));
+    browser.click_and_wait(&link);
+    browser.wait_for("#form-pagamento");
+    let typed = browser.property(&browser.wait_for("#pagamento-multa"), "value");
+    assert_eq!(typed, json!(fine), "the link fills in the fine");
+    let row = browser.text_of(&format!("#multa-{fine}"));
+    assert!(row.contains("não paga") && row.contains("130,50"), "{row}");
+    let shot = browser.save_screenshot("fines-page.png");
+    println!("screenshot of the fines page: {}", shot.display());
+    assert!(is_png(&shot), "{}", shot.display());
+
+    // The payment, dated today (the date left empty), through the page.
+    let pay = browser.wait_for("#pagar");
+    browser.click_and_wait(&pay);
+    if let Some(e) = browser.find("#erro-pagamento") {
+        panic!("payment refused: {}", browser.text(&e));
+    }
+    let aviso = browser.text_of("#aviso");
+    assert!(
+        aviso.contains(&format!("Pagamento da multa {fine}")),
+        "{aviso}"
+    );
+    let row = browser.text_of(&format!("#multa-{fine}"));
+    assert!(row.contains("paga em"), "{row}");
+    assert!(unpaid_of(&office).is_empty(), "the registry has it paid");
+
+    // The same renewal now goes through.
+    renew(&browser);
+    if let Some(e) = browser.find("#erro-renovacao") {
+        panic!("renewal refused after the payment: {}", browser.text(&e));
+    }
+    let aviso = browser.text_of("#aviso");
+    assert!(
+        aviso.contains(&format!("renovado para {next_year}")),
+        "{aviso}"
+    );
+    let (_, p) = office.get(&format!("/v1/permits/{permit}"));
+    assert_eq!(p["renewal_year"].as_i64(), Some(next_year), "{p}");
+    drop(browser);
+    let (ok, out) = server.audit_verify();
+    assert!(ok, "{out}");
+}

@@ -141,7 +141,8 @@ async fn fines_page(
                 div .acoes { (submit("filtrar-multas", "Filtrar")) }
             }
             p #total-multas role="status" {
-                (shown.len()) " multa(s) listada(s); " (unpaid) " não paga(s) no cadastro."
+                (count(shown.len(), "multa listada", "multas listadas")) "; "
+                (count(unpaid, "não paga", "não pagas")) " no cadastro."
             }
             @if shown.is_empty() {
                 p #sem-multas { "Nenhuma multa nesta situação." }
@@ -177,6 +178,11 @@ async fn fines_page(
         }
     };
     Ok(page(Some(user), "Multas", flash, body))
+}
+
+/// "1 multa listada", "2 multas listadas": the count with its noun in the right number.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[derive(Debug, Deserialize)]
@@ -280,5 +286,20 @@ mod tests {
         assert_eq!(parse_paid_on("03/11/2026").unwrap(), d);
         let e = parse_paid_on("ontem").unwrap_err();
         assert!(e.message.contains("«ontem»"), "{}", e.message);
+    }
+
+    #[test]
+    fn counts_agree_in_number() {
+        assert_eq!(count(0, "multa", "multas"), "0 multas");
+        assert_eq!(count(1, "multa", "multas"), "1 multa");
+        assert_eq!(count(2, "multa", "multas"), "2 multas");
+    }
+
+    #[test]
+    fn payment_links_escape_the_id() {
+        assert_eq!(
+            payment_link("MUL 1"),
+            "/escritorio/multas?situacao=nao-pagas&multa=MUL%201#form-pagamento"
+        );
     }
 }

@@ -607,9 +607,9 @@ async fn permit_page(
                 // The unpaid fines that bar it (art. 17, § 2º, III), one click from their payment.
                 @if !unpaid.is_empty() {
                     p #multas-pendentes {
-                        "Multa(s) não paga(s) deste alvará: "
+                        "Para renovar, registre antes o pagamento: "
                         @for f in &unpaid {
-                            a id=(format!("erro-renovacao-multa-{}", f.id)) href=(payment_link(&f.id)) { "registrar o pagamento da multa " (f.id) } " "
+                            a id=(format!("erro-renovacao-multa-{}", f.id)) href=(payment_link(&f.id)) { "multa " (f.id) } " "
                         }
                     }
                 }
