@@ -60,8 +60,7 @@ pub mod registry;
 pub mod session;
 pub mod verify;
 
-use std::sync::Arc;
-
+use axum::Router;
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, REFERRER_POLICY,
     X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
@@ -70,7 +69,6 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::map_response;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Extension, Router};
 use maud::html;
 
 use crate::error::AppError;
@@ -98,7 +96,7 @@ async fn stylesheet() -> Response {
         .into_response()
 }
 
-/// Every page route, with the session table they share.
+/// Every page route (the session table they share is `AppState::web_sessions`).
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/static/escritorio.css", get(stylesheet))
@@ -111,7 +109,6 @@ pub fn routes() -> Router<AppState> {
         .merge(verify::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
-        .layer(Extension(Arc::new(Sessions::default())))
 }
 
 /// An unknown address under `/escritorio`: an HTML page, not the API's JSON.

@@ -22,7 +22,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use axum::Extension;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::{CONTENT_TYPE, COOKIE, ORIGIN, REFERER};
 use axum::http::request::Parts;
@@ -130,6 +129,15 @@ impl Sessions {
 
     fn remove_key(&self, key: &str) {
         self.lock().remove(key);
+    }
+
+    /// Ends every session of `user_id` but the one keyed `keep` (a changed password); returns
+    /// how many ended.
+    pub(crate) fn end_user(&self, user_id: &str, keep: Option<&str>) -> usize {
+        let mut map = self.lock();
+        let before = map.len();
+        map.retain(|key, s| s.user_id != user_id || Some(key.as_str()) == keep);
+        before - map.len()
     }
 
     fn set_flash(&self, key: &str, flash: Flash) {
@@ -302,9 +310,7 @@ impl FromRequestParts<AppState> for WebUser {
     type Rejection = PageError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
-        let Extension(sessions) = Extension::<Arc<Sessions>>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| PageError::internal(&e))?;
+        let sessions = state.web_sessions().clone();
         let next = if parts.method == axum::http::Method::GET {
             here(parts)
         } else {
