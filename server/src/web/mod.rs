@@ -18,6 +18,7 @@
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
+//! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
 //!
@@ -55,6 +56,7 @@ pub mod inbox;
 pub mod law;
 pub mod layout;
 pub mod login;
+pub mod password;
 pub mod record;
 pub mod registry;
 pub mod session;
@@ -107,6 +109,7 @@ pub fn routes() -> Router<AppState> {
         .merge(registry::routes())
         .merge(law::routes())
         .merge(verify::routes())
+        .merge(password::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
 }

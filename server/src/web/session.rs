@@ -286,6 +286,11 @@ impl WebUser {
         self.sessions.take_flash(&self.key)
     }
 
+    /// The key this session is stored under (never the cookie's token).
+    pub(crate) fn session_key(&self) -> &str {
+        &self.key
+    }
+
     /// Ends this session.
     pub(crate) fn logout(&self) {
         self.sessions.remove_key(&self.key);
@@ -422,6 +427,12 @@ pub(crate) fn same_token(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// A smaller body limit for the [`Posted`] forms of one route, set on it as a layer
+/// `Extension(FormLimit(n))` (a form anyone signed in sends with a password: the login's
+/// limit). Without it, forms are read under the general body limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormLimit(pub usize);
+
 /// A POSTed form of a logged-in user (by default office or admin), checked for CSRF: the
 /// origin, then the session's token in the `csrf` field, then the body is parsed into `T`
 /// (`application/x-www-form-urlencoded`; `T` must tolerate the extra `csrf` field, so no
@@ -456,14 +467,18 @@ where
                 "Envie o formulário pela página.".into(),
             ));
         }
-        let bytes = axum::body::to_bytes(body, state.config().body_limit)
-            .await
-            .map_err(|_| {
-                PageError::Status(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "O formulário é grande demais.".into(),
-                )
-            })?;
+        let limit = parts
+            .extensions
+            .get::<FormLimit>()
+            .map_or(state.config().body_limit, |l| {
+                l.0.min(state.config().body_limit)
+            });
+        let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+            PageError::Status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "O formulário é grande demais.".into(),
+            )
+        })?;
         let token: CsrfField = serde_urlencoded::from_bytes(&bytes).map_err(|_| PageError::Csrf)?;
         if !same_token(&token.csrf, user.web().csrf()) {
             tracing::warn!("formulário sem o token CSRF da sessão recusado");
