@@ -15,6 +15,9 @@
 //! `csrf` field ([`Posted`] checks all three before the handler runs). Login itself has no
 //! session yet: it checks the origin.
 //!
+//! The table is `AppState::web_sessions`, not the pages' own: a password change, from a page or
+//! the API, ends the user's other sessions ([`Sessions::end_user`]).
+//!
 //! Sessions live in memory: a restart logs everybody out (they log in again; nothing they
 //! submitted is lost, every accepted action was committed). A deployment with several server
 //! nodes would move them to a store table; the rest of this module would not change.
