@@ -800,3 +800,45 @@ async fn password_change_bodies_are_read_under_the_login_limit() {
     send(body_of(LOGIN_BODY_LIMIT)).await.ok_empty();
     assert_eq!(app.state.hash_pool().verifications(), hashed + 1);
 }
+
+#[tokio::test]
+async fn a_change_checked_against_a_replaced_hash_writes_nothing() {
+    let app = app().await;
+    let token = app.login("fiscal").await;
+    let me = app.get("/v1/me", &token).await.ok(StatusCode::OK);
+    let user = app
+        .state
+        .store()
+        .user_by_username("fiscal".into())
+        .await
+        .unwrap()
+        .unwrap();
+    let footprint = app.footprint().await;
+    let actor = taxi_fiscal_server::store::Actor::cli(app.state.clock().now());
+    // Another change won the race: the hash this one verified is gone, so nothing is written
+    // and no login ends.
+    let changed = app
+        .state
+        .store()
+        .change_password(
+            user.id.clone(),
+            "$argon2id$a-hash-replaced-meanwhile".into(),
+            "$argon2id$new".into(),
+            None,
+            actor.clone(),
+        )
+        .await
+        .unwrap();
+    assert!(!changed);
+    assert_eq!(app.footprint().await, footprint);
+    app.get("/v1/me", &token).await.ok(StatusCode::OK);
+    let same = app
+        .state
+        .store()
+        .user_by_username("fiscal".into())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(same.password_hash, user.password_hash);
+    assert_eq!(me["user_id"], user.id.as_str());
+}
