@@ -113,6 +113,9 @@ struct Inner {
     snapshot: Mutex<Option<Arc<SnapshotCache>>>,
     /// Countersigns receipts of device-sealed records (`crate::receipts`).
     signing_key: Arc<crate::receipts::ServerKey>,
+    /// The office pages' browser sessions: here, not in the pages' router, because a password
+    /// changed through the API ends them too.
+    web_sessions: Arc<crate::web::Sessions>,
 }
 
 impl AppState {
@@ -181,7 +184,13 @@ impl AppState {
             origins: RwLock::new(origins.into()),
             snapshot: Mutex::new(None),
             signing_key: Arc::new(signing_key),
+            web_sessions: Arc::new(crate::web::Sessions::default()),
         })))
+    }
+
+    /// The browser sessions of the office pages.
+    pub fn web_sessions(&self) -> &Arc<crate::web::Sessions> {
+        &self.0.web_sessions
     }
 
     /// The server's Ed25519 key, which countersigns record receipts.

@@ -1454,3 +1454,204 @@ async fn a_record_prints_without_its_forms_and_links_its_case_file() {
         );
     }
 }
+
+#[tokio::test]
+async fn everyone_changes_their_password_on_the_page_and_their_other_sessions_end() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let mut other = Browser::new(&app);
+    other.login_demo("escritorio").await;
+    let device_login = api_login(&app, "escritorio", "escritorio-demo", "desktop-escritorio").await;
+
+    // The header links the page; the page has the three labelled fields.
+    let inbox = b.get("/escritorio").await;
+    assert!(
+        inbox
+            .body
+            .contains("id=\"minha-senha\" href=\"/escritorio/senha\""),
+        "{}",
+        inbox.body
+    );
+    let form = b.get("/escritorio/senha").await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.body);
+    form.assert_html();
+    for (id, autocomplete) in [
+        ("senha-atual", "current-password"),
+        ("senha-nova", "new-password"),
+        ("senha-confirmacao", "new-password"),
+    ] {
+        assert!(form.body.contains(&format!("<label for=\"{id}\">")), "{id}");
+        assert!(
+            form.body.contains(&format!(
+                "id=\"{id}\" name=\"{}\" autocomplete=\"{autocomplete}\"",
+                id.replace('-', "_")
+            )),
+            "{id}: {}",
+            form.body
+        );
+    }
+
+    // A confirmation that differs: refused on the page, nothing checked nor hashed.
+    let hashed = app.state.hash_pool().verifications();
+    let fields = |current: &'static str, new: &'static str, again: &'static str| {
+        [
+            ("senha_atual", current),
+            ("senha_nova", new),
+            ("senha_confirmacao", again),
+        ]
+    };
+    let p = b
+        .submit(
+            "/escritorio/senha",
+            "/escritorio/senha",
+            &fields("escritorio-demo", "nova-senha-forte", "nova-senha-forti"),
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", p.body);
+    assert!(
+        p.element("erro-senha").contains("confirmação"),
+        "{}",
+        p.body
+    );
+    assert!(
+        !p.body.contains("nova-senha-forte"),
+        "no password is written back"
+    );
+    assert_eq!(app.state.hash_pool().verifications(), hashed);
+    let p = b
+        .submit(
+            "/escritorio/senha",
+            "/escritorio/senha",
+            &fields("errada", "nova-senha-forte", "nova-senha-forte"),
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", p.body);
+    assert!(
+        p.element("erro-senha").contains("senha atual"),
+        "{}",
+        p.body
+    );
+    let p = b
+        .submit(
+            "/escritorio/senha",
+            "/escritorio/senha",
+            &fields("escritorio-demo", "curta", "curta"),
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", p.body);
+    assert!(
+        p.element("erro-senha").contains("8 caracteres"),
+        "{}",
+        p.body
+    );
+    // Without the session's token: refused like every form.
+    let p = b
+        .post(
+            "/escritorio/senha",
+            &fields("escritorio-demo", "nova-senha-forte", "nova-senha-forte"),
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::FORBIDDEN);
+
+    let p = b
+        .submit(
+            "/escritorio/senha",
+            "/escritorio/senha",
+            &fields("escritorio-demo", "nova-senha-forte", "nova-senha-forte"),
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    assert_eq!(p.location(), "/escritorio/senha");
+    let done = b.get("/escritorio/senha").await;
+    assert!(
+        done.element("aviso").contains("Senha alterada"),
+        "{}",
+        done.body
+    );
+    // This session goes on; the other browser and the API login are out.
+    assert_eq!(b.get("/escritorio").await.status, StatusCode::OK);
+    assert_eq!(other.get("/escritorio").await.status, StatusCode::SEE_OTHER);
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/v1/me")
+                .header(
+                    "authorization",
+                    format!("Bearer {}", device_login["access_token"].as_str().unwrap()),
+                )
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    // The new password opens a session, the old one no longer does.
+    let mut again = Browser::new(&app);
+    assert_eq!(
+        again.login("escritorio", "escritorio-demo").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        again.login("escritorio", "nova-senha-forte").await.status,
+        StatusCode::SEE_OTHER
+    );
+
+    // The form is read under the login's limit: exactly at it, read (and refused as a
+    // confirmation that differs); one byte over, 413.
+    let csrf = b.get("/escritorio/senha").await.csrf();
+    let limit = taxi_fiscal_server::limits::LOGIN_BODY_LIMIT;
+    let body_of = |len: usize| {
+        let frame = serde_urlencoded::to_string([
+            ("csrf", csrf.as_str()),
+            ("senha_atual", "x"),
+            ("senha_nova", ""),
+            ("senha_confirmacao", "y"),
+        ])
+        .unwrap();
+        let pad = "x".repeat(len - frame.len());
+        let fields = [
+            ("csrf", csrf.as_str()),
+            ("senha_atual", "x"),
+            ("senha_nova", pad.as_str()),
+            ("senha_confirmacao", "y"),
+        ];
+        assert_eq!(serde_urlencoded::to_string(fields).unwrap().len(), len);
+        pad
+    };
+    let at = body_of(limit);
+    let p = b
+        .post(
+            "/escritorio/senha",
+            &[
+                ("csrf", csrf.as_str()),
+                ("senha_atual", "x"),
+                ("senha_nova", at.as_str()),
+                ("senha_confirmacao", "y"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", p.body);
+    let over = body_of(limit + 1);
+    let p = b
+        .post(
+            "/escritorio/senha",
+            &[
+                ("csrf", csrf.as_str()),
+                ("senha_atual", "x"),
+                ("senha_nova", over.as_str()),
+                ("senha_confirmacao", "y"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", p.body);
+
+    // An officer, who has no office page, still has this one.
+    let mut officer = Browser::new(&app);
+    officer.login_demo("fiscal").await;
+    let p = officer.get("/escritorio/senha").await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.body);
+    assert!(p.body.contains("id=\"senha-atual\""));
+}

@@ -8,7 +8,8 @@
 //! proposes and decides a 15-day suspension, registers the ciência (the page computes the art. 35
 //! deadline) and an appeal. The tablet's next sync brings the suspension in the registry, and
 //! its check of that taxi is irregular, citing it. A screenshot of the record page is kept as a
-//! test artifact. Every wait has a deadline.
+//! test artifact. The clerk also changes the password from the page header's link, logs out and
+//! logs in with the new one. Every wait has a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use chrono::Duration;
@@ -542,4 +543,42 @@ fn the_clerk_pays_a_fine_on_the_fines_page_then_renews_the_permit() {
     drop(browser);
     let (ok, out) = server.audit_verify();
     assert!(ok, "{out}");
+}
+
+#[test]
+fn the_clerk_changes_the_password_on_the_page_and_logs_in_with_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let browser = Browser::start();
+    let login = |password: &str| {
+        browser.goto(&format!("{}/login", server.url));
+        browser.fill("#usuario", "escritorio");
+        browser.fill("#senha", password);
+        let enter = browser.wait_for("#entrar");
+        browser.click_and_wait(&enter);
+    };
+    login("escritorio-demo");
+
+    // From the header, next to the user's name.
+    let link = browser.wait_for("#minha-senha");
+    browser.click_and_wait(&link);
+    browser.wait_for("#form-senha");
+    assert!(browser.title().starts_with("Alterar minha senha"));
+    browser.fill("#senha-atual", "escritorio-demo");
+    browser.fill("#senha-nova", "balcao-da-unidade-2026");
+    browser.fill("#senha-confirmacao", "balcao-da-unidade-2026");
+    let send = browser.wait_for("#alterar-senha");
+    browser.click_and_wait(&send);
+    browser.wait_text("#aviso", "Senha alterada");
+    let shot = browser.save_screenshot("senha-alterada.png");
+    assert!(is_png(&shot));
+
+    let out = browser.wait_for("#sair");
+    browser.click_and_wait(&out);
+    browser.wait_for("#usuario");
+    // The old password no longer opens a session; the new one does.
+    login("escritorio-demo");
+    browser.wait_text("#erro-login", "incorretos");
+    login("balcao-da-unidade-2026");
+    browser.wait_text("#usuario-atual", "Unidade de Transportes");
 }

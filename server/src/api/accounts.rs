@@ -19,7 +19,7 @@ use utoipa_axum::routes;
 
 use super::extract::{JsonBody, OptionalJsonBody};
 use super::openapi::named_schema;
-use crate::auth::password::MIN_PASSWORD_LEN;
+use crate::auth::password::check_new_password;
 use crate::auth::tokens::random_id;
 use crate::auth::{Auth, Role, roles};
 use crate::error::{AppError, ErrorBody};
@@ -174,12 +174,7 @@ async fn create_user(
             "Nome de usuário inválido: 3 a 32 letras minúsculas, dígitos, '.', '_' ou '-'.",
         ));
     }
-    if req.password.chars().count() < MIN_PASSWORD_LEN {
-        return Err(AppError::unprocessable(
-            "weak_password",
-            format!("A senha deve ter ao menos {MIN_PASSWORD_LEN} caracteres."),
-        ));
-    }
+    check_new_password(&req.password)?;
     if req.display_name.trim().is_empty() {
         return Err(AppError::unprocessable(
             "invalid_name",

@@ -1,4 +1,5 @@
-//! `POST /v1/auth/login`, `POST /v1/auth/refresh`, `GET /v1/me` (ADR 0007).
+//! `POST /v1/auth/login`, `POST /v1/auth/refresh`, `GET /v1/me`, `POST /v1/me/password`
+//! (ADR 0007).
 //!
 //! Login: the password check of [`crate::auth::login`] — a per-address budget, failure budgets
 //! counted before hashing (429, `Retry-After`), Argon2id in a bounded pool (429 `server_busy`
@@ -11,6 +12,12 @@
 //! at once, and its access tokens on their next request (each names its login, which the `Auth`
 //! extractor checks).
 //!
+//! A password change (`POST /v1/me/password`, any signed-in user) runs
+//! [`crate::auth::change::change_password`]: the current password checked as a login of the
+//! caller is (a wrong one counts as a failed login), the new one by the rule of every new
+//! password; then every other login of the user ends as a replayed refresh token ends one, and
+//! the user's browser sessions too. Its body is read under the login limit as well.
+//!
 //! A login may carry the device's Ed25519 public key (the app always sends it): validated first
 //! (422 `invalid_device_key`), then registered for the device once the password and device
 //! checks pass (409 `device_key_taken` when another device registered it). The record sync
@@ -18,6 +25,7 @@
 
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -27,10 +35,11 @@ use utoipa_axum::routes;
 use super::accounts::UserView;
 use super::extract::{is_json, parse_json, read_body};
 use super::openapi::named_schema;
+use crate::auth::change::{Keep, change_password};
 use crate::auth::login::{check_password, throttle};
 use crate::auth::throttle::ClientAddr;
 use crate::auth::tokens::{new_refresh_token, random_id, refresh_hash};
-use crate::auth::{Auth, Role, roles};
+use crate::auth::{Auth, CurrentLogin, Role, roles};
 use crate::error::{AppError, ErrorBody};
 use crate::limits::LOGIN_BODY_LIMIT;
 use crate::server::AppState;
@@ -56,6 +65,16 @@ pub struct LoginRequest {
 #[serde(deny_unknown_fields)]
 pub struct RefreshRequest {
     pub refresh_token: String,
+}
+
+/// `POST /v1/me/password`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasswordChangeRequest {
+    /// The password the user logs in with now.
+    pub current_password: String,
+    /// At least 8 characters, not the current one.
+    pub new_password: String,
 }
 
 /// Tokens for a session.
@@ -88,6 +107,7 @@ pub struct Me {
 named_schema!(
     LoginRequest => "LoginRequest",
     RefreshRequest => "RefreshRequest",
+    PasswordChangeRequest => "PasswordChangeRequest",
     TokenResponse => "TokenResponse",
     Me => "Me",
 );
@@ -292,6 +312,39 @@ async fn me(auth: Auth) -> Result<Json<Me>, AppError> {
     }))
 }
 
+/// Change the caller's own password; every other login of the user ends.
+#[utoipa::path(
+    post,
+    path = "/v1/me/password",
+    tag = "auth",
+    request_body = PasswordChangeRequest,
+    responses(
+        (status = 204, description = "Senha alterada; as outras sessões do usuário foram encerradas"),
+        (status = 409, description = "A senha foi alterada por outra sessão durante o pedido (`password_changed`)", body = ErrorBody),
+        (status = 413, description = "Corpo maior que o de um login", body = ErrorBody),
+        (status = 422, description = "Senha atual errada (`wrong_password`, conta como login sem sucesso), nova senha curta (`weak_password`) ou igual à atual (`same_password`)", body = ErrorBody),
+        (status = 429, description = "Os limites do login: muitas tentativas deste endereço (`too_many_requests`) ou sem sucesso para este usuário (`too_many_attempts`), ou servidor ocupado (`server_busy`); veja `Retry-After`", body = ErrorBody),
+    )
+)]
+async fn change_my_password(
+    State(state): State<AppState>,
+    client: ClientAddr,
+    login: CurrentLogin,
+    LoginBody(req): LoginBody<PasswordChangeRequest>,
+) -> Result<StatusCode, AppError> {
+    login.auth.require(roles::ANY)?;
+    change_password(
+        &state,
+        &login.auth,
+        req.current_password,
+        req.new_password,
+        client,
+        Keep::Login(login.family),
+    )
+    .await??;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// A JSON body of at most [`LOGIN_BODY_LIMIT`] bytes (the routes' `DefaultBodyLimit` says the
 /// same): anyone may send a login, so it is read under a limit sized for a login.
 #[derive(Debug)]
@@ -313,6 +366,7 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(login))
         .routes(routes!(refresh))
+        .routes(routes!(change_my_password))
         .layer(DefaultBodyLimit::max(LOGIN_BODY_LIMIT))
         .routes(routes!(me))
 }

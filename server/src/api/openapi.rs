@@ -104,6 +104,7 @@ pub fn payload_schemas() -> Vec<(&'static str, Value)> {
     add::<crate::receipts::Receipt>(&mut out, "record-receipt");
     add::<super::auth::LoginRequest>(&mut out, "login-request");
     add::<super::auth::RefreshRequest>(&mut out, "refresh-request");
+    add::<super::auth::PasswordChangeRequest>(&mut out, "password-change-request");
     add::<super::auth::TokenResponse>(&mut out, "token-response");
     add::<super::auth::Me>(&mut out, "me");
     add::<super::accounts::NewUserRequest>(&mut out, "new-user-request");
@@ -157,6 +158,7 @@ fn components() -> serde_json::Map<String, Value> {
         super::health::ServerKeyView,
         super::auth::LoginRequest,
         super::auth::RefreshRequest,
+        super::auth::PasswordChangeRequest,
         super::auth::TokenResponse,
         super::auth::Me,
         super::accounts::NewUserRequest,

@@ -12,7 +12,11 @@
 //! a per-address budget ([`throttle`]), failure budgets per (username, address) and per
 //! username counted before hashing ([`limiter`]), and Argon2id in a bounded pool
 //! ([`password`]); then the API checks that the device is registered to that user.
+//!
+//! A password change ([`change`], from the API and the office's page) checks the current
+//! password through that same [`login::check_password`], then ends the user's other logins.
 
+pub mod change;
 pub mod limiter;
 pub mod login;
 pub mod password;
@@ -155,7 +159,27 @@ fn bearer(parts: &Parts) -> Result<&str, AppError> {
     }
 }
 
+/// The caller and the login (refresh-token family) its access token belongs to: for the one
+/// handler that must tell the caller's login from the user's others (a password change ends
+/// those, not this one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentLogin {
+    pub auth: Auth,
+    /// The refresh-token family of the access token.
+    pub family: String,
+}
+
 impl FromRequestParts<AppState> for Auth {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        CurrentLogin::from_request_parts(parts, state)
+            .await
+            .map(|l| l.auth)
+    }
+}
+
+impl FromRequestParts<AppState> for CurrentLogin {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
@@ -199,12 +223,15 @@ impl FromRequestParts<AppState> for Auth {
                 "O dispositivo deste token pertence a outro usuário.",
             ));
         }
-        Ok(Auth {
-            user_id: claims.sub,
-            username: claims.usr,
-            role: session.role,
-            stand_id: session.stand_id,
-            device_id: claims.dev,
+        Ok(CurrentLogin {
+            auth: Auth {
+                user_id: claims.sub,
+                username: claims.usr,
+                role: session.role,
+                stand_id: session.stand_id,
+                device_id: claims.dev,
+            },
+            family: claims.fam,
         })
     }
 }

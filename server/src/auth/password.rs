@@ -43,8 +43,31 @@ pub enum PasswordSetupError {
     Dummy(String),
 }
 
-/// Shortest password accepted for a new account.
+/// Shortest password accepted for a new account or a changed password.
 pub const MIN_PASSWORD_LEN: usize = 8;
+
+/// A new password shorter than [`MIN_PASSWORD_LEN`] characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WeakPassword;
+
+impl From<WeakPassword> for AppError {
+    fn from(_: WeakPassword) -> Self {
+        AppError::unprocessable(
+            "weak_password",
+            format!("A senha deve ter ao menos {MIN_PASSWORD_LEN} caracteres."),
+        )
+    }
+}
+
+/// The one rule every new password meets (a created account, a changed password): at least
+/// [`MIN_PASSWORD_LEN`] characters, counted as characters, not bytes.
+pub fn check_new_password(password: &str) -> Result<(), WeakPassword> {
+    if password.chars().count() < MIN_PASSWORD_LEN {
+        Err(WeakPassword)
+    } else {
+        Ok(())
+    }
+}
 
 impl Passwords {
     /// With the given cost for new hashes.

@@ -548,8 +548,11 @@ pub(crate) fn admin(a: AdminArgs) -> anyhow::Result<()> {
         bail!("--stand é obrigatório para coordinator e proibido para os outros perfis");
     }
     let password = read_password()?;
-    if password.chars().count() < taxi_fiscal_server::auth::password::MIN_PASSWORD_LEN {
-        bail!("a senha deve ter ao menos 8 caracteres");
+    if taxi_fiscal_server::auth::password::check_new_password(&password).is_err() {
+        bail!(
+            "a senha deve ter ao menos {} caracteres",
+            taxi_fiscal_server::auth::password::MIN_PASSWORD_LEN
+        );
     }
     let username = username.trim().to_lowercase();
     runtime()?.block_on(async move {

@@ -8,12 +8,13 @@ use serde::de::DeserializeOwned;
 
 use crate::api::extract::parse_json;
 
-/// The body types [`api_json`] decodes every input as (`POST` routes: login, refresh, new user,
+/// The body types [`api_json`] decodes every input as (`POST` routes: login, refresh, password change, new user,
 /// number block, photo "have", record event, sync, fine, permit grant, auxiliary, person,
 /// vehicle, office classification), plus a bare JSON value.
 pub const API_BODY_TYPES: &[&str] = &[
     "LoginRequest",
     "RefreshRequest",
+    "PasswordChangeRequest",
     "NewUserRequest",
     "NumberBlockRequest",
     "PhotoHaveRequest",
@@ -44,6 +45,7 @@ fn decode<T: DeserializeOwned>(data: &[u8]) {
 pub fn api_json(data: &[u8]) {
     decode::<crate::api::auth::LoginRequest>(data);
     decode::<crate::api::auth::RefreshRequest>(data);
+    decode::<crate::api::auth::PasswordChangeRequest>(data);
     decode::<crate::api::accounts::NewUserRequest>(data);
     decode::<crate::api::accounts::NumberBlockRequest>(data);
     decode::<crate::api::photos::PhotoHaveRequest>(data);

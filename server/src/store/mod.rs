@@ -255,6 +255,19 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// A user by (lower-cased) username.
     fn user_by_username(&self, username: String) -> StoreFuture<'_, Option<UserRow>>;
     fn list_users(&self) -> StoreFuture<'_, Vec<UserRow>>;
+    /// Replaces the password hash of `user_id` with `new_hash` if it is still `expected_hash`
+    /// (the one the current password was just verified against: of two changes racing, one
+    /// wins), and revokes every refresh token of the user but those of login `keep_family`, in
+    /// one transaction. `Ok(false)`: the hash had changed meanwhile, nothing written. Audited as
+    /// `user.password.change` (the payload names the user only: no hash, no password).
+    fn change_password(
+        &self,
+        user_id: String,
+        expected_hash: String,
+        new_hash: String,
+        keep_family: Option<String>,
+        actor: Actor,
+    ) -> StoreFuture<'_, bool>;
 
     // ----- devices and sessions -------------------------------------------------------------
 

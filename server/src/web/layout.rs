@@ -57,6 +57,7 @@ pub fn page(user: Option<&WebUser>, title: &str, flash: Option<Flash>, body: Mar
                         }
                         div .usuario {
                             span #usuario-atual { (u.display_name) " (" (u.auth.role.label()) ")" }
+                            a #minha-senha href="/escritorio/senha" { "Alterar minha senha" }
                             form method="post" action="/logout" id="form-sair" {
                                 input type="hidden" name="csrf" value=(u.csrf());
                                 button type="submit" id="sair" { "Sair" }

@@ -19,7 +19,6 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::PageError;
-use super::Sessions;
 use super::layout::{page, see_other, submit};
 use super::session::{
     Posted, SESSION_COOKIE, WebUser, check_origin, cleared_cookie, cookie, pick_device,
@@ -28,7 +27,6 @@ use super::session::{
 use crate::auth::login::{Refusal, check_password};
 use crate::auth::throttle::ClientAddr;
 use crate::server::AppState;
-use std::sync::Arc;
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
@@ -141,7 +139,6 @@ struct LoginForm {
 
 async fn login(
     State(state): State<AppState>,
-    axum::Extension(sessions): axum::Extension<Arc<Sessions>>,
     client: ClientAddr,
     headers: HeaderMap,
     axum::Form(form): axum::Form<LoginForm>,
@@ -187,7 +184,7 @@ async fn login(
              registre o computador da Unidade para ele.",
         );
     };
-    let token = sessions.open(
+    let token = state.web_sessions().open(
         user.id.clone(),
         user.username.clone(),
         device.id.clone(),

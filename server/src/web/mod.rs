@@ -19,6 +19,7 @@
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
 //! | [`fines`] | `/escritorio/multas` — fines, unpaid filter, recording a payment |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
+//! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
 //!
@@ -57,13 +58,13 @@ pub mod inbox;
 pub mod law;
 pub mod layout;
 pub mod login;
+pub mod password;
 pub mod record;
 pub mod registry;
 pub mod session;
 pub mod verify;
 
-use std::sync::Arc;
-
+use axum::Router;
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, REFERRER_POLICY,
     X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
@@ -72,7 +73,6 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::map_response;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Extension, Router};
 use maud::html;
 
 use crate::error::AppError;
@@ -100,7 +100,7 @@ async fn stylesheet() -> Response {
         .into_response()
 }
 
-/// Every page route, with the session table they share.
+/// Every page route (the session table they share is `AppState::web_sessions`).
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/static/escritorio.css", get(stylesheet))
@@ -112,9 +112,9 @@ pub fn routes() -> Router<AppState> {
         .merge(fines::routes())
         .merge(law::routes())
         .merge(verify::routes())
+        .merge(password::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
-        .layer(Extension(Arc::new(Sessions::default())))
 }
 
 /// An unknown address under `/escritorio`: an HTML page, not the API's JSON.

@@ -15,6 +15,9 @@
 //! `csrf` field ([`Posted`] checks all three before the handler runs). Login itself has no
 //! session yet: it checks the origin.
 //!
+//! The table is `AppState::web_sessions`, not the pages' own: a password change, from a page or
+//! the API, ends the user's other sessions ([`Sessions::end_user`]).
+//!
 //! Sessions live in memory: a restart logs everybody out (they log in again; nothing they
 //! submitted is lost, every accepted action was committed). A deployment with several server
 //! nodes would move them to a store table; the rest of this module would not change.
@@ -22,7 +25,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use axum::Extension;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::{CONTENT_TYPE, COOKIE, ORIGIN, REFERER};
 use axum::http::request::Parts;
@@ -130,6 +132,15 @@ impl Sessions {
 
     fn remove_key(&self, key: &str) {
         self.lock().remove(key);
+    }
+
+    /// Ends every session of `user_id` but the one keyed `keep` (a changed password); returns
+    /// how many ended.
+    pub(crate) fn end_user(&self, user_id: &str, keep: Option<&str>) -> usize {
+        let mut map = self.lock();
+        let before = map.len();
+        map.retain(|key, s| s.user_id != user_id || Some(key.as_str()) == keep);
+        before - map.len()
     }
 
     fn set_flash(&self, key: &str, flash: Flash) {
@@ -278,6 +289,11 @@ impl WebUser {
         self.sessions.take_flash(&self.key)
     }
 
+    /// The key this session is stored under (never the cookie's token).
+    pub(crate) fn session_key(&self) -> &str {
+        &self.key
+    }
+
     /// Ends this session.
     pub(crate) fn logout(&self) {
         self.sessions.remove_key(&self.key);
@@ -302,9 +318,7 @@ impl FromRequestParts<AppState> for WebUser {
     type Rejection = PageError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
-        let Extension(sessions) = Extension::<Arc<Sessions>>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| PageError::internal(&e))?;
+        let sessions = state.web_sessions().clone();
         let next = if parts.method == axum::http::Method::GET {
             here(parts)
         } else {
@@ -416,6 +430,12 @@ pub(crate) fn same_token(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// A smaller body limit for the [`Posted`] forms of one route, set on it as a layer
+/// `Extension(FormLimit(n))` (a form anyone signed in sends with a password: the login's
+/// limit). Without it, forms are read under the general body limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormLimit(pub usize);
+
 /// A POSTed form of a logged-in user (by default office or admin), checked for CSRF: the
 /// origin, then the session's token in the `csrf` field, then the body is parsed into `T`
 /// (`application/x-www-form-urlencoded`; `T` must tolerate the extra `csrf` field, so no
@@ -450,14 +470,18 @@ where
                 "Envie o formulário pela página.".into(),
             ));
         }
-        let bytes = axum::body::to_bytes(body, state.config().body_limit)
-            .await
-            .map_err(|_| {
-                PageError::Status(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "O formulário é grande demais.".into(),
-                )
-            })?;
+        let limit = parts
+            .extensions
+            .get::<FormLimit>()
+            .map_or(state.config().body_limit, |l| {
+                l.0.min(state.config().body_limit)
+            });
+        let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+            PageError::Status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "O formulário é grande demais.".into(),
+            )
+        })?;
         let token: CsrfField = serde_urlencoded::from_bytes(&bytes).map_err(|_| PageError::Csrf)?;
         if !same_token(&token.csrf, user.web().csrf()) {
             tracing::warn!("formulário sem o token CSRF da sessão recusado");

@@ -554,3 +554,291 @@ async fn login_bodies_are_read_under_their_own_small_limit() {
     assert_eq!(app.send(req).await.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(app.state.hash_pool().verifications(), 1);
 }
+
+/// `POST /v1/me/password` with `token`.
+async fn change_password(
+    app: &crate::common::App,
+    token: &str,
+    current: &str,
+    new: &str,
+) -> crate::common::Resp {
+    app.post(
+        "/v1/me/password",
+        token,
+        json!({"current_password": current, "new_password": new}),
+    )
+    .await
+}
+
+fn login_body(username: &str, password: &str) -> serde_json::Value {
+    let u = demo_user(username);
+    json!({"username": u.username, "password": password, "device_id": u.device_id})
+}
+
+#[tokio::test]
+async fn a_user_changes_the_password_and_the_old_one_no_longer_logs_in() {
+    let app = app().await;
+    let token = app.login("fiscal").await;
+    let before = app.audit_rows().await;
+    let r = change_password(&app, &token, "fiscal-demo", "nova-senha-forte").await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{:?}", r.body);
+    // Audited once, under its own action, naming the user and no secret.
+    assert_eq!(app.audit_rows().await, before + 1);
+    let conn = rusqlite::Connection::open(app.dir.path().join(taxi_fiscal_server::config::DB_FILE))
+        .unwrap();
+    let (action, subject, user): (String, String, String) = conn
+        .query_row(
+            "SELECT action, subject, user_id FROM audit_log ORDER BY seq DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let fiscal = app.get("/v1/me", &token).await.ok(StatusCode::OK);
+    assert_eq!(action, "user.password.change");
+    assert_eq!(
+        subject,
+        format!("user:{}", fiscal["user_id"].as_str().unwrap())
+    );
+    assert_eq!(user, fiscal["user_id"].as_str().unwrap());
+    let stored: String = conn
+        .query_row(
+            "SELECT password_hash FROM users WHERE username = 'fiscal'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(stored.starts_with("$argon2id$") && !stored.contains("nova-senha-forte"));
+
+    app.request(
+        Method::POST,
+        "/v1/auth/login",
+        None,
+        Some(login_body("fiscal", "fiscal-demo")),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+    app.request(
+        Method::POST,
+        "/v1/auth/login",
+        None,
+        Some(login_body("fiscal", "nova-senha-forte")),
+    )
+    .await
+    .ok(StatusCode::OK);
+    // The session that changed it goes on.
+    app.get("/v1/me", &token).await.ok(StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_wrong_current_password_is_422_and_counts_as_a_failed_login() {
+    let app = app().await;
+    let token = app.login("fiscal").await;
+    let footprint = app.footprint().await;
+    let e = change_password(&app, &token, "errada", "nova-senha-forte")
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "wrong_password");
+    assert!(
+        e["message"].as_str().unwrap().contains("senha atual"),
+        "{e}"
+    );
+    assert_eq!(
+        app.state
+            .limiter()
+            .counts(
+                "fiscal",
+                taxi_fiscal_server::auth::throttle::ClientAddr::UNKNOWN.0
+            )
+            .0,
+        1
+    );
+    for _ in 0..3 {
+        change_password(&app, &token, "errada", "nova-senha-forte")
+            .await
+            .error(StatusCode::UNPROCESSABLE_ENTITY, "wrong_password");
+    }
+    // The fifth failure locks the user as five failed logins do: the right password waits too,
+    // here and at the login.
+    let r = change_password(&app, &token, "errada", "nova-senha-forte").await;
+    r.error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    assert!(r.headers.get("retry-after").is_some());
+    change_password(&app, &token, "fiscal-demo", "nova-senha-forte")
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    app.request(
+        Method::POST,
+        "/v1/auth/login",
+        None,
+        Some(login_body("fiscal", "fiscal-demo")),
+    )
+    .await
+    .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    assert_eq!(app.footprint().await, footprint);
+}
+
+#[tokio::test]
+async fn weak_same_and_garbage_are_422_and_nothing_is_hashed() {
+    let app = app().await;
+    let token = app.login("escritorio").await;
+    let footprint = app.footprint().await;
+    let hashed = app.state.hash_pool().verifications();
+    // One character short of the minimum, then exactly at it with the wrong current password
+    // (so the rule passed and the current password was checked).
+    let short = "x".repeat(taxi_fiscal_server::auth::password::MIN_PASSWORD_LEN - 1);
+    let e = change_password(&app, &token, "escritorio-demo", &short)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "weak_password");
+    assert!(e["message"].as_str().unwrap().contains('8'), "{e}");
+    change_password(&app, &token, "escritorio-demo", "escritorio-demo")
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "same_password");
+    for body in [
+        json!({}),
+        json!({"current_password": "escritorio-demo"}),
+        json!({"current_password": 1, "new_password": "nova-senha-forte"}),
+        json!({"current_password": "escritorio-demo", "new_password": "nova-senha-forte", "x": 1}),
+    ] {
+        app.post("/v1/me/password", &token, body)
+            .await
+            .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body");
+    }
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/me/password")
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .body(Body::from("{not json"))
+        .unwrap();
+    // Not JSON at all: the one answer of every JSON route.
+    app.send(req)
+        .await
+        .error(StatusCode::BAD_REQUEST, "malformed_json");
+    assert_eq!(app.state.hash_pool().verifications(), hashed);
+    let at_min = "x".repeat(taxi_fiscal_server::auth::password::MIN_PASSWORD_LEN);
+    change_password(&app, &token, "errada", &at_min)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY, "wrong_password");
+    assert_eq!(app.state.hash_pool().verifications(), hashed + 1);
+    assert_eq!(app.footprint().await, footprint);
+    // Without a token: 401 before the body is read.
+    app.request(
+        Method::POST,
+        "/v1/me/password",
+        None,
+        Some(json!({"current_password": "a", "new_password": "b"})),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "token_missing");
+}
+
+#[tokio::test]
+async fn a_change_ends_every_other_login_of_the_user() {
+    let app = app().await;
+    let mine = app.login_full("fiscal").await;
+    let other = app.login_full("fiscal").await;
+    let someone_else = app.login_full("escritorio").await;
+    let token = mine["access_token"].as_str().unwrap();
+    change_password(&app, token, "fiscal-demo", "nova-senha-forte")
+        .await
+        .ok_empty();
+    // The other login: its access token refused at once, its refresh token spent for nothing.
+    app.get("/v1/me", other["access_token"].as_str().unwrap())
+        .await
+        .error(StatusCode::UNAUTHORIZED, "session_revoked");
+    app.request(
+        Method::POST,
+        "/v1/auth/refresh",
+        None,
+        Some(json!({"refresh_token": other["refresh_token"]})),
+    )
+    .await
+    .error(StatusCode::UNAUTHORIZED, "refresh_invalid");
+    // The login that changed it keeps working, refresh included.
+    app.get("/v1/me", token).await.ok(StatusCode::OK);
+    app.request(
+        Method::POST,
+        "/v1/auth/refresh",
+        None,
+        Some(json!({"refresh_token": mine["refresh_token"]})),
+    )
+    .await
+    .ok(StatusCode::OK);
+    // Another user's login is not touched.
+    app.get("/v1/me", someone_else["access_token"].as_str().unwrap())
+        .await
+        .ok(StatusCode::OK);
+}
+
+#[tokio::test]
+async fn password_change_bodies_are_read_under_the_login_limit() {
+    let app = app().await;
+    let token = app.login("admin").await;
+    let body_of = |len: usize| {
+        let frame = json!({"current_password": "admin-demo", "new_password": ""}).to_string();
+        let pad = "x".repeat(len - frame.len());
+        let body = json!({"current_password": "admin-demo", "new_password": pad}).to_string();
+        assert_eq!(body.len(), len);
+        body
+    };
+    let send = |body: String| {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri("/v1/me/password")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        app.send(req)
+    };
+    let hashed = app.state.hash_pool().verifications();
+    // One byte over: refused before any budget or hash.
+    let e = send(body_of(LOGIN_BODY_LIMIT + 1))
+        .await
+        .error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    assert_eq!(e["details"]["limit_bytes"], LOGIN_BODY_LIMIT);
+    assert_eq!(app.state.hash_pool().verifications(), hashed);
+    // Exactly at the limit: read, checked and changed.
+    send(body_of(LOGIN_BODY_LIMIT)).await.ok_empty();
+    assert_eq!(app.state.hash_pool().verifications(), hashed + 1);
+}
+
+#[tokio::test]
+async fn a_change_checked_against_a_replaced_hash_writes_nothing() {
+    let app = app().await;
+    let token = app.login("fiscal").await;
+    let me = app.get("/v1/me", &token).await.ok(StatusCode::OK);
+    let user = app
+        .state
+        .store()
+        .user_by_username("fiscal".into())
+        .await
+        .unwrap()
+        .unwrap();
+    let footprint = app.footprint().await;
+    let actor = taxi_fiscal_server::store::Actor::cli(app.state.clock().now());
+    // Another change won the race: the hash this one verified is gone, so nothing is written
+    // and no login ends.
+    let changed = app
+        .state
+        .store()
+        .change_password(
+            user.id.clone(),
+            "$argon2id$a-hash-replaced-meanwhile".into(),
+            "$argon2id$new".into(),
+            None,
+            actor.clone(),
+        )
+        .await
+        .unwrap();
+    assert!(!changed);
+    assert_eq!(app.footprint().await, footprint);
+    app.get("/v1/me", &token).await.ok(StatusCode::OK);
+    let same = app
+        .state
+        .store()
+        .user_by_username("fiscal".into())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(same.password_hash, user.password_hash);
+    assert_eq!(me["user_id"], user.id.as_str());
+}

@@ -55,6 +55,17 @@ impl Resp {
         e
     }
 
+    /// Asserts 204 No Content.
+    pub(crate) fn ok_empty(&self) {
+        assert_eq!(
+            self.status,
+            StatusCode::NO_CONTENT,
+            "body: {}",
+            String::from_utf8_lossy(&self.body[..self.body.len().min(600)])
+        );
+        assert!(self.body.is_empty());
+    }
+
     pub(crate) fn ok(&self, status: StatusCode) -> Value {
         assert_eq!(
             self.status,

@@ -133,6 +133,41 @@ pub(super) fn list_users(conn: &Connection) -> Result<Vec<UserRow>, StoreError> 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// See `Store::change_password`. The compare on the old hash makes the check-then-write safe:
+/// writes are serialised, so a change verified against a hash another change replaced writes
+/// nothing.
+pub(super) fn change_password(
+    tx: &Transaction<'_>,
+    user_id: &str,
+    expected_hash: &str,
+    new_hash: &str,
+    keep_family: Option<&str>,
+    actor: &Actor,
+) -> Result<bool, StoreError> {
+    let changed = tx.execute(
+        "UPDATE users SET password_hash = ?3 WHERE id = ?1 AND password_hash = ?2",
+        rusqlite::params![user_id, expected_hash, new_hash],
+    )?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    // Whoever knew the old password may hold a login: all of them end but the caller's. Their
+    // access tokens are refused at their next request (the family check of `session`).
+    tx.execute(
+        "UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL \
+         AND (?3 IS NULL OR family_id <> ?3)",
+        rusqlite::params![user_id, format_at(actor.at), keep_family],
+    )?;
+    audit(
+        tx,
+        actor,
+        "user.password.change",
+        format!("user:{user_id}"),
+        &serde_json::json!({ "id": user_id }),
+    )?;
+    Ok(true)
+}
+
 pub(super) fn register_device(
     tx: &Transaction<'_>,
     d: &NewDevice,

@@ -197,6 +197,26 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(|c| accounts::list_users(c)))
     }
 
+    fn change_password(
+        &self,
+        user_id: String,
+        expected_hash: String,
+        new_hash: String,
+        keep_family: Option<String>,
+        actor: Actor,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(self.pool.write(move |tx| {
+            accounts::change_password(
+                tx,
+                &user_id,
+                &expected_hash,
+                &new_hash,
+                keep_family.as_deref(),
+                &actor,
+            )
+        }))
+    }
+
     fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow> {
         Box::pin(
             self.pool
