@@ -925,14 +925,20 @@ fn an_auto_printed_offline_and_its_notification_verify_at_the_server_and_altered
     let (s, page) = public_get(&w.server, &format!("/verificar/{code}"));
     assert_eq!(s, 200, "{page}");
     assert!(page.contains(n["number"].as_str().unwrap()), "{page}");
-    let today = sync_core::time::local_date(w.officer1.now()).to_string();
+    assert!(!page.contains("Ciência desta notificação"), "{page}");
+    let local_today = sync_core::time::local_date(w.officer1.now());
+    let today = local_today.to_string();
     let (s, v) = w.office.post(
         &format!("/v1/office/records/{}/notify", a.id),
         &json!({"method": "personal_signature", "on": today, "notification": n["number"]}),
     );
     assert_eq!(s, 200, "{v}");
     let (_, page) = public_get(&w.server, &format!("/verificar/{code}"));
-    assert!(page.contains("iência"), "the ciência is shown: {page}");
+    let shown = format!(
+        "Ciência desta notificação em {}",
+        local_today.format("%d/%m/%Y")
+    );
+    assert!(page.contains(&shown), "the ciência is shown: {page}");
     let (ok, report) = w.server.audit_verify();
     assert!(ok, "{report}");
 }
