@@ -638,3 +638,49 @@ async fn the_driver_and_the_holder_each_take_notice_once() {
     assert_eq!(record["appeal_deadline"], first_deadline);
     assert_eq!(record["invalid_events"], json!([]), "{record}");
 }
+
+#[tokio::test]
+async fn garbage_and_oversized_notification_and_ciencia_bodies_are_refused_and_store_nothing() {
+    let app = app().await;
+    let office = app.login("escritorio").await;
+    let id = auxiliary_case(&app, &office, json!({ "kind": "written_warning" })).await;
+    decide(&app, &office, &id, json!({ "kind": "written_warning" })).await;
+    let footprint = app.footprint().await;
+    for body in [
+        json!({ "person": 42 }),
+        json!({ "persona": "registry:P02" }),
+    ] {
+        generate(&app, &office, &id, body)
+            .await
+            .error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body");
+    }
+    // A person reference far longer than any real one names nobody charged.
+    generate(
+        &app,
+        &office,
+        &id,
+        json!({ "person": "registry:".repeat(10_000) }),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "not_charged");
+    let req = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri(format!("/v1/office/records/{id}/notifications"))
+        .header("authorization", format!("Bearer {office}"))
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from("{não é json"))
+        .unwrap();
+    app.send(req)
+        .await
+        .error(StatusCode::BAD_REQUEST, "malformed_json");
+    // A ciência naming an oversized, unknown notification.
+    app.post(
+        &format!("/v1/office/records/{id}/notify"),
+        &office,
+        json!({ "method": "personal_signature", "on": "2026-11-30",
+                "notification": "NP-".repeat(10_000) }),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY, "notification_required");
+    assert_eq!(app.footprint().await, footprint, "nothing stored");
+}
