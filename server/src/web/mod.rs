@@ -18,6 +18,11 @@
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
 //! | [`fines`] | `/escritorio/multas` — fines, unpaid filter, recording a payment |
+//! | [`people`] | `/escritorio/pessoas` — people (holders, auxiliaries, owners): list, create, edit |
+//! | [`vehicles`] | `/escritorio/veiculos` — vehicles: owner, taximeter, documents |
+//! | [`stands`] | `/escritorio/pontos` — stands and their coordinators |
+//! | [`users`] | `/escritorio/usuarios` — accounts (admin): create, role, deactivate, password reset |
+//! | [`devices`] | `/escritorio/dispositivos` — devices (admin): list, revoke, enrolment codes |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
 //! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
@@ -52,6 +57,7 @@
 //! 7. Tests: `server/tests/web.rs` shows how to log in, keep the cookie and post forms with
 //!    the CSRF token.
 
+pub mod devices;
 pub mod duplicates;
 pub mod fines;
 pub mod inbox;
@@ -59,9 +65,13 @@ pub mod law;
 pub mod layout;
 pub mod login;
 pub mod password;
+pub mod people;
 pub mod record;
 pub mod registry;
 pub mod session;
+pub mod stands;
+pub mod users;
+pub mod vehicles;
 pub mod verify;
 
 use axum::Router;
@@ -113,6 +123,11 @@ pub fn routes() -> Router<AppState> {
         .merge(law::routes())
         .merge(verify::routes())
         .merge(password::routes())
+        .merge(people::routes())
+        .merge(vehicles::routes())
+        .merge(stands::routes())
+        .merge(users::routes())
+        .merge(devices::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
 }

@@ -1,0 +1,9 @@
+//! `/escritorio/pontos — stands and their coordinators` (being written).
+
+use axum::Router;
+
+use crate::server::AppState;
+
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+}
