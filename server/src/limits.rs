@@ -127,3 +127,24 @@ pub const MAX_QUARANTINE_ROWS_PER_DEVICE: u64 = 1_000;
 /// Bytes of quarantined evidence one device may accumulate (same policy as the row quota).
 /// Each row holds at most one record's bytes (`sync_core::limits::MAX_RECORD_BYTES`, 1 MiB).
 pub const MAX_QUARANTINE_BYTES_PER_DEVICE: u64 = 64 * 1024 * 1024;
+
+// ----- the registry's texts and the office's registry forms -----------------------------------
+
+/// Characters of one text of the registry typed by the office (a name, an address, a make and
+/// model, a colour, a municipality, a CNH category or observation, a taximeter certificate, an
+/// auxiliary's alvará number). The longest real one is a full Brazilian name or a street
+/// address, well under 120; 200 leaves room for them all while one write cannot make every
+/// device's replica carry megabytes of one field. Checked by the registry operations, so the
+/// API and the pages refuse the same.
+pub const MAX_REGISTRY_TEXT_CHARS: usize = 200;
+
+/// Observations one CNH may carry in the registry. A CNH prints a handful (EAR, A, D, …); ten
+/// covers every real one with room, and bounds the list a write can grow.
+pub const MAX_LICENCE_OBSERVATIONS: usize = 10;
+
+/// Largest body of a registry form of the office pages (people, vehicles, stands, the permit's
+/// forms, the grant). The largest form has about twenty fields; at
+/// [`MAX_REGISTRY_TEXT_CHARS`] each, percent-encoded (up to 9 bytes for a 3-byte character),
+/// that is under 40 KiB. 64 KiB takes any honest form; a bigger body is refused with 413 before
+/// it is parsed, instead of reading the general body limit (16 MiB) per request.
+pub const REGISTRY_FORM_BODY_LIMIT: usize = 64 * 1024;

@@ -548,17 +548,7 @@ async fn create_person(
     auth: Auth,
     JsonBody(person): JsonBody<Person>,
 ) -> Result<(StatusCode, Json<RegistryUpdate>), AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("person:{}", person.id);
-    let u = edit(
-        &state,
-        &auth,
-        "registry.person.create",
-        &subject,
-        |reg, ctx| ops::create_person(reg, person.clone(), ctx),
-    )
-    .await?;
-    Ok(created(u))
+    Ok(created(write::create_person(&state, &auth, person).await?))
 }
 
 /// Replace a person's data.
@@ -571,17 +561,9 @@ async fn update_person(
     Path(id): Path<String>,
     JsonBody(person): JsonBody<Person>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("person:{id}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.person.update",
-        &subject,
-        |reg, ctx| ops::update_person(reg, &id, person.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(
+        write::update_person(&state, &auth, &id, person).await?,
+    ))
 }
 
 /// Add a vehicle.
@@ -592,17 +574,9 @@ async fn create_vehicle(
     auth: Auth,
     JsonBody(vehicle): JsonBody<Vehicle>,
 ) -> Result<(StatusCode, Json<RegistryUpdate>), AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("vehicle:{}", vehicle.id);
-    let u = edit(
-        &state,
-        &auth,
-        "registry.vehicle.create",
-        &subject,
-        |reg, ctx| ops::create_vehicle(reg, vehicle.clone(), ctx),
-    )
-    .await?;
-    Ok(created(u))
+    Ok(created(
+        write::create_vehicle(&state, &auth, vehicle).await?,
+    ))
 }
 
 /// Replace a vehicle's data.
@@ -615,17 +589,9 @@ async fn update_vehicle(
     Path(id): Path<String>,
     JsonBody(vehicle): JsonBody<Vehicle>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("vehicle:{id}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.vehicle.update",
-        &subject,
-        |reg, ctx| ops::update_vehicle(reg, &id, vehicle.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(
+        write::update_vehicle(&state, &auth, &id, vehicle).await?,
+    ))
 }
 
 /// Create a stand (its vacancies count against the art. 14 cap).
@@ -637,17 +603,7 @@ async fn create_stand(
     auth: Auth,
     JsonBody(stand): JsonBody<Stand>,
 ) -> Result<(StatusCode, Json<RegistryUpdate>), AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("stand:{}", stand.id);
-    let u = edit(
-        &state,
-        &auth,
-        "registry.stand.create",
-        &subject,
-        |reg, ctx| ops::create_stand(reg, stand.clone(), ctx),
-    )
-    .await?;
-    Ok(created(u))
+    Ok(created(write::create_stand(&state, &auth, stand).await?))
 }
 
 /// Replace a stand (added vacancies count against the art. 14 cap).
@@ -661,17 +617,7 @@ async fn update_stand(
     Path(id): Path<String>,
     JsonBody(stand): JsonBody<Stand>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("stand:{id}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.stand.update",
-        &subject,
-        |reg, ctx| ops::update_stand(reg, &id, stand.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(write::update_stand(&state, &auth, &id, stand).await?))
 }
 
 /// Set or clear a stand's coordinator (art. 17).
@@ -684,17 +630,7 @@ async fn set_coordinator(
     Path(id): Path<String>,
     JsonBody(req): JsonBody<SetCoordinator>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("stand:{id}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.stand.coordinator",
-        &subject,
-        |reg, ctx| ops::set_coordinator(reg, &id, req.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(write::set_coordinator(&state, &auth, &id, req).await?))
 }
 
 /// Grant a permit (art. 9, art. 10 §2, art. 2, art. 7, art. 14 and what a field check of the
@@ -707,17 +643,7 @@ async fn grant_permit(
     auth: Auth,
     JsonBody(req): JsonBody<GrantPermit>,
 ) -> Result<(StatusCode, Json<RegistryUpdate>), AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{}", req.number);
-    let u = edit(
-        &state,
-        &auth,
-        "registry.permit.grant",
-        &subject,
-        |reg, ctx| ops::grant_permit(reg, req.clone(), ctx),
-    )
-    .await?;
-    Ok(created(u))
+    Ok(created(write::grant_permit(&state, &auth, req).await?))
 }
 
 /// Set a permit's state (suspend, revoke, succession, reinstate).
@@ -730,17 +656,9 @@ async fn set_permit_state(
     Path(number): Path<String>,
     JsonBody(new_state): JsonBody<PermitState>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{number}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.permit.state",
-        &subject,
-        |reg, ctx| ops::set_permit_state(reg, &number, new_state.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(
+        write::set_permit_state(&state, &auth, &number, new_state).await?,
+    ))
 }
 
 /// Register an auxiliary driver (art. 8: at most two).
@@ -754,17 +672,9 @@ async fn add_auxiliary(
     Path(number): Path<String>,
     JsonBody(req): JsonBody<AddAuxiliary>,
 ) -> Result<(StatusCode, Json<RegistryUpdate>), AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{number}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.permit.auxiliary.add",
-        &subject,
-        |reg, ctx| ops::add_auxiliary(reg, &number, req.clone(), ctx),
-    )
-    .await?;
-    Ok(created(u))
+    Ok(created(
+        write::add_auxiliary(&state, &auth, &number, req).await?,
+    ))
 }
 
 /// Remove an auxiliary driver.
@@ -776,17 +686,9 @@ async fn remove_auxiliary(
     auth: Auth,
     Path((number, person_id)): Path<(String, String)>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{number}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.permit.auxiliary.remove",
-        &subject,
-        |reg, ctx| ops::remove_auxiliary(reg, &number, &person_id, ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(
+        write::remove_auxiliary(&state, &auth, &number, &person_id).await?,
+    ))
 }
 
 /// Renew a permit for the next year due (art. 7: not after its 31 January deadline, no year
@@ -801,17 +703,7 @@ async fn renew(
     Path(number): Path<String>,
     JsonBody(req): JsonBody<Renew>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{number}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.permit.renew",
-        &subject,
-        |reg, ctx| ops::renew(reg, &number, req.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(write::renew(&state, &auth, &number, req).await?))
 }
 
 /// Transfer a permit (art. 10), with the new holder's vehicle (art. 30 III); a transfer by death
@@ -826,17 +718,7 @@ async fn transfer(
     Path(number): Path<String>,
     JsonBody(req): JsonBody<TransferPermit>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{number}");
-    let u = edit(
-        &state,
-        &auth,
-        "registry.permit.transfer",
-        &subject,
-        |reg, ctx| ops::transfer(reg, &number, req.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(write::transfer(&state, &auth, &number, req).await?))
 }
 
 /// Swap the stands of two permits (art. 11).
@@ -848,17 +730,260 @@ async fn swap(
     auth: Auth,
     JsonBody(req): JsonBody<Swap>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permits:{}+{}", req.permit_a, req.permit_b);
-    let u = edit(
-        &state,
-        &auth,
-        "registry.permit.swap",
-        &subject,
-        |reg, ctx| ops::swap(reg, req.clone(), ctx),
-    )
-    .await?;
-    Ok(Json(u))
+    Ok(Json(write::swap(&state, &auth, req).await?))
+}
+
+/// The registry's writes, one function each, which the API handlers above and the office pages
+/// (`web::people`, `web::vehicles`, `web::stands`, `web::registry`) both call: the role, the
+/// audit action and subject, and the operation the law judges are written once, so a change
+/// made on a page and one made through the API cannot differ in any of them.
+pub(crate) mod write {
+    use super::*;
+
+    /// The one shape of every write: the role, then the operation as `auth`.
+    async fn run<F, R>(
+        state: &AppState,
+        auth: &Auth,
+        action: &str,
+        subject: &str,
+        op: F,
+    ) -> Result<RegistryUpdate, AppError>
+    where
+        F: Fn(&Registry, &Ctx<'_>) -> Result<R, EditError>,
+        R: Into<Edited>,
+    {
+        auth.require(roles::REGISTRY_WRITERS)?;
+        edit(state, auth, action, subject, op).await
+    }
+
+    pub(crate) async fn create_person(
+        state: &AppState,
+        auth: &Auth,
+        person: Person,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("person:{}", person.id);
+        run(
+            state,
+            auth,
+            "registry.person.create",
+            &subject,
+            |reg, ctx| ops::create_person(reg, person.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn update_person(
+        state: &AppState,
+        auth: &Auth,
+        id: &str,
+        person: Person,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("person:{id}");
+        run(
+            state,
+            auth,
+            "registry.person.update",
+            &subject,
+            |reg, ctx| ops::update_person(reg, id, person.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn create_vehicle(
+        state: &AppState,
+        auth: &Auth,
+        vehicle: Vehicle,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("vehicle:{}", vehicle.id);
+        run(
+            state,
+            auth,
+            "registry.vehicle.create",
+            &subject,
+            |reg, ctx| ops::create_vehicle(reg, vehicle.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn update_vehicle(
+        state: &AppState,
+        auth: &Auth,
+        id: &str,
+        vehicle: Vehicle,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("vehicle:{id}");
+        run(
+            state,
+            auth,
+            "registry.vehicle.update",
+            &subject,
+            |reg, ctx| ops::update_vehicle(reg, id, vehicle.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn create_stand(
+        state: &AppState,
+        auth: &Auth,
+        stand: Stand,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("stand:{}", stand.id);
+        run(
+            state,
+            auth,
+            "registry.stand.create",
+            &subject,
+            |reg, ctx| ops::create_stand(reg, stand.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn update_stand(
+        state: &AppState,
+        auth: &Auth,
+        id: &str,
+        stand: Stand,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("stand:{id}");
+        run(
+            state,
+            auth,
+            "registry.stand.update",
+            &subject,
+            |reg, ctx| ops::update_stand(reg, id, stand.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn set_coordinator(
+        state: &AppState,
+        auth: &Auth,
+        id: &str,
+        req: SetCoordinator,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("stand:{id}");
+        run(
+            state,
+            auth,
+            "registry.stand.coordinator",
+            &subject,
+            |reg, ctx| ops::set_coordinator(reg, id, req.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn grant_permit(
+        state: &AppState,
+        auth: &Auth,
+        req: GrantPermit,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{}", req.number);
+        run(
+            state,
+            auth,
+            "registry.permit.grant",
+            &subject,
+            |reg, ctx| ops::grant_permit(reg, req.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn set_permit_state(
+        state: &AppState,
+        auth: &Auth,
+        number: &str,
+        new_state: PermitState,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{number}");
+        run(
+            state,
+            auth,
+            "registry.permit.state",
+            &subject,
+            |reg, ctx| ops::set_permit_state(reg, number, new_state.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn add_auxiliary(
+        state: &AppState,
+        auth: &Auth,
+        number: &str,
+        req: AddAuxiliary,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{number}");
+        run(
+            state,
+            auth,
+            "registry.permit.auxiliary.add",
+            &subject,
+            |reg, ctx| ops::add_auxiliary(reg, number, req.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn remove_auxiliary(
+        state: &AppState,
+        auth: &Auth,
+        number: &str,
+        person_id: &str,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{number}");
+        run(
+            state,
+            auth,
+            "registry.permit.auxiliary.remove",
+            &subject,
+            |reg, ctx| ops::remove_auxiliary(reg, number, person_id, ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn renew(
+        state: &AppState,
+        auth: &Auth,
+        number: &str,
+        req: Renew,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{number}");
+        run(
+            state,
+            auth,
+            "registry.permit.renew",
+            &subject,
+            |reg, ctx| ops::renew(reg, number, req.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn transfer(
+        state: &AppState,
+        auth: &Auth,
+        number: &str,
+        req: TransferPermit,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{number}");
+        run(
+            state,
+            auth,
+            "registry.permit.transfer",
+            &subject,
+            |reg, ctx| ops::transfer(reg, number, req.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn swap(
+        state: &AppState,
+        auth: &Auth,
+        req: Swap,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permits:{}+{}", req.permit_a, req.permit_b);
+        run(state, auth, "registry.permit.swap", &subject, |reg, ctx| {
+            ops::swap(reg, req.clone(), ctx)
+        })
+        .await
+    }
 }
 
 /// Record a decided penalty (art. 32).

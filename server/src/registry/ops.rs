@@ -25,6 +25,7 @@ use sync_core::rules::office::{self, Refusal, Touched};
 use sync_core::rules::{Consequence, Finding, RuleId};
 
 use super::{Ctx, EditError, Edited};
+use crate::limits::{MAX_LICENCE_OBSERVATIONS, MAX_REGISTRY_TEXT_CHARS};
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -269,10 +270,42 @@ fn next_id<'a>(prefix: &str, year: i32, ids: impl Iterator<Item = &'a str>) -> S
 // People and vehicles
 // ---------------------------------------------------------------------------------------------
 
+/// A text typed by the office: at most [`MAX_REGISTRY_TEXT_CHARS`] characters, no control
+/// characters (a line break or a NUL would corrupt the printed documents and the CSV).
+fn check_text(what: &str, text: &str) -> Result<(), EditError> {
+    if text.chars().count() > MAX_REGISTRY_TEXT_CHARS {
+        return Err(invalid(
+            "text_too_long",
+            format!("{what}: use no máximo {MAX_REGISTRY_TEXT_CHARS} caracteres."),
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return Err(invalid(
+            "invalid_text",
+            format!("{what}: há caracteres de controle (quebra de linha, tabulação); tire-os."),
+        ));
+    }
+    Ok(())
+}
+
 fn check_person(reg: &Registry, person: &Person) -> Result<(), EditError> {
     check_id("pessoa", &person.id)?;
     if person.name.trim().is_empty() {
         return Err(invalid("invalid_name", "O nome não pode ficar vazio."));
+    }
+    check_text("Nome", &person.name)?;
+    check_text("Categoria da CNH", &person.licence.category)?;
+    if person.licence.observations.len() > MAX_LICENCE_OBSERVATIONS {
+        return Err(invalid(
+            "too_many_observations",
+            format!(
+                "A CNH tem no máximo {MAX_LICENCE_OBSERVATIONS} observações; foram informadas {}.",
+                person.licence.observations.len()
+            ),
+        ));
+    }
+    for o in &person.licence.observations {
+        check_text("Observação da CNH", o)?;
     }
     // Typed by the office: the check digits must hold (D01).
     if !person.cpf.check_digits_ok() {
@@ -331,6 +364,17 @@ pub fn update_person(
 
 fn check_vehicle(reg: &Registry, v: &Vehicle) -> Result<(), EditError> {
     check_id("veículo", &v.id)?;
+    check_text("Marca/modelo", &v.make_model)?;
+    check_text("Cor", &v.colour)?;
+    check_text("Município de licenciamento", &v.licensing_municipality)?;
+    check_text("UF de licenciamento", &v.licensing_uf)?;
+    if let Some(c) = v
+        .taximeter
+        .as_ref()
+        .and_then(|t| t.certificate_number.as_ref())
+    {
+        check_text("Certificado do taxímetro", c)?;
+    }
     if reg
         .vehicles
         .iter()
@@ -403,6 +447,8 @@ fn check_stand(reg: &Registry, s: &Stand) -> Result<(), EditError> {
             "O nome do ponto não pode ficar vazio.",
         ));
     }
+    check_text("Nome do ponto", &s.name)?;
+    check_text("Endereço do ponto", &s.address)?;
     if let Some(c) = &s.coordinator_id
         && !reg.people.iter().any(|p| &p.id == c)
     {
@@ -623,6 +669,10 @@ pub fn add_auxiliary(
             "Informe o número do alvará do motorista auxiliar.",
         ));
     }
+    check_text(
+        "Número do alvará do motorista auxiliar",
+        &req.licence_number,
+    )?;
     office::check_add_auxiliary(&reg.index(), number, &req.person_id, ctx.today, ctx.rules)?;
     let mut next = reg.clone();
     permit_mut(&mut next, number)?
@@ -916,6 +966,94 @@ mod tests {
             renewal_year: None,
             edital_date: None,
         }
+    }
+
+    #[test]
+    fn registry_texts_are_bounded_at_their_limit() {
+        let rules = RulesConfig::default();
+        let reg = sample_registry();
+        let code = |r: Result<Edited, EditError>| match r {
+            Ok(_) => "ok",
+            Err(EditError::Invalid { code, .. }) => code,
+            Err(other) => panic!("{other:?}"),
+        };
+        let named = |name: String| Person {
+            name,
+            ..person(&reg, "P10").clone()
+        };
+        let at = "á".repeat(MAX_REGISTRY_TEXT_CHARS);
+        let over = "á".repeat(MAX_REGISTRY_TEXT_CHARS + 1);
+        assert_eq!(
+            code(update_person(&reg, "P10", named(at.clone()), &ctx(&rules))),
+            "ok"
+        );
+        assert_eq!(
+            code(update_person(
+                &reg,
+                "P10",
+                named(over.clone()),
+                &ctx(&rules)
+            )),
+            "text_too_long"
+        );
+        assert_eq!(
+            code(update_person(
+                &reg,
+                "P10",
+                named("Ana\nSilva".into()),
+                &ctx(&rules)
+            )),
+            "invalid_text"
+        );
+        let observed = |n: usize| {
+            let mut p = person(&reg, "P10").clone();
+            p.licence.observations = vec![String::from("EAR"); n];
+            p
+        };
+        assert_eq!(
+            code(update_person(
+                &reg,
+                "P10",
+                observed(MAX_LICENCE_OBSERVATIONS),
+                &ctx(&rules)
+            )),
+            "ok"
+        );
+        assert_eq!(
+            code(update_person(
+                &reg,
+                "P10",
+                observed(MAX_LICENCE_OBSERVATIONS + 1),
+                &ctx(&rules)
+            )),
+            "too_many_observations"
+        );
+        let mut v = reg.vehicles[0].clone();
+        v.make_model = over.clone();
+        assert_eq!(
+            code(update_vehicle(&reg, &v.id.clone(), v, &ctx(&rules))),
+            "text_too_long"
+        );
+        let mut s = reg.stands[0].clone();
+        s.address = at;
+        assert_eq!(
+            code(update_stand(&reg, &s.id.clone(), s.clone(), &ctx(&rules))),
+            "ok"
+        );
+        s.address = over.clone();
+        assert_eq!(
+            code(update_stand(&reg, &s.id.clone(), s, &ctx(&rules))),
+            "text_too_long"
+        );
+        let aux = AddAuxiliary {
+            person_id: "P10".into(),
+            licence_number: over,
+            registered_on: None,
+        };
+        assert_eq!(
+            code(add_auxiliary(&reg, "0003", aux, &ctx(&rules))),
+            "text_too_long"
+        );
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub const NAV: &[(&str, &str, &str)] = &[
     ("/escritorio/duplicatas", "Duplicatas", "menu-duplicatas"),
     ("/escritorio/alvaras", "Alvarás", "menu-alvaras"),
     ("/escritorio/multas", "Multas", "menu-multas"),
+    ("/escritorio/pessoas", "Pessoas", "menu-pessoas"),
+    ("/escritorio/veiculos", "Veículos", "menu-veiculos"),
+    ("/escritorio/pontos", "Pontos", "menu-pontos"),
     (
         "/escritorio/cadastro/importar",
         "Importar cadastro",

@@ -25,13 +25,13 @@
 //! `0007`), a CPF, or part of the name of the holder or of an auxiliary (accents and case
 //! ignored). Success redirects to the permit page with a message (`#aviso`).
 
-use axum::Router;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use chrono::{Datelike, NaiveDate};
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -43,13 +43,15 @@ use sync_core::domain::{
 
 use super::fines::payment_link;
 use super::layout::{
-    date_br, money, page, penalty_label, post_form, see_other, select_field, submit, text_field,
+    date_br, date_field, money, page, penalty_label, post_form, see_other, select_field, submit,
+    text_field,
 };
-use super::session::{OfficeUser, Posted, check_origin};
+use super::session::{FormLimit, OfficeUser, Posted, check_origin};
 use super::{PageError, url_encode};
-use crate::api::registry::edit;
+use crate::api::registry::{edit, write};
 use crate::auth::roles;
 use crate::error::AppError;
+use crate::limits::{MAX_REGISTRY_TEXT_CHARS, REGISTRY_FORM_BODY_LIMIT};
 use crate::registry::{RegistryUpdate, ops};
 use crate::server::AppState;
 
@@ -60,15 +62,26 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/escritorio/alvaras/{number}/renovacao", post(renew))
         .route("/escritorio/alvaras/{number}/transferencia", post(transfer))
         .route("/escritorio/alvaras/{number}/permuta", post(swap))
+        .route("/escritorio/alvaras/novo", get(grant_form).post(grant))
+        .route(
+            "/escritorio/alvaras/{number}/auxiliares",
+            post(add_auxiliary),
+        )
+        .route(
+            "/escritorio/alvaras/{number}/auxiliares/{person}/remover",
+            post(remove_auxiliary),
+        )
+        .route("/escritorio/alvaras/{number}/situacao", post(set_state))
         .route(
             "/escritorio/cadastro/importar",
             get(import_form).post(import),
         )
         .route("/escritorio/cadastro/exportar", get(export))
+        .layer(Extension(FormLimit(REGISTRY_FORM_BODY_LIMIT)))
 }
 
-/// Permits per page of the list.
-const PAGE_SIZE: usize = 50;
+/// Rows per page of the lists (permits, people, vehicles).
+pub(super) const PAGE_SIZE: usize = 50;
 
 // ---------------------------------------------------------------------------------------------
 // Labels
@@ -98,6 +111,23 @@ fn service_label(s: ServiceKind) -> &'static str {
     match s {
         ServiceKind::Common => "táxi comum",
         ServiceKind::RadioTaxi => "rádio-táxi (art. 23)",
+    }
+}
+
+/// The states the state form offers: (form value, label). The dates come from the form.
+const STATES: &[(&str, &str)] = &[
+    ("ativo", "ativo (reativar)"),
+    ("suspenso", "suspenso (de/até)"),
+    ("cassado", "cassado (art. 32, V)"),
+    ("sucessao", "em sucessão: titular falecido (art. 1º, § 4º)"),
+];
+
+fn state_value(state: &PermitState) -> &'static str {
+    match state {
+        PermitState::Active => "ativo",
+        PermitState::Suspended { .. } => "suspenso",
+        PermitState::Revoked { .. } => "cassado",
+        PermitState::InSuccession { .. } => "sucessao",
     }
 }
 
@@ -137,7 +167,7 @@ fn reason_label(r: TransferReason) -> &'static str {
 // ---------------------------------------------------------------------------------------------
 
 /// Lower case without the accents of Portuguese, for name search.
-fn fold(s: &str) -> String {
+pub(super) fn fold(s: &str) -> String {
     s.chars()
         .flat_map(char::to_lowercase)
         .map(|c| match c {
@@ -262,6 +292,7 @@ async fn list(
             (reg.permits.len()) "; limite do art. 14: " (cap) "."
         }
         p {
+            a #conceder-alvara href="/escritorio/alvaras/novo" { "Conceder um alvará" } " · "
             a href="/escritorio/cadastro/importar" { "Importar o cadastro (CSV)" } " · "
             a href="/escritorio/cadastro/exportar" { "Baixar o cadastro em CSV" }
         }
@@ -323,6 +354,12 @@ struct Forms {
     transfer_reason: String,
     swap_with: String,
     swap_fee: bool,
+    aux_person: String,
+    aux_licence: String,
+    aux_date: String,
+    state_kind: String,
+    state_from: String,
+    state_until: String,
     /// (form id, error markup)
     error: Option<(&'static str, Markup)>,
 }
@@ -343,9 +380,24 @@ pub(super) fn refusal_box(id: &str, e: &AppError) -> Markup {
             .unwrap_or_default()
             .to_owned()
     };
+    let errors: Vec<String> = e
+        .details
+        .as_ref()
+        .and_then(|d| d.get("errors"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
     html! {
         div id=(id) .erro role="alert" tabindex="-1" {
-            @if findings.is_empty() {
+            @if !errors.is_empty() {
+                p { strong { "Não foi feito: " } (e.message) }
+                ul { @for m in &errors { li { (m) } } }
+            } @else if findings.is_empty() {
                 p { strong { "Não foi feito: " } (e.message) }
             } @else {
                 p { strong { "Não foi feito: " } "a Lei 4.019/2004 não permite esta alteração." }
@@ -432,6 +484,22 @@ async fn permit_page(
     } else {
         forms.transfer_reason.as_str()
     };
+    let mut aux_people = vec![(String::new(), String::from("— escolha a pessoa —"))];
+    aux_people.extend(people_options(&reg));
+    let aux_licence = if forms.aux_licence.is_empty() && forms.error.is_none() {
+        format!("{}-A{}", p.number, p.auxiliaries.len() + 1)
+    } else {
+        forms.aux_licence.clone()
+    };
+    let state_options: Vec<(String, String)> = STATES
+        .iter()
+        .map(|(v, l)| ((*v).to_owned(), (*l).to_owned()))
+        .collect();
+    let state_kind = if forms.state_kind.is_empty() {
+        state_value(&p.state).to_owned()
+    } else {
+        forms.state_kind.clone()
+    };
     let body = html! {
         p { a href="/escritorio/alvaras" { "← Voltar à lista de alvarás" } }
         section #situacao-alvara aria-labelledby="h-situacao" {
@@ -455,6 +523,7 @@ async fn permit_page(
         }
         section #auxiliares aria-labelledby="h-auxiliares" {
             h2 #h-auxiliares { "Motoristas auxiliares (art. 8º: no máximo 2)" }
+            @if let Some(m) = error_for("form-remover-auxiliar") { (m) }
             @if p.auxiliaries.is_empty() {
                 p { "Nenhum motorista auxiliar registrado." }
             } @else {
@@ -462,12 +531,14 @@ async fn permit_page(
                     thead { tr {
                         th scope="col" { "Nome" } th scope="col" { "Alvará do auxiliar" }
                         th scope="col" { "Registrado em" } th scope="col" { "CNH válida até" }
+                        th scope="col" { "Remover" }
                     } }
                     tbody {
                         @for a in &p.auxiliaries {
                             @let person = index.person(&a.person_id);
+                            @let name = person.map_or(a.person_id.clone(), |x| x.name.clone());
                             tr id=(format!("auxiliar-{}", a.person_id)) {
-                                td { (person.map_or(a.person_id.clone(), |x| x.name.clone())) }
+                                td { (name) }
                                 td { (a.licence_number) }
                                 td { (date_br(a.registered_on)) }
                                 td {
@@ -476,11 +547,29 @@ async fn permit_page(
                                         @if x.licence.expiry < today { strong { " — vencida" } }
                                     }
                                 }
+                                td {
+                                    (post_form(user, &format!("{base}/auxiliares/{}/remover", url_encode(&a.person_id)), &format!("form-remover-{}", a.person_id), html! {
+                                        button type="submit" id=(format!("remover-auxiliar-{}", a.person_id)) { "Remover " (name) " deste alvará" }
+                                    }))
+                                }
                             }
                         }
                     }
                 }
             }
+            @if let Some(m) = error_for("form-auxiliar") { (m) }
+            @if p.auxiliaries.len() >= 2 {
+                p .dica #auxiliares-no-limite { "Este alvará já tem os dois motoristas auxiliares que o art. 8º permite: remova um antes de incluir outro." }
+            }
+            (post_form(user, &format!("{base}/auxiliares"), "form-auxiliar", html! {
+                fieldset .linha-form {
+                    legend { "Incluir um motorista auxiliar (art. 8º)" }
+                    (select_field("auxiliar-pessoa", "pessoa", "Pessoa do cadastro (cadastre-a antes em Pessoas)", &aux_people, &forms.aux_person))
+                    (text_field("auxiliar-alvara", "alvara", "Número do alvará do auxiliar", &aux_licence, true))
+                    (date_field("auxiliar-data", "data", "Registrado em (em branco: hoje)", &forms.aux_date, false))
+                    (submit("incluir-auxiliar", "Incluir o motorista auxiliar"))
+                }
+            }))
         }
         section #veiculo aria-labelledby="h-veiculo" {
             h2 #h-veiculo { "Veículo" }
@@ -602,6 +691,16 @@ async fn permit_page(
         section #alteracoes aria-labelledby="h-alteracoes" {
             h2 #h-alteracoes { "Alterações do alvará" }
             p .dica { "Cada alteração é conferida com a lei antes de gravada e gera uma nova versão do cadastro, que os tablets recebem na próxima sincronização." }
+            @if let Some(m) = error_for("form-situacao") { (m) }
+            (post_form(user, &format!("{base}/situacao"), "form-situacao", html! {
+                fieldset .linha-form {
+                    legend { "Situação do alvará (suspensão, cassação, sucessão, reativação)" }
+                    (select_field("situacao-nova", "situacao", "Nova situação", &state_options, &state_kind))
+                    (date_field("situacao-inicio", "inicio", "A partir de (em branco: hoje)", &forms.state_from, false))
+                    (date_field("situacao-fim", "fim", "Último dia da suspensão (só para suspensão)", &forms.state_until, false))
+                    (submit("mudar-situacao", "Mudar a situação"))
+                }
+            }))
             @if let Some(m) = error_for("form-renovacao") {
                 (m)
                 // The unpaid fines that bar it (art. 17, § 2º, III), one click from their payment.
@@ -672,42 +771,234 @@ async fn answer(
     form_id: &'static str,
     mut forms: Forms,
 ) -> Result<Response, PageError> {
+    let error = format!("erro-{}", form_id.trim_start_matches("form-"));
+    let to = format!("/escritorio/alvaras/{}", url_encode(number));
+    after_write(user, result, &done, &to, &error, |shown| async move {
+        forms.error = Some((form_id, shown));
+        permit_page(state, user, number, forms).await
+    })
+    .await
+}
+
+/// What the flash says after a write: `done` and the new version (or that nothing changed),
+/// then what the law still finds and did not refuse, each with its rule and article.
+pub(super) fn done_text(done: &str, u: &RegistryUpdate) -> String {
+    let mut text = if u.changed {
+        format!("{done} Cadastro na versão {}.", u.version)
+    } else {
+        format!(
+            "Nada mudou: o cadastro já estava assim (versão {}).",
+            u.version
+        )
+    };
+    for w in &u.warnings {
+        text.push_str(&format!(
+            " Atenção ({}, {}): {}",
+            w.rule_id, w.citation, w.message
+        ));
+    }
+    text
+}
+
+/// The end of every registry form's POST: on success the flash ([`done_text`]) and a 303 to
+/// `to`; on a refusal the user can act on (4xx but 403: the law, a conflict, bad input, a
+/// missing entity) the page again from `again`, given the error box (id `error_id`), status 422
+/// (409 for a conflict); anything else is a page error.
+pub(super) async fn after_write<Fut>(
+    user: &OfficeUser,
+    result: Result<RegistryUpdate, AppError>,
+    done: &str,
+    to: &str,
+    error_id: &str,
+    again: impl FnOnce(Markup) -> Fut,
+) -> Result<Response, PageError>
+where
+    Fut: std::future::Future<Output = Result<Markup, PageError>>,
+{
     match result {
         Ok(u) => {
-            let mut text = if u.changed {
-                format!("{done} Cadastro na versão {}.", u.version)
-            } else {
-                format!(
-                    "Nada mudou: o cadastro já estava assim (versão {}).",
-                    u.version
-                )
-            };
-            // What the law still finds on the permit (it did not refuse the change).
-            for w in &u.warnings {
-                text.push_str(&format!(
-                    " Atenção ({}, {}): {}",
-                    w.rule_id, w.citation, w.message
-                ));
-            }
-            user.flash(true, text);
-            Ok(see_other(&format!(
-                "/escritorio/alvaras/{}",
-                url_encode(number)
-            )))
+            user.flash(true, done_text(done, &u));
+            Ok(see_other(to))
         }
         Err(e) if e.status.is_client_error() && e.status != StatusCode::FORBIDDEN => {
-            let error = format!("erro-{}", form_id.trim_start_matches("form-"));
-            forms.error = Some((form_id, refusal_box(&error, &e)));
+            // A missing entity named in a form is the form's mistake, not a missing page.
             let status = if e.status == StatusCode::NOT_FOUND {
                 StatusCode::UNPROCESSABLE_ENTITY
             } else {
                 e.status
             };
-            let markup = permit_page(state, user, number, forms).await?;
+            let markup = again(refusal_box(error_id, &e)).await?;
             Ok((status, markup).into_response())
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The fields of a registry form read one by one, each mistake kept with the field's label, so
+/// that the page says every one at once ([`Fields::finish`]) and nothing is written until all
+/// are right. Every text is checked against [`MAX_REGISTRY_TEXT_CHARS`] before anything else
+/// reads it (so no message echoes a huge input).
+#[derive(Debug, Default)]
+pub(super) struct Fields {
+    errors: Vec<String>,
+}
+
+impl Fields {
+    /// A mistake found outside the helpers (one sentence).
+    pub(super) fn error(&mut self, message: impl Into<String>) {
+        self.errors.push(message.into());
+    }
+
+    /// The trimmed text; empty when too long (said) or, if `required`, missing (said).
+    pub(super) fn text(&mut self, label: &str, value: &str, required: bool) -> String {
+        let t = value.trim();
+        if t.chars().count() > MAX_REGISTRY_TEXT_CHARS {
+            self.error(format!(
+                "O campo «{label}» tem mais de {MAX_REGISTRY_TEXT_CHARS} caracteres."
+            ));
+            return String::new();
+        }
+        if required && t.is_empty() {
+            self.error(format!("Preencha o campo «{label}»."));
+        }
+        t.to_owned()
+    }
+
+    /// A date as a date input sends it (`aaaa-mm-dd`) or as typed (`dd/mm/aaaa`); `None` when
+    /// empty (said if `required`) or invalid (said).
+    pub(super) fn date(&mut self, label: &str, value: &str, required: bool) -> Option<NaiveDate> {
+        let t = self.text(label, value, required);
+        if t.is_empty() {
+            return None;
+        }
+        let d = parse_date(&t);
+        if d.is_none() {
+            self.error(format!(
+                "O campo «{label}» não é uma data válida: «{t}» (use dia/mês/ano)."
+            ));
+        }
+        d
+    }
+
+    /// A whole number in `range` (required).
+    pub(super) fn number<T>(
+        &mut self,
+        label: &str,
+        value: &str,
+        range: std::ops::RangeInclusive<T>,
+    ) -> Option<T>
+    where
+        T: std::str::FromStr + PartialOrd + std::fmt::Display,
+    {
+        let t = self.text(label, value, true);
+        if t.is_empty() {
+            return None;
+        }
+        match t.parse::<T>() {
+            Ok(n) if range.contains(&n) => Some(n),
+            _ => {
+                self.error(format!(
+                    "O campo «{label}» deve ser um número de {} a {}; foi digitado «{t}».",
+                    range.start(),
+                    range.end()
+                ));
+                None
+            }
+        }
+    }
+
+    /// A document number or plate read by the kernel's parser (CPF, CNH, RENAVAM, plate),
+    /// whose Portuguese reason is shown (required).
+    pub(super) fn parsed<T>(
+        &mut self,
+        label: &str,
+        value: &str,
+        parse: impl Fn(&str) -> Result<T, sync_core::domain::DomainError>,
+    ) -> Option<T> {
+        let t = self.text(label, value, true);
+        if t.is_empty() {
+            return None;
+        }
+        match parse(&t) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let m = e.to_string();
+                let mut chars = m.chars();
+                let first = chars.next().map(|c| c.to_uppercase().collect::<String>());
+                self.error(format!("{}{}.", first.unwrap_or_default(), chars.as_str()));
+                None
+            }
+        }
+    }
+
+    /// `Ok` when every field was right, else a 422 listing every mistake.
+    pub(super) fn finish(self) -> Result<(), AppError> {
+        if self.errors.is_empty() {
+            return Ok(());
+        }
+        let message = if self.errors.len() == 1 {
+            String::from("confira o campo abaixo.")
+        } else {
+            format!("confira os {} campos abaixo.", self.errors.len())
+        };
+        Err(AppError::unprocessable("invalid_form", message)
+            .with_details(serde_json::json!({ "errors": self.errors })))
+    }
+}
+
+/// `aaaa-mm-dd` (what a date input sends) or `dd/mm/aaaa`.
+pub(super) fn parse_date(t: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(t, "%Y-%m-%d")
+        .or_else(|_| NaiveDate::parse_from_str(t, "%d/%m/%Y"))
+        .ok()
+}
+
+/// A date for a date input's `value` (`aaaa-mm-dd`).
+pub(super) fn date_value(d: NaiveDate) -> String {
+    d.format("%Y-%m-%d").to_string()
+}
+
+/// The people of the registry as select options, by name: "Nome — CPF (código)", valued by id.
+pub(super) fn people_options(reg: &Registry) -> Vec<(String, String)> {
+    let mut people: Vec<&Person> = reg.people.iter().collect();
+    people.sort_by(|a, b| fold(&a.name).cmp(&fold(&b.name)).then(a.id.cmp(&b.id)));
+    people
+        .into_iter()
+        .map(|p| {
+            (
+                p.id.clone(),
+                format!("{} — CPF {} ({})", p.name, p.cpf.masked(), p.id),
+            )
+        })
+        .collect()
+}
+
+/// The next free code `PREFIX` + four digits after the highest in use (`P0243`), offered in a
+/// new entity's form (the office may type another).
+pub(super) fn next_code<'a>(prefix: &str, ids: impl Iterator<Item = &'a str>) -> String {
+    let max = ids
+        .filter_map(|id| id.strip_prefix(prefix))
+        .filter_map(|n| n.parse::<u32>().ok())
+        .max()
+        .unwrap_or(0);
+    format!("{prefix}{:04}", max.saturating_add(1))
+}
+
+/// "Página anterior · Próxima página" of a list of `total` rows shown [`PAGE_SIZE`] at a time;
+/// returns the rows to skip on page `page` (clamped) and the links (`link(n)` is page n's URL).
+pub(super) fn pager(total: usize, page: usize, link: impl Fn(usize) -> String) -> (usize, Markup) {
+    let pages = total.div_ceil(PAGE_SIZE).max(1);
+    let page = page.clamp(1, pages);
+    let nav = html! {
+        @if pages > 1 {
+            nav aria-label="Páginas" {
+                "Página " (page) " de " (pages) ". "
+                @if page > 1 { a id="pagina-anterior" href=(link(page - 1)) { "Página anterior" } " " }
+                @if page < pages { a id="pagina-seguinte" href=(link(page + 1)) { "Próxima página" } }
+            }
+        }
+    };
+    ((page - 1) * PAGE_SIZE, nav)
 }
 
 #[derive(Debug, Deserialize)]
@@ -728,15 +1019,7 @@ async fn renew(
     };
     let result = match form.ano.trim().parse::<i32>() {
         Ok(year) if (2000..=2100).contains(&year) => {
-            let subject = format!("permit:{number}");
-            edit(
-                &state,
-                &user.auth,
-                "registry.permit.renew",
-                &subject,
-                |reg, ctx| ops::renew(reg, &number, ops::Renew { year }, ctx),
-            )
-            .await
+            write::renew(&state, &user.auth, &number, ops::Renew { year }).await
         }
         _ => Err(AppError::unprocessable(
             "invalid_year",
@@ -793,7 +1076,6 @@ async fn transfer(
     let to = find_person(&reg, &form.para);
     let (result, done) = match (to, reason) {
         (Some(person), Some((_, _, reason))) => {
-            let subject = format!("permit:{number}");
             let req = ops::TransferPermit {
                 to_person_id: person.id.clone(),
                 reason: *reason,
@@ -801,14 +1083,7 @@ async fn transfer(
                 vehicle_id: None,
             };
             let done = format!("Alvará {number} transferido para {}.", person.name);
-            let result = edit(
-                &state,
-                &user.auth,
-                "registry.permit.transfer",
-                &subject,
-                |reg, ctx| ops::transfer(reg, &number, req.clone(), ctx),
-            )
-            .await;
+            let result = write::transfer(&state, &user.auth, &number, req).await;
             (result, done)
         }
         (None, _) => (
@@ -874,18 +1149,320 @@ async fn swap(
             permit_b: other.clone(),
             fee_paid,
         };
-        let subject = format!("permits:{number}+{other}");
-        edit(
-            &state,
-            &user.auth,
-            "registry.permit.swap",
-            &subject,
-            |reg, ctx| ops::swap(reg, req.clone(), ctx),
-        )
-        .await
+        write::swap(&state, &user.auth, req).await
     };
     let done = format!("Pontos dos alvarás {number} e {other} permutados.");
     answer(&state, &user, &number, result, done, "form-permuta", forms).await
+}
+
+#[derive(Debug, Deserialize)]
+struct AuxiliaryForm {
+    #[serde(default)]
+    pessoa: String,
+    #[serde(default)]
+    alvara: String,
+    #[serde(default)]
+    data: String,
+}
+
+async fn add_auxiliary(
+    State(state): State<AppState>,
+    Path(number): Path<String>,
+    Posted { user, form }: Posted<AuxiliaryForm>,
+) -> Result<Response, PageError> {
+    let forms = Forms {
+        aux_person: form.pessoa.clone(),
+        aux_licence: form.alvara.clone(),
+        aux_date: form.data.clone(),
+        ..Forms::default()
+    };
+    let mut f = Fields::default();
+    let person = f.text("Pessoa", &form.pessoa, false);
+    if person.is_empty() {
+        f.error("Escolha a pessoa que será motorista auxiliar.");
+    }
+    let licence_number = f.text("Número do alvará do auxiliar", &form.alvara, true);
+    let registered_on = f.date("Registrado em", &form.data, false);
+    let result = match f.finish() {
+        Ok(()) => {
+            let req = ops::AddAuxiliary {
+                person_id: person.clone(),
+                licence_number,
+                registered_on,
+            };
+            write::add_auxiliary(&state, &user.auth, &number, req).await
+        }
+        Err(e) => Err(e),
+    };
+    let reg = state.store().registry().await?;
+    let name = reg
+        .index()
+        .person(&person)
+        .map_or(person.clone(), |p| p.name.clone());
+    let done = format!("{name} incluído como motorista auxiliar do alvará {number}.");
+    answer(&state, &user, &number, result, done, "form-auxiliar", forms).await
+}
+
+async fn remove_auxiliary(
+    State(state): State<AppState>,
+    Path((number, person)): Path<(String, String)>,
+    Posted { user, .. }: Posted<serde::de::IgnoredAny>,
+) -> Result<Response, PageError> {
+    let reg = state.store().registry().await?;
+    let name = reg
+        .index()
+        .person(&person)
+        .map_or(person.clone(), |p| p.name.clone());
+    let result = write::remove_auxiliary(&state, &user.auth, &number, &person).await;
+    let done = format!("{name} deixou de ser motorista auxiliar do alvará {number}.");
+    answer(
+        &state,
+        &user,
+        &number,
+        result,
+        done,
+        "form-remover-auxiliar",
+        Forms::default(),
+    )
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+struct StateForm {
+    #[serde(default)]
+    situacao: String,
+    #[serde(default)]
+    inicio: String,
+    #[serde(default)]
+    fim: String,
+}
+
+/// The state the form asks for: the kind, from the start date (empty: today), and for a
+/// suspension its last day.
+fn state_of(form: &StateForm, today: NaiveDate) -> Result<PermitState, AppError> {
+    let mut f = Fields::default();
+    let from = f.date("A partir de", &form.inicio, false).unwrap_or(today);
+    let kind = form.situacao.trim();
+    let until = f.date("Último dia da suspensão", &form.fim, kind == "suspenso");
+    let state = match kind {
+        "ativo" => Some(PermitState::Active),
+        "suspenso" => until.map(|until| PermitState::Suspended { from, until }),
+        "cassado" => Some(PermitState::Revoked { on: from }),
+        "sucessao" => Some(PermitState::InSuccession { since: from }),
+        _ => {
+            f.error("Escolha a nova situação do alvará.");
+            None
+        }
+    };
+    f.finish()?;
+    state.ok_or_else(|| AppError::unprocessable("invalid_form", "Escolha a nova situação."))
+}
+
+async fn set_state(
+    State(state): State<AppState>,
+    Path(number): Path<String>,
+    Posted { user, form }: Posted<StateForm>,
+) -> Result<Response, PageError> {
+    let forms = Forms {
+        state_kind: form.situacao.clone(),
+        state_from: form.inicio.clone(),
+        state_until: form.fim.clone(),
+        ..Forms::default()
+    };
+    let result = match state_of(&form, state.clock().today()) {
+        Ok(new_state) => {
+            let done = format!(
+                "Alvará {number}: situação agora {}.",
+                state_label(&new_state)
+            );
+            let r = write::set_permit_state(&state, &user.auth, &number, new_state).await;
+            (r, done)
+        }
+        Err(e) => (Err(e), String::new()),
+    };
+    answer(
+        &state,
+        &user,
+        &number,
+        result.0,
+        result.1,
+        "form-situacao",
+        forms,
+    )
+    .await
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grant
+// ---------------------------------------------------------------------------------------------
+
+/// What the grant form holds, as typed.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct GrantForm {
+    #[serde(default)]
+    numero: String,
+    #[serde(default)]
+    titular: String,
+    #[serde(default)]
+    veiculo: String,
+    #[serde(default)]
+    ponto: String,
+    #[serde(default)]
+    servico: String,
+    #[serde(default)]
+    expedicao: String,
+    #[serde(default)]
+    edital: String,
+}
+
+impl GrantForm {
+    fn request(&self) -> Result<ops::GrantPermit, AppError> {
+        let mut f = Fields::default();
+        let number = f.text("Número do alvará", &self.numero, true);
+        let holder_id = f.text("Titular", &self.titular, true);
+        let vehicle_id = f.text("Veículo", &self.veiculo, true);
+        let stand_id = f.text("Ponto", &self.ponto, true);
+        let service = match self.servico.trim() {
+            "" => None,
+            v => {
+                let s = super::stands::SERVICES
+                    .iter()
+                    .find(|x| x.0 == v)
+                    .map(|x| x.2);
+                if s.is_none() {
+                    f.error("Escolha o tipo de serviço do alvará.");
+                }
+                s
+            }
+        };
+        let issued_on = f.date("Expedido em", &self.expedicao, false);
+        let edital_date = f.date("Edital de chamamento", &self.edital, false);
+        f.finish()?;
+        Ok(ops::GrantPermit {
+            number,
+            holder_id,
+            vehicle_id,
+            stand_id,
+            service,
+            issued_on,
+            renewal_year: None,
+            edital_date,
+        })
+    }
+}
+
+async fn grant_page(
+    state: &AppState,
+    user: &OfficeUser,
+    form: GrantForm,
+    error: Option<Markup>,
+) -> Result<Markup, PageError> {
+    let flash = user.take_flash();
+    let reg = state.store().registry().await?;
+    let mut form = form;
+    if form.numero.is_empty() && error.is_none() {
+        let max = reg
+            .permits
+            .iter()
+            .filter_map(|p| p.number.parse::<u32>().ok())
+            .max()
+            .unwrap_or(0);
+        form.numero = format!("{:04}", max.saturating_add(1));
+    }
+    let live = |p: &&Permit| !matches!(p.state, PermitState::Revoked { .. });
+    let mut holders = vec![(String::new(), String::from("— escolha o titular —"))];
+    holders.extend(people_options(&reg));
+    let mut vehicles = vec![(String::new(), String::from("— escolha o veículo —"))];
+    let mut sorted: Vec<_> = reg.vehicles.iter().collect();
+    sorted.sort_by(|a, b| a.plate.canonical().cmp(b.plate.canonical()));
+    vehicles.extend(sorted.into_iter().map(|v| {
+        let on = reg
+            .permits
+            .iter()
+            .filter(live)
+            .find(|p| p.vehicle_id == v.id)
+            .map(|p| format!(", no alvará {}", p.number))
+            .unwrap_or_default();
+        (
+            v.id.clone(),
+            format!("{} — {} ({}){on}", v.plate.canonical(), v.make_model, v.id),
+        )
+    }));
+    let mut stands = vec![(String::new(), String::from("— escolha o ponto —"))];
+    stands.extend(reg.stands.iter().map(|s| {
+        let used = reg
+            .permits
+            .iter()
+            .filter(live)
+            .filter(|p| p.stand_id == s.id)
+            .count();
+        let free = usize::try_from(s.vacancies)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(used);
+        (
+            s.id.clone(),
+            format!(
+                "{} – {} ({free} vaga(s) livre(s) de {})",
+                s.id, s.name, s.vacancies
+            ),
+        )
+    }));
+    let mut services = vec![(String::new(), String::from("o do ponto"))];
+    services.extend(
+        super::stands::SERVICES
+            .iter()
+            .map(|(v, l, _)| ((*v).to_owned(), (*l).to_owned())),
+    );
+    let cap = sync_core::rules::office::taxi_cap(&reg.law().rules);
+    let body = html! {
+        p { a href="/escritorio/alvaras" { "← Voltar à lista de alvarás" } }
+        p {
+            "O alvará é concedido ao titular (art. 9º: um só por pessoa; art. 2º: CNH com EAR há mais "
+            "de dois anos), com o veículo no nome dele (art. 30, III) e aferição do taxímetro, num "
+            "ponto com vaga livre; o total de táxis não passa do limite do art. 14 (" (cap) "). "
+            "Cadastre antes a pessoa e o veículo."
+        }
+        @if let Some(e) = error { (e) }
+        (post_form(user, "/escritorio/alvaras/novo", "form-concessao", html! {
+            fieldset {
+                legend { "Concessão" }
+                (text_field("concessao-numero", "numero", "Número do alvará (prontuário)", &form.numero, true))
+                (select_field("concessao-titular", "titular", "Titular", &holders, &form.titular))
+                (select_field("concessao-veiculo", "veiculo", "Veículo", &vehicles, &form.veiculo))
+                (select_field("concessao-ponto", "ponto", "Ponto", &stands, &form.ponto))
+                (select_field("concessao-servico", "servico", "Serviço", &services, &form.servico))
+                (date_field("concessao-expedicao", "expedicao", "Expedido em (em branco: hoje)", &form.expedicao, false))
+                (date_field("concessao-edital", "edital", "Publicação do edital de chamamento (art. 13, III)", &form.edital, false))
+            }
+            (submit("conceder", "Conceder o alvará"))
+        }))
+    };
+    Ok(page(Some(user), "Conceder um alvará", flash, body))
+}
+
+async fn grant_form(State(state): State<AppState>, user: OfficeUser) -> Result<Markup, PageError> {
+    grant_page(&state, &user, GrantForm::default(), None).await
+}
+
+async fn grant(
+    State(state): State<AppState>,
+    Posted { user, form }: Posted<GrantForm>,
+) -> Result<Response, PageError> {
+    let result = match form.request() {
+        Ok(req) => write::grant_permit(&state, &user.auth, req).await,
+        Err(e) => Err(e),
+    };
+    let number = form.numero.trim().to_owned();
+    let done = format!("Alvará {number} concedido.");
+    after_write(
+        &user,
+        result,
+        &done,
+        &format!("/escritorio/alvaras/{}", url_encode(&number)),
+        "erro-concessao",
+        |e| grant_page(&state, &user, form.clone(), Some(e)),
+    )
+    .await
 }
 
 // ---------------------------------------------------------------------------------------------
