@@ -1402,8 +1402,15 @@ async fn grant_page(
         (
             s.id.clone(),
             format!(
-                "{} – {} ({free} vaga(s) livre(s) de {})",
-                s.id, s.name, s.vacancies
+                "{} – {} ({} de {})",
+                s.id,
+                s.name,
+                match free {
+                    0 => String::from("nenhuma vaga livre"),
+                    1 => String::from("1 vaga livre"),
+                    n => format!("{n} vagas livres"),
+                },
+                s.vacancies
             ),
         )
     }));
