@@ -502,6 +502,8 @@ fn the_clerk_pays_a_fine_on_the_fines_page_then_renews_the_permit() {
         refusal.contains("R27") && refusal.contains(&fine) && refusal.contains("art. 17"),
         "{refusal}"
     );
+    let shot = browser.save_screenshot("renewal-refused-unpaid-fine.png");
+    assert!(is_png(&shot), "{}", shot.display());
     let link = browser.wait_for(&format!("#erro-renovacao-multa-{fine}"));
     browser.click_and_wait(&link);
     browser.wait_for("#form-pagamento");
@@ -538,6 +540,8 @@ fn the_clerk_pays_a_fine_on_the_fines_page_then_renews_the_permit() {
         aviso.contains(&format!("renovado para {next_year}")),
         "{aviso}"
     );
+    let shot = browser.save_screenshot("permit-renewed.png");
+    assert!(is_png(&shot), "{}", shot.display());
     let (_, p) = office.get(&format!("/v1/permits/{permit}"));
     assert_eq!(p["renewal_year"].as_i64(), Some(next_year), "{p}");
     drop(browser);
@@ -581,4 +585,188 @@ fn the_clerk_changes_the_password_on_the_page_and_logs_in_with_the_new_one() {
     browser.wait_text("#erro-login", "incorretos");
     login("balcao-da-unidade-2026");
     browser.wait_text("#usuario-atual", "Unidade de Transportes");
+}
+
+/// Logs the clerk in through the login form.
+fn office_login(browser: &Browser, server: &Server) {
+    browser.goto(&format!("{}/login", server.url));
+    browser.fill("#usuario", "escritorio");
+    browser.fill("#senha", "escritorio-demo");
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+    browser.wait_for("#menu-pessoas");
+}
+
+/// Add an auxiliary: on the permit page the clerk chooses a person of the registry (the holder
+/// of 0001, which art. 8 allows) as auxiliary driver of 0002; a third auxiliary on 0003 is
+/// refused citing art. 8 with the choice kept; then the auxiliary is removed with its button.
+/// Screenshots of the permit page at each step are kept.
+#[test]
+fn the_clerk_adds_and_removes_an_auxiliary_driver_on_the_permit_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let office = Api::login(&server.url, OFFICE);
+    let browser = Browser::start();
+    office_login(&browser, &server);
+    let auxiliaries = |number: &str| -> Vec<String> {
+        let (s, p) = office.get(&format!("/v1/permits/{number}"));
+        assert_eq!(s, 200, "{p}");
+        p["auxiliaries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["person_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(auxiliaries("0002").is_empty());
+    assert_eq!(auxiliaries("0003").len(), 2);
+
+    // A third on 0003: refused by art. 8, the person still chosen.
+    browser.goto(&format!("{}/escritorio/alvaras/0003", server.url));
+    browser.select("#auxiliar-pessoa", "P0001");
+    let add = browser.wait_for("#incluir-auxiliar");
+    browser.click_and_wait(&add);
+    let refusal = browser.text_of("#erro-auxiliar");
+    assert!(
+        refusal.contains("R13") && refusal.contains("art. 8"),
+        "{refusal}"
+    );
+    let chosen = browser.property(&browser.wait_for("#auxiliar-pessoa"), "value");
+    assert_eq!(chosen, json!("P0001"));
+    let shot = browser.save_screenshot("auxiliary-refused-art-8.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    assert_eq!(auxiliaries("0003").len(), 2, "nothing stored");
+
+    // On 0002, which has none: added (the auxiliary's alvará number comes filled in).
+    browser.goto(&format!("{}/escritorio/alvaras/0002", server.url));
+    let licence = browser.property(&browser.wait_for("#auxiliar-alvara"), "value");
+    assert_eq!(licence, json!("0002-A1"));
+    browser.select("#auxiliar-pessoa", "P0001");
+    let add = browser.wait_for("#incluir-auxiliar");
+    browser.click_and_wait(&add);
+    if let Some(e) = browser.find("#erro-auxiliar") {
+        panic!("auxiliary refused: {}", browser.text(&e));
+    }
+    browser.wait_text("#aviso", "incluído como motorista auxiliar do alvará 0002");
+    browser.wait_for("#auxiliar-P0001");
+    let shot = browser.save_screenshot("auxiliary-added.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    assert_eq!(auxiliaries("0002"), vec!["P0001".to_owned()]);
+
+    // Removed with the button on its row.
+    let remove = browser.wait_for("#remover-auxiliar-P0001");
+    browser.click_and_wait(&remove);
+    browser.wait_text("#aviso", "deixou de ser motorista auxiliar do alvará 0002");
+    assert!(browser.find("#auxiliar-P0001").is_none());
+    let shot = browser.save_screenshot("auxiliary-removed.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    assert!(auxiliaries("0002").is_empty());
+    drop(browser);
+    let (ok, out) = server.audit_verify();
+    assert!(ok, "{out}");
+}
+
+/// Grant a permit: the holder and the vehicle in their name are in the registry; the clerk
+/// revokes permit 0010 on its page (its place at the stand stays open), opens "Conceder um
+/// alvará" from the permits list, is refused at a stand without a free place (art. 14, the
+/// choices kept), then grants the permit at the open place. Screenshots of each page are kept.
+#[test]
+fn the_clerk_grants_a_permit_at_an_open_place_after_a_refusal_at_a_full_stand() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let office = Api::login(&server.url, OFFICE);
+    let today = sync_core::time::local_date(chrono::Utc::now());
+    let cpf = sync_core::domain::Cpf::from_base([9, 8, 7, 6, 5, 4, 3, 2, 1]).unwrap();
+    let cnh = sync_core::domain::CnhNumber::from_base([1, 3, 5, 7, 9, 2, 4, 6, 8]).unwrap();
+    let (s, v) = office.post(
+        "/v1/people",
+        &json!({
+            "id": "P9001", "name": "Rita de Cássia Moraes", "cpf": cpf.as_str(),
+            "birth_date": "1980-05-17",
+            "licence": {"number": cnh.as_str(), "category": "B", "first_licence_date": "2010-03-01",
+                        "expiry": (today + Duration::days(900)).to_string(), "kind": "D",
+                        "observations": ["EAR"]}
+        }),
+    );
+    assert_eq!(s, 201, "{v}");
+    let renavam = sync_core::domain::Renavam::from_base([2, 2, 3, 4, 5, 6, 7, 8, 9, 1]).unwrap();
+    let (s, v) = office.post(
+        "/v1/vehicles",
+        &json!({
+            "id": "V9001", "plate": "RDC2B34", "renavam": renavam.as_str(),
+            "make_model": "Chevrolet Spin", "colour": "Branco", "year_of_manufacture": 2024,
+            "doors": 4, "capacity_incl_driver": 5, "licensing_municipality": "AMERICANA",
+            "licensing_uf": "SP", "category": "aluguel", "owner_cpf": cpf.as_str(),
+            "taximeter": {"certificate_number": "IPEM-SP-424242",
+                          "verified_on": (today - Duration::days(30)).to_string(),
+                          "valid_until_year": 2027, "seal_intact": true}
+        }),
+    );
+    assert_eq!(s, 201, "{v}");
+    let (_, p10) = office.get("/v1/permits/0010");
+    let open = p10["stand_id"].as_str().unwrap().to_owned();
+    let full = if open == "S01" { "S02" } else { "S01" };
+
+    let browser = Browser::start();
+    office_login(&browser, &server);
+    // 0010 revoked today on its page: its place is open.
+    browser.goto(&format!("{}/escritorio/alvaras/0010", server.url));
+    browser.select("#situacao-nova", "cassado");
+    let change = browser.wait_for("#mudar-situacao");
+    browser.click_and_wait(&change);
+    browser.wait_text("#aviso", "cassado em");
+    let shot = browser.save_screenshot("permit-revoked.png");
+    assert!(is_png(&shot), "{}", shot.display());
+
+    // From the permits list to the grant page.
+    browser.goto(&format!("{}/escritorio/alvaras", server.url));
+    let link = browser.wait_for("#conceder-alvara");
+    browser.click_and_wait(&link);
+    browser.wait_for("#form-concessao");
+    let number = browser.property(&browser.wait_for("#concessao-numero"), "value");
+    assert_eq!(number, json!("0122"));
+    browser.select("#concessao-titular", "P9001");
+    browser.select("#concessao-veiculo", "V9001");
+    browser.select("#concessao-ponto", full);
+    let grant = browser.wait_for("#conceder");
+    browser.click_and_wait(&grant);
+    let refusal = browser.text_of("#erro-concessao");
+    assert!(
+        refusal.contains("R23") && refusal.contains("art. 14"),
+        "{refusal}"
+    );
+    for (id, value) in [
+        ("#concessao-titular", "P9001"),
+        ("#concessao-veiculo", "V9001"),
+        ("#concessao-ponto", full),
+    ] {
+        assert_eq!(
+            browser.property(&browser.wait_for(id), "value"),
+            json!(value),
+            "{id}"
+        );
+    }
+    let shot = browser.save_screenshot("grant-refused-full-stand.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    let (s, _) = office.get("/v1/permits/0122");
+    assert_eq!(s, 404, "nothing granted");
+
+    // At the open place: granted, and the new permit's page says so.
+    browser.select("#concessao-ponto", &open);
+    let grant = browser.wait_for("#conceder");
+    browser.click_and_wait(&grant);
+    if let Some(e) = browser.find("#erro-concessao") {
+        panic!("grant refused: {}", browser.text(&e));
+    }
+    browser.wait_text("#aviso", "Alvará 0122 concedido.");
+    assert!(browser.title().starts_with("Alvará 0122"));
+    let shot = browser.save_screenshot("permit-granted.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    let (s, p) = office.get("/v1/permits/0122");
+    assert_eq!(s, 200, "{p}");
+    assert_eq!(p["holder_id"], "P9001");
+    assert_eq!(p["stand_id"], json!(open));
+    drop(browser);
+    let (ok, out) = server.audit_verify();
+    assert!(ok, "{out}");
 }
