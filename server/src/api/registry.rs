@@ -1,8 +1,8 @@
 //! The registry over HTTP: reads for every authenticated role, changes for the office and
 //! admin, the device feed (snapshot and changes) and the CSV import/export.
 //!
-//! Every change handler states its role, then hands a pure operation of `registry::ops` to
-//! `registry::commit`, which runs it (the law kernel judges the whole registry after the write),
+//! Every change handler calls its function of [`write`] (which the office pages call too): the
+//! role, then a pure operation of `registry::ops` handed to `registry::commit`, which runs it (the law kernel judges the whole registry after the write),
 //! commits a new version with its change log and audit row, and answers [`RegistryUpdate`] with
 //! the law's warnings; a legal refusal is 422 `refused_by_law` with every finding (rule id,
 //! citation, Portuguese message).
@@ -342,11 +342,7 @@ async fn import(
     auth: Auth,
     CsvBody(data): CsvBody,
 ) -> Result<Json<ImportReport>, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let update = edit(&state, &auth, "registry.import", "registry", |reg, ctx| {
-        registry::csv::import(reg, &data, ctx)
-    })
-    .await?;
+    let update = write::import(&state, &auth, &data).await?;
     let reg = current(&state).await?;
     Ok(Json(ImportReport {
         version: update.version,
@@ -733,8 +729,8 @@ async fn swap(
     Ok(Json(write::swap(&state, &auth, req).await?))
 }
 
-/// The registry's writes, one function each, which the API handlers above and the office pages
-/// (`web::people`, `web::vehicles`, `web::stands`, `web::registry`) both call: the role, the
+/// The registry's writes, one function each, which the API handlers and the office pages
+/// (`web::people`, `web::vehicles`, `web::stands`, `web::registry`, `web::fines`) both call: the role, the
 /// audit action and subject, and the operation the law judges are written once, so a change
 /// made on a page and one made through the API cannot differ in any of them.
 pub(crate) mod write {
@@ -973,6 +969,59 @@ pub(crate) mod write {
         .await
     }
 
+    /// Replaces the registry with a CSV file (all or nothing).
+    pub(crate) async fn import(
+        state: &AppState,
+        auth: &Auth,
+        data: &[u8],
+    ) -> Result<RegistryUpdate, AppError> {
+        run(state, auth, "registry.import", "registry", |reg, ctx| {
+            registry::csv::import(reg, data, ctx)
+        })
+        .await
+    }
+
+    pub(crate) async fn add_penalty(
+        state: &AppState,
+        auth: &Auth,
+        req: NewPenalty,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{}", req.permit_number);
+        run(
+            state,
+            auth,
+            "registry.penalty.create",
+            &subject,
+            |reg, ctx| ops::add_penalty(reg, req.clone(), ctx),
+        )
+        .await
+    }
+
+    pub(crate) async fn add_fine(
+        state: &AppState,
+        auth: &Auth,
+        req: NewFine,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("permit:{}", req.permit_number);
+        run(state, auth, "registry.fine.create", &subject, |reg, ctx| {
+            ops::add_fine(reg, req.clone(), ctx)
+        })
+        .await
+    }
+
+    pub(crate) async fn pay_fine(
+        state: &AppState,
+        auth: &Auth,
+        id: &str,
+        req: PayFine,
+    ) -> Result<RegistryUpdate, AppError> {
+        let subject = format!("fine:{id}");
+        run(state, auth, "registry.fine.pay", &subject, |reg, ctx| {
+            ops::pay_fine(reg, id, req.clone(), ctx)
+        })
+        .await
+    }
+
     pub(crate) async fn swap(
         state: &AppState,
         auth: &Auth,
@@ -994,17 +1043,7 @@ async fn add_penalty(
     auth: Auth,
     JsonBody(req): JsonBody<NewPenalty>,
 ) -> Result<(StatusCode, Json<RegistryUpdate>), AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{}", req.permit_number);
-    let u = edit(
-        &state,
-        &auth,
-        "registry.penalty.create",
-        &subject,
-        |reg, ctx| ops::add_penalty(reg, req.clone(), ctx),
-    )
-    .await?;
-    Ok(created(u))
+    Ok(created(write::add_penalty(&state, &auth, req).await?))
 }
 
 /// Add a fine.
@@ -1015,17 +1054,7 @@ async fn add_fine(
     auth: Auth,
     JsonBody(req): JsonBody<NewFine>,
 ) -> Result<(StatusCode, Json<RegistryUpdate>), AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("permit:{}", req.permit_number);
-    let u = edit(
-        &state,
-        &auth,
-        "registry.fine.create",
-        &subject,
-        |reg, ctx| ops::add_fine(reg, req.clone(), ctx),
-    )
-    .await?;
-    Ok(created(u))
+    Ok(created(write::add_fine(&state, &auth, req).await?))
 }
 
 /// Register the payment of a fine.
@@ -1043,19 +1072,7 @@ async fn pay_fine(
 
 /// Registers the payment of fine `id` as `auth`: the one path of `POST /v1/fines/{id}/payment`
 /// and of the office's fines page (same role, audit action and law judgement).
-pub(crate) async fn record_payment(
-    state: &AppState,
-    auth: &Auth,
-    id: &str,
-    req: PayFine,
-) -> Result<RegistryUpdate, AppError> {
-    auth.require(roles::REGISTRY_WRITERS)?;
-    let subject = format!("fine:{id}");
-    edit(state, auth, "registry.fine.pay", &subject, |reg, ctx| {
-        ops::pay_fine(reg, id, req.clone(), ctx)
-    })
-    .await
-}
+pub(crate) use write::pay_fine as record_payment;
 
 pub(crate) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -16,7 +16,7 @@
 //! | [`inbox`] | `/escritorio` — records with filters and counts per status |
 //! | [`record`] | `/escritorio/registros/{id}` and its forms — evidence, verdict, events, conflicts, decision |
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
-//! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
+//! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, grant, auxiliaries, state, renewal, transfer, swap, CSV import and export |
 //! | [`fines`] | `/escritorio/multas` — fines, unpaid filter, recording a payment |
 //! | [`people`] | `/escritorio/pessoas` — people (holders, auxiliaries, owners): list, create, edit |
 //! | [`vehicles`] | `/escritorio/veiculos` — vehicles: owner, taximeter, documents |

@@ -1,13 +1,16 @@
 //! The registry of alvarás in the office pages: the list with search, one permit with its
-//! holder, auxiliaries, vehicle, stand, penalties and fines, the forms for renewal (art. 7),
-//! transfer (art. 10) and swap of stands (art. 11), and the CSV import and export
-//! (`docs/registry-csv.md`).
+//! holder, auxiliaries, vehicle, stand, penalties and fines, the forms for an auxiliary driver
+//! (add, art. 8; remove), the permit's state (suspension, revocation, succession,
+//! reinstatement), renewal (art. 7), transfer (art. 10) and swap of stands (art. 11), the grant
+//! of a new permit, and the CSV import and export (`docs/registry-csv.md`).
 //!
-//! Every change goes through the same code as the JSON API: the operation of
-//! [`crate::registry::ops`] (or [`crate::registry::csv::import`]) run by
-//! [`crate::api::registry::edit`] — today's date, the server's rules, the session's user and
-//! device as the audit actor, one new registry version. A refusal by the law is shown above its
-//! form with every finding (rule, article, message), status 422, the typed values kept.
+//! Every change goes through the same function as the JSON API, one of
+//! [`crate::api::registry::write`] (the CSV import too) — the role, today's date, the server's rules, the session's
+//! user and device as the audit actor, the same audit action, one new registry version. A form
+//! is read field by field first ([`Fields`], every mistake listed at once); a refusal by the
+//! law is shown above its form with every finding (rule, article, message), status 422, the
+//! typed values kept ([`after_write`], which the people, vehicles and stands pages use too).
+//! Every POST of these pages is read under `limits::REGISTRY_FORM_BODY_LIMIT`.
 //!
 //! Routes and element ids (stable: the tests drive the pages by them):
 //!
@@ -15,6 +18,10 @@
 //! |---|---|
 //! | `GET /escritorio/alvaras?busca=…&ponto=…&pagina=…` | `form-busca-alvaras`, `busca-alvaras`, `filtro-ponto-alvaras`, `buscar-alvaras`, `resumo-cadastro`, `total-alvaras`, `tabela-alvaras` (rows `alvara-{número}`, links `abrir-alvara-{número}`), `sem-resultados` |
 //! | `GET /escritorio/alvaras/{número}` | `situacao-alvara`, `titular`, `auxiliares` (rows `auxiliar-{pessoa}`), `veiculo`, `ponto`, `penalidades` (`tabela-penalidades`, rows `penalidade-{id}`), `multas` (`tabela-multas`, rows `multa-{id}`, on unpaid ones `pagar-multa-{id}` to the fines page), `transferencias` |
+//! | `POST …/auxiliares` | `form-auxiliar`, `auxiliar-pessoa` (a person's code), `auxiliar-alvara` (prefilled `{número}-A{n}`), `auxiliar-data`, `incluir-auxiliar`, error `erro-auxiliar`; `auxiliares-no-limite` when the permit has two |
+//! | `POST …/auxiliares/{pessoa}/remover` | one form per auxiliary row, button `remover-auxiliar-{pessoa}`; error `erro-remover-auxiliar` |
+//! | `POST …/situacao` | `form-situacao`, `situacao-nova` (`ativo`, `suspenso`, `cassado`, `sucessao`), `situacao-inicio` (empty: today), `situacao-fim` (a suspension's last day), `mudar-situacao`, error `erro-situacao` |
+//! | `GET`/`POST /escritorio/alvaras/novo` | linked from the list as `conceder-alvara`; `form-concessao`, `concessao-numero` (prefilled with the next number), `concessao-titular`, `concessao-veiculo`, `concessao-ponto`, `concessao-servico` (empty: the stand's), `concessao-expedicao` (empty: today), `concessao-edital`, `conceder`, error `erro-concessao` |
 //! | `POST …/renovacao` | `form-renovacao`, `renovacao-ano`, `renovar`, error `erro-renovacao` (with `multas-pendentes`, links `erro-renovacao-multa-{id}`, when the permit has an unpaid fine) |
 //! | `POST …/transferencia` | `form-transferencia`, `transferencia-para`, `transferencia-motivo`, `transferir`, error `erro-transferencia` |
 //! | `POST …/permuta` | `form-permuta`, `permuta-com`, `permuta-taxa`, `permutar`, error `erro-permuta` |
@@ -48,7 +55,7 @@ use super::layout::{
 };
 use super::session::{FormLimit, OfficeUser, Posted, check_origin};
 use super::{PageError, url_encode};
-use crate::api::registry::{edit, write};
+use crate::api::registry::write;
 use crate::auth::roles;
 use crate::error::AppError;
 use crate::limits::{MAX_REGISTRY_TEXT_CHARS, REGISTRY_FORM_BODY_LIMIT};
@@ -1583,14 +1590,7 @@ async fn import(
             "Escolha um arquivo CSV com o cabeçalho e uma linha por alvará.",
         ))
     } else {
-        edit(
-            &state,
-            &user.auth,
-            "registry.import",
-            "registry",
-            |reg, ctx| crate::registry::csv::import(reg, &data, ctx),
-        )
-        .await
+        write::import(&state, &user.auth, &data).await
     };
     match result {
         Ok(u) => {
