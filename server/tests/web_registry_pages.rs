@@ -90,6 +90,14 @@ async fn people_are_searched_created_and_edited_with_every_mistake_said() {
     list.assert_labelled();
     assert!(list.has("menu-pessoas") && list.has("tabela-pessoas") && list.has("nova-pessoa"));
     assert!(list.body.contains("<th scope=\"col\">CPF</th>"));
+    // Fifty a page, the rest one link away.
+    let rows = |p: &Page| p.body.matches("<tr id=\"pessoa-").count();
+    assert_eq!(rows(&list), 50);
+    assert!(list.has("pagina-seguinte") && !list.has("pagina-anterior"));
+    let last = reg.people.len().div_ceil(50);
+    let end = c.get(&format!("/escritorio/pessoas?pagina={last}")).await;
+    assert_eq!(rows(&end), reg.people.len() - 50 * (last - 1));
+    assert!(end.has("pagina-anterior") && !end.has("pagina-seguinte"));
     let holder = reg.people.iter().find(|p| p.id == "P0001").unwrap();
     let p = c
         .get(&format!(

@@ -762,6 +762,36 @@ fn the_clerk_grants_a_permit_at_an_open_place_after_a_refusal_at_a_full_stand() 
     assert!(browser.title().starts_with("Alvará 0122"));
     let shot = browser.save_screenshot("permit-granted.png");
     assert!(is_png(&shot), "{}", shot.display());
+    // The holder, the vehicle and the stand from the menu, each with its page.
+    let menu = browser.wait_for("#menu-pessoas");
+    browser.click_and_wait(&menu);
+    let search = browser.wait_for("#busca-pessoas");
+    browser.type_and_wait(&search, &format!("{}{ENTER}", cpf.masked()));
+    let open_person = browser.wait_for("#abrir-pessoa-P9001");
+    browser.click_and_wait(&open_person);
+    let links = browser.text_of("#vinculos-pessoa");
+    assert!(
+        links.contains("Titular do alvará 0122") && links.contains("RDC2B34"),
+        "{links}"
+    );
+    let shot = browser.save_screenshot("person-page.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    let menu = browser.wait_for("#menu-veiculos");
+    browser.click_and_wait(&menu);
+    let search = browser.wait_for("#busca-veiculos");
+    browser.type_and_wait(&search, &format!("rdc-2b34{ENTER}"));
+    let open_vehicle = browser.wait_for("#abrir-veiculo-V9001");
+    browser.click_and_wait(&open_vehicle);
+    assert!(browser.text_of("#dados-veiculo").contains("0122"));
+    let shot = browser.save_screenshot("vehicle-page.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    let menu = browser.wait_for("#menu-pontos");
+    browser.click_and_wait(&menu);
+    let open_stand = browser.wait_for(&format!("#abrir-ponto-{open}"));
+    browser.click_and_wait(&open_stand);
+    browser.wait_for("#form-coordenador");
+    let shot = browser.save_screenshot("stand-page.png");
+    assert!(is_png(&shot), "{}", shot.display());
     let (s, p) = office.get("/v1/permits/0122");
     assert_eq!(s, 200, "{p}");
     assert_eq!(p["holder_id"], "P9001");
