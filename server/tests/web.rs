@@ -1982,10 +1982,20 @@ async fn admin_enrols_and_revokes_devices_on_the_devices_page() {
     .await;
     let id = enrolled["device_id"].as_str().unwrap().to_owned();
     let list = b.get("/escritorio/dispositivos").await;
+    let row = list.element(&format!("dispositivo-{id}"));
     assert!(
-        list.element(&format!("dispositivo-{id}"))
-            .contains("Tablet novo")
+        row.contains("Tablet novo") && row.contains("nenhum"),
+        "{row}"
     );
+    // A device that sent records shows when the last one arrived.
+    let tablet = list.element("dispositivo-tablet-fiscal-01");
+    assert!(tablet.contains("nenhum"), "{tablet}");
+    let mut p = phone(&app).await;
+    issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let list = b.get("/escritorio/dispositivos").await;
+    let tablet = list.element("dispositivo-tablet-fiscal-01");
+    assert!(!tablet.contains("nenhum"), "{tablet}");
+    assert_eq!(tablet.matches("30/11/2026").count(), 2, "{tablet}");
 
     // Revoke: a confirmation first, then the device is out.
     let confirm = b

@@ -370,6 +370,9 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow>;
     fn device(&self, id: String) -> StoreFuture<'_, Option<DeviceRow>>;
     fn list_devices(&self) -> StoreFuture<'_, Vec<DeviceRow>>;
+    /// For each device that ever sent a record change: when the last accepted one arrived
+    /// (server clock). For the devices page: a device silent for days may be lost.
+    fn devices_last_received(&self) -> StoreFuture<'_, Vec<(String, DateTime<Utc>)>>;
     /// Registers `public_key` (lower-case hex of an Ed25519 key) for the device at login.
     /// Idempotent for a key the device already has; `KeyRegistration::OtherDevice` when the key
     /// is bound to another device. Audited when new.

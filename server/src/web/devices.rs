@@ -1,5 +1,5 @@
 //! `/escritorio/dispositivos` — the devices, for the administrator: who uses each, when it was
-//! registered, whether it is revoked; revoking one (after a confirmation page); and the
+//! registered, when its last record arrived (a silent tablet may be lost), whether it is revoked; revoking one (after a confirmation page); and the
 //! enrolment code that a new tablet exchanges for its registration, so nobody types a device id.
 //!
 //! Revoking is the API's `POST /v1/devices/{id}/revoke` (`Store::revoke_device`): the device's
@@ -61,6 +61,12 @@ async fn render(
     let devices = state.store().list_devices().await?;
     let users = state.store().list_users().await?;
     let by_id: HashMap<&str, &UserRow> = users.iter().map(|u| (u.id.as_str(), u)).collect();
+    let last: HashMap<String, chrono::DateTime<chrono::Utc>> = state
+        .store()
+        .devices_last_received()
+        .await?
+        .into_iter()
+        .collect();
     let active: Vec<(String, String)> = users
         .iter()
         .filter(|u| u.active)
@@ -78,6 +84,7 @@ async fn render(
                 th scope="col" { "Usuário" }
                 th scope="col" { "Nome" }
                 th scope="col" { "Cadastrado em" }
+                th scope="col" { "Último registro recebido" }
                 th scope="col" { "Situação" }
                 th scope="col" { "Ação" }
             } }
@@ -87,6 +94,12 @@ async fn render(
                         td { (user_label(&by_id, &d.user_id)) }
                         th scope="row" { (d.label) br; small .dica { "id " code { (d.id) } } }
                         td { (local_time(d.registered_at)) }
+                        td {
+                            @match last.get(&d.id) {
+                                Some(at) => { (local_time(*at)) }
+                                None => { "nenhum" }
+                            }
+                        }
                         td {
                             @match d.revoked_at {
                                 Some(at) => { strong { "Revogado" } " em " (local_time(at)) }

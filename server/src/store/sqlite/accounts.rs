@@ -473,6 +473,27 @@ pub(super) fn list_devices(conn: &Connection) -> Result<Vec<DeviceRow>, StoreErr
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// See `Store::devices_last_received`: one index lookup per device (`record_changes_device`).
+pub(super) fn devices_last_received(
+    conn: &Connection,
+) -> Result<Vec<(String, DateTime<Utc>)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT d.id, (SELECT max(c.at) FROM record_changes c WHERE c.device_id = d.id) \
+         FROM devices d",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, at) = row?;
+        if let Some(at) = opt_time(at)? {
+            out.push((id, at));
+        }
+    }
+    Ok(out)
+}
+
 pub(super) fn revoke_device(
     tx: &Transaction<'_>,
     id: &str,

@@ -308,6 +308,10 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(|c| accounts::list_devices(c)))
     }
 
+    fn devices_last_received(&self) -> StoreFuture<'_, Vec<(String, DateTime<Utc>)>> {
+        Box::pin(self.pool.read(|c| accounts::devices_last_received(c)))
+    }
+
     fn register_device_key(
         &self,
         device_id: String,

@@ -19,3 +19,6 @@ CREATE TABLE account_codes (
     device_id TEXT REFERENCES devices (id)
 ) STRICT;
 CREATE INDEX account_codes_user ON account_codes (user_id, purpose);
+
+-- The devices page shows when each device last sent a record: one index range per device.
+CREATE INDEX record_changes_device ON record_changes (device_id, at);
