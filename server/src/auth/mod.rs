@@ -15,6 +15,15 @@
 //!
 //! A password change ([`change`], from the API and the office's page) checks the current
 //! password through that same [`login::check_password`], then ends the user's other logins.
+//!
+//! The administrator's operations ([`admin`], from the API and the pages): role and stand,
+//! deactivation (every session of the user ends at once), and one-time codes — a password reset
+//! the user redeems at `/redefinir-senha/{code}`, a device enrolment the app redeems at
+//! `POST /v1/devices/enrol` — each presentation counted in its own per-address budget.
+//!
+//! Who may do what is [`roles`]: office writes (registry, record procedure, law parameters) are
+//! [`roles::OFFICE_WRITERS`], the office only; the administrator reads them and owns accounts
+//! and devices ([`roles::ADMIN`]).
 
 pub mod admin;
 pub mod change;
