@@ -64,6 +64,15 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/redefinir-senha/{code}", get(reset_with_code))
 }
 
+/// `path` as the request log writes it: a reset link's path carries its one-time code, a
+/// password for two hours, which no log may keep.
+pub(crate) fn logged_path(path: &str) -> &str {
+    match path.strip_prefix("/redefinir-senha/") {
+        Some(code) if !code.is_empty() => "/redefinir-senha/…",
+        _ => path,
+    }
+}
+
 const ROLES: [Role; 4] = [Role::Officer, Role::Coordinator, Role::Office, Role::Admin];
 
 fn role_options() -> Vec<(String, String)> {
@@ -504,5 +513,20 @@ async fn reset(
             retry_after(&mut res, &r);
             Ok(res)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reset_codes_never_reach_the_request_log() {
+        assert_eq!(
+            logged_path("/redefinir-senha/29d1-0405-069e-6577-eb39-e9d0-4a75-5bd6"),
+            "/redefinir-senha/…"
+        );
+        assert_eq!(logged_path("/redefinir-senha"), "/redefinir-senha");
+        assert_eq!(logged_path("/escritorio/usuarios"), "/escritorio/usuarios");
     }
 }
