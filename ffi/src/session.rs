@@ -25,10 +25,10 @@ use sync_core::store::Store;
 
 use crate::error::{FiscalError, FiscalResult, legal_basis, parse_driver, parse_plate};
 use crate::types::{
-    AttachedPhoto, CheckRequest, CoordinatorStep, InfractionInput, LoginInfo, PermitInfo,
-    PersonPermits, PrintFormat, RecordDetails, RecordListItem, RegistryUpdate, SavedRecord,
-    SignatureInput, SyncReport, SyncStatus, SyncStep, TransgressionInput, VehicleQuery, Verdict,
-    WarningKind, WitnessInput, list_item, record_details, utc,
+    AttachedPhoto, CheckRequest, CoordinatorStep, EnrolInfo, InfractionInput, LoginInfo,
+    PermitInfo, PersonPermits, PrintFormat, RecordDetails, RecordListItem, RegistryUpdate,
+    SavedRecord, SignatureInput, SyncReport, SyncStatus, SyncStep, TransgressionInput,
+    VehicleQuery, Verdict, WarningKind, WitnessInput, list_item, record_details, utc,
 };
 
 /// Told as a sync moves on, for a progress line. Implemented by the app (Kotlin, Swift).
@@ -48,8 +48,9 @@ pub struct FieldSession {
     /// Login, registry pull and sync (one at a time).
     net: Mutex<Store>,
     client: SyncClient,
-    /// The device as registered on the server (e.g. `tablet-fiscal-01`).
-    device_id: String,
+    /// The device as registered on the server (e.g. `tablet-fiscal-01`); `None` until an
+    /// enrolment when the app was opened without one (then the store's own identity is used).
+    device_id: Mutex<Option<String>>,
 }
 
 /// A store whose previous user panicked is still consistent (every write is one transaction),
@@ -165,8 +166,10 @@ impl FieldSession {
 #[uniffi::export]
 impl FieldSession {
     /// Opens (creating and migrating if needed) the device database at `db_path`, for the
-    /// server at `server_url` as the device `device_id` registered there. Refuses a file that
-    /// is not a taxi-fiscal database, or is from a newer app, without touching it.
+    /// server at `server_url` as the device `device_id` registered there — or, with
+    /// `device_id` empty, as the device this file was enrolled as (`enrol`) or last logged in
+    /// as. Refuses a file that is not a taxi-fiscal database, or is from a newer app, without
+    /// touching it.
     #[uniffi::constructor(default(options = None))]
     pub fn open(
         db_path: String,
@@ -175,11 +178,6 @@ impl FieldSession {
         options: Option<crate::types::SessionOptions>,
     ) -> FiscalResult<Arc<Self>> {
         not_blank("db_path", &db_path, "o caminho do banco de dados")?;
-        not_blank(
-            "device_id",
-            &device_id,
-            "o identificador do aparelho registrado no servidor",
-        )?;
         let options = options.unwrap_or_default();
         let transport = HttpTransport::new(
             &server_url,
@@ -199,7 +197,7 @@ impl FieldSession {
             local: Mutex::new(local),
             net: Mutex::new(net),
             client,
-            device_id: device_id.trim().to_owned(),
+            device_id: Mutex::new(Some(device_id.trim().to_owned()).filter(|d| !d.is_empty())),
         }))
     }
 
@@ -211,10 +209,30 @@ impl FieldSession {
         not_blank("username", &username, "o usuário")?;
         not_blank("password", &password, "a senha")?;
         let mut net = self.net();
+        let device = self
+            .device_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         Ok(self
             .client
-            .login(&mut net, &username, &password, Some(&self.device_id))?
+            .login(&mut net, &username, &password, device.as_deref())?
             .into())
+    }
+
+    /// Registers this device on the server with the administrator's one-time enrolment code
+    /// (read from the QR code or typed; network, background thread), named `device_name` on
+    /// the devices page. Keeps the device id the server gave: the next `login` uses it.
+    pub fn enrol(&self, code: String, device_name: String) -> FiscalResult<EnrolInfo> {
+        not_blank("code", &code, "o código de cadastro")?;
+        not_blank("device_name", &device_name, "o nome do aparelho")?;
+        let mut net = self.net();
+        let summary = self.client.enrol(&mut net, &code, &device_name)?;
+        *self
+            .device_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(summary.server_device_id.clone());
+        Ok(summary.into())
     }
 
     /// Forgets the session (records stay on the device and sync after the next login).

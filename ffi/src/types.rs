@@ -75,6 +75,34 @@ pub struct LoginInfo {
     pub refresh_valid_until: SystemTime,
 }
 
+/// The device registration an enrolment code was exchanged for.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct EnrolInfo {
+    pub server_url: String,
+    /// The device as registered on the server: the next login uses it.
+    pub server_device_id: String,
+    /// The device's id in its records (UUID; the same).
+    pub device_id: String,
+    /// The one user who logs in on this device.
+    pub user_id: String,
+    pub username: String,
+    /// Server role: `officer`, `coordinator`, `office`, `admin`.
+    pub role: String,
+}
+
+impl From<sc_client::EnrolSummary> for EnrolInfo {
+    fn from(s: sc_client::EnrolSummary) -> Self {
+        Self {
+            server_url: s.server_url,
+            server_device_id: s.server_device_id,
+            device_id: s.device_id.to_string(),
+            user_id: s.user_id,
+            username: s.username,
+            role: s.role,
+        }
+    }
+}
+
 impl From<sc_client::LoginSummary> for LoginInfo {
     fn from(s: sc_client::LoginSummary) -> Self {
         Self {

@@ -94,6 +94,48 @@ pub const LOGIN_BODY_LIMIT: usize = 16 * 1024;
 /// made-up names from growing the map's memory.
 pub const MAX_USERNAME_KEY_CHARS: usize = 64;
 
+// ----- one-time codes: password reset and device enrolment ------------------------------------
+//
+// The administrator makes a code for one user (`auth::admin`); the user (a reset) or the app
+// (an enrolment) presents it once, from anywhere, without a login. Only its SHA-256 is stored.
+
+/// Random bytes of a one-time code: 128 bits, shown as 32 hexadecimal digits in groups of
+/// four. At [`CODE_ATTEMPTS_PER_ADDRESS_BURST`] and [`CODE_ATTEMPT_REPLENISH`]'s rate a guesser
+/// from one address makes some 14 400 tries a day: finding one live code among even a thousand
+/// takes longer than the universe has existed. Short enough to read out on the phone if the
+/// link or the QR code cannot be used.
+pub const ACCOUNT_CODE_BYTES: usize = 16;
+
+/// A password-reset code works for this long (minutes). The administrator hands it to the user
+/// who asked for it, by phone or in person, and the user uses it right away; two hours cover a
+/// user who is on the street when it arrives, and a code lost on a note stops working the same
+/// morning. A late user asks for another (a new one replaces the old).
+pub const PASSWORD_RESET_CODE_TTL_MINUTES: i64 = 120;
+
+/// An enrolment code works for this long (minutes). The administrator shows the QR code on the
+/// screen and the tablet in the same room scans it within a minute or two; half an hour lets
+/// one administrator prepare a shift's tablets in one go, and a photo of the screen is useless
+/// after the morning's briefing.
+pub const ENROLMENT_CODE_TTL_MINUTES: i64 = 30;
+
+/// Presentations of a one-time code (reset page, `POST /v1/devices/enrol`) one client address
+/// may make in a burst: a person who mistypes a few times, or a shift's tablets enrolling from
+/// behind one office address, stay well inside it; a guesser gets ten, then
+/// [`CODE_ATTEMPT_REPLENISH`]'s rate. Counted before the code is looked up or a password hashed.
+pub const CODE_ATTEMPTS_PER_ADDRESS_BURST: u32 = 10;
+
+/// One more code presentation per address every this long after the burst (10 a minute).
+pub const CODE_ATTEMPT_REPLENISH: Duration = Duration::from_secs(6);
+
+/// Largest body of `POST /v1/devices/enrol`, read before the address budget is checked: a code
+/// (≤ 64 characters) and a device name (≤ [`MAX_DEVICE_LABEL_CHARS`], 4 bytes each at most)
+/// fit in well under 1 KiB; anything bigger is not an enrolment.
+pub const ENROL_BODY_LIMIT: usize = 1024;
+
+/// Characters of a device's name (label): "Tablet da viatura 12 — GM Americana" is 35; 80 is
+/// a long description and still fits one line of the devices page.
+pub const MAX_DEVICE_LABEL_CHARS: usize = 80;
+
 // ----- per-device quotas: photos, number blocks, quarantine -----------------------------------
 //
 // A registered device is trusted to record, not to fill the disk: each quota bounds what one

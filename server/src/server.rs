@@ -107,6 +107,8 @@ struct Inner {
     throttle: AddressThrottle,
     /// The per-address budget of the public verification page.
     verify_throttle: AddressThrottle,
+    /// The per-address budget of one-time codes (password reset, device enrolment).
+    code_throttle: AddressThrottle,
     /// Origins the office pages accept forms from: configured, or the listen address's (set
     /// again by [`launch_with_state`] from the address really bound, e.g. after port 0).
     origins: RwLock<Arc<[String]>>,
@@ -172,6 +174,10 @@ impl AppState {
             crate::limits::VERIFY_LOOKUPS_PER_ADDRESS_BURST,
             crate::limits::VERIFY_LOOKUP_REPLENISH,
         );
+        let code_throttle = AddressThrottle::new(
+            crate::limits::CODE_ATTEMPTS_PER_ADDRESS_BURST,
+            crate::limits::CODE_ATTEMPT_REPLENISH,
+        );
         Ok(Self(Arc::new(Inner {
             config,
             store,
@@ -181,6 +187,7 @@ impl AppState {
             limiter,
             throttle,
             verify_throttle,
+            code_throttle,
             origins: RwLock::new(origins.into()),
             snapshot: Mutex::new(None),
             signing_key: Arc::new(signing_key),
@@ -231,6 +238,11 @@ impl AppState {
     /// The per-address budget of `/verificar`.
     pub fn verify_throttle(&self) -> &AddressThrottle {
         &self.0.verify_throttle
+    }
+
+    /// The per-address budget of one-time codes (`auth::admin`).
+    pub fn code_throttle(&self) -> &AddressThrottle {
+        &self.0.code_throttle
     }
 
     /// The origins a browser form must come from (`Origin`/`Referer`; `web::session`).

@@ -1655,3 +1655,386 @@ async fn everyone_changes_their_password_on_the_page_and_their_other_sessions_en
     assert_eq!(p.status, StatusCode::OK, "{}", p.body);
     assert!(p.body.contains("id=\"senha-atual\""));
 }
+
+// ----- the administrator's pages and the role policy ------------------------------------------
+
+async fn user_id_of(app: &App, username: &str) -> String {
+    app.state
+        .store()
+        .user_by_username(username.to_owned())
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+}
+
+#[tokio::test]
+async fn each_role_sees_only_the_menu_it_can_use() {
+    let app = app().await;
+    let mut admin = Browser::new(&app);
+    admin.login_demo("admin").await;
+    let mut office = Browser::new(&app);
+    office.login_demo("escritorio").await;
+
+    let a = admin.get("/escritorio").await;
+    assert_eq!(a.status, StatusCode::OK);
+    for id in ["menu-caixa", "menu-usuarios", "menu-dispositivos"] {
+        assert!(a.body.contains(&format!("id=\"{id}\"")), "admin lacks {id}");
+    }
+    // The import page is a form only: not in the menu of who cannot post it.
+    assert!(!a.body.contains("id=\"menu-importar\""));
+    let o = office.get("/escritorio").await;
+    assert!(o.body.contains("id=\"menu-importar\""));
+    for id in ["menu-usuarios", "menu-dispositivos"] {
+        assert!(
+            !o.body.contains(&format!("id=\"{id}\"")),
+            "office sees {id}"
+        );
+    }
+    // The administrator's pages are the administrator's.
+    for path in ["/escritorio/usuarios", "/escritorio/dispositivos"] {
+        let p = office.get(path).await;
+        assert_eq!(p.status, StatusCode::FORBIDDEN, "{path}");
+        assert!(
+            p.element("sem-permissao").contains("administração"),
+            "{}",
+            p.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn sem_permissao_shows_officers_no_office_menu() {
+    let app = app().await;
+    for user in ["fiscal", "coordenador"] {
+        let mut b = Browser::new(&app);
+        b.login_demo(user).await;
+        for path in ["/escritorio", "/escritorio/usuarios"] {
+            let p = b.get(path).await;
+            assert_eq!(p.status, StatusCode::FORBIDDEN, "{user} {path}");
+            assert!(
+                !p.body.contains("Menu principal"),
+                "{user} {path}: {}",
+                p.body
+            );
+            assert!(!p.body.contains("id=\"menu-"), "{user} {path}");
+            // Only the header: who, change password, log out.
+            for id in ["usuario-atual", "minha-senha", "sair"] {
+                assert!(
+                    p.body.contains(&format!("id=\"{id}\"")),
+                    "{user} {path} {id}"
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn admin_reads_the_office_pages_without_their_forms_and_cannot_post_them() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    b.login_demo("admin").await;
+    let law = b.get("/escritorio/lei").await;
+    assert_eq!(law.status, StatusCode::OK, "{}", law.body);
+    assert!(!law.body.contains("id=\"form-ipca\""), "{}", law.body);
+    assert!(
+        law.element("form-ipca-somente-leitura")
+            .contains("Somente leitura")
+    );
+    let import = b.get("/escritorio/cadastro/importar").await;
+    assert!(!import.body.contains("id=\"form-importar\""));
+    assert!(import.body.contains("id=\"form-importar-somente-leitura\""));
+    // Posting anyway (a form kept open from before, or crafted) is refused, nothing written.
+    let before = app.state.store().verify_audit().await.unwrap().rows;
+    let p = b
+        .submit(
+            "/escritorio/lei",
+            "/escritorio/lei/feriados",
+            &[("data", "2026-12-24"), ("nome", "Véspera")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::FORBIDDEN, "{}", p.body);
+    assert!(
+        p.element("sem-permissao").contains("só consulta"),
+        "{}",
+        p.body
+    );
+    assert_eq!(app.state.store().verify_audit().await.unwrap().rows, before);
+    // The office sees and posts the same forms.
+    let mut office = Browser::new(&app);
+    office.login_demo("escritorio").await;
+    assert!(
+        office
+            .get("/escritorio/lei")
+            .await
+            .body
+            .contains("id=\"form-ipca\"")
+    );
+}
+
+#[tokio::test]
+async fn admin_creates_changes_deactivates_and_resets_accounts_on_the_users_page() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    b.login_demo("admin").await;
+    let list = b.get("/escritorio/usuarios").await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.body);
+    list.assert_html();
+    assert!(
+        list.element("usuario-fiscal").contains("Fiscal"),
+        "{}",
+        list.body
+    );
+    // The admin's own row has no actions.
+    assert!(!list.body.contains("id=\"desativar-admin\""));
+
+    // Create: a refusal keeps what was typed (not the password); then created.
+    let fields = |password: &'static str| {
+        [
+            ("nome", "Maria da Silva"),
+            ("usuario", "maria"),
+            ("senha", password),
+            ("perfil", "officer"),
+            ("ponto", ""),
+        ]
+    };
+    let p = b
+        .submit(
+            "/escritorio/usuarios",
+            "/escritorio/usuarios",
+            &fields("curta"),
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", p.body);
+    assert!(
+        p.element("erro-usuarios").contains("ao menos 8"),
+        "{}",
+        p.body
+    );
+    assert!(p.body.contains("value=\"Maria da Silva\""));
+    assert!(!p.body.contains("curta"));
+    let p = b
+        .submit(
+            "/escritorio/usuarios",
+            "/escritorio/usuarios",
+            &fields("senha-da-maria"),
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    assert!(
+        b.get("/escritorio/usuarios")
+            .await
+            .body
+            .contains("id=\"usuario-maria\"")
+    );
+
+    // Change the role: a coordinator needs a stand.
+    let maria = user_id_of(&app, "maria").await;
+    let role_path = format!("/escritorio/usuarios/{maria}/perfil");
+    let p = b
+        .submit(
+            "/escritorio/usuarios",
+            &role_path,
+            &[("perfil", "coordinator"), ("ponto", "")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", p.body);
+    assert!(p.element("erro-usuarios").contains("ponto"), "{}", p.body);
+    let p = b
+        .submit(
+            "/escritorio/usuarios",
+            &role_path,
+            &[("perfil", "coordinator"), ("ponto", "S01")],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    let u = app
+        .state
+        .store()
+        .user_by_id(maria.clone())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (u.role.as_str(), u.stand_id.as_deref()),
+        ("coordinator", Some("S01"))
+    );
+
+    // Deactivate the demo officer: their open browser session ends at once.
+    let mut officer = Browser::new(&app);
+    officer.login_demo("fiscal").await;
+    assert_eq!(
+        officer.get("/escritorio/senha").await.status,
+        StatusCode::OK
+    );
+    let fiscal = user_id_of(&app, "fiscal").await;
+    let p = b
+        .submit(
+            "/escritorio/usuarios",
+            &format!("/escritorio/usuarios/{fiscal}/desativar"),
+            &[],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    let out = officer.get("/escritorio/senha").await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert!(out.location().starts_with("/login"), "{}", out.location());
+    let list = b.get("/escritorio/usuarios").await;
+    assert!(
+        list.element("aviso").contains("desativado"),
+        "{}",
+        list.body
+    );
+    assert!(list.body.contains("id=\"reativar-fiscal\""));
+    let p = b
+        .submit(
+            "/escritorio/usuarios",
+            &format!("/escritorio/usuarios/{fiscal}/reativar"),
+            &[],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+
+    // Reset: the code is shown once, the link opens a form for that user, and the new
+    // password opens a session.
+    let p = b
+        .submit(
+            "/escritorio/usuarios",
+            &format!("/escritorio/usuarios/{fiscal}/redefinicao"),
+            &[],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.body);
+    let code = p.element("codigo-redefinicao");
+    let link = p.element("link-redefinicao");
+    assert!(
+        link.ends_with(&format!("/redefinir-senha/{code}")),
+        "{link}"
+    );
+    let mut user = Browser::new(&app);
+    let form = user.get(&format!("/redefinir-senha/{code}")).await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.body);
+    assert!(form.body.contains("Nova senha para"));
+    let done = user
+        .post(
+            "/redefinir-senha",
+            &[
+                ("codigo", code.as_str()),
+                ("senha_nova", "nova-senha-do-fiscal"),
+                ("senha_confirmacao", "nova-senha-do-fiscal"),
+            ],
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert!(done.element("senha-redefinida").contains("fiscal"));
+    assert_eq!(
+        user.login("fiscal", "nova-senha-do-fiscal").await.status,
+        StatusCode::SEE_OTHER
+    );
+    // From another site: refused like the login form.
+    let foreign = Browser::new(&app)
+        .post_from(
+            "/redefinir-senha",
+            &[("codigo", code.as_str())],
+            "http://evil.example",
+        )
+        .await;
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn admin_enrols_and_revokes_devices_on_the_devices_page() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    b.login_demo("admin").await;
+    let list = b.get("/escritorio/dispositivos").await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.body);
+    assert!(
+        list.element("dispositivo-tablet-fiscal-01")
+            .contains("Ativo")
+    );
+
+    let fiscal = user_id_of(&app, "fiscal").await;
+    let p = b
+        .submit(
+            "/escritorio/dispositivos",
+            "/escritorio/dispositivos/codigo",
+            &[("usuario", fiscal.as_str())],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.body);
+    let code = p.element("codigo-cadastro");
+    assert_eq!(code.len(), 39, "{code}");
+    let qr = &p.body[p.body.find("id=\"qr-cadastro\"").unwrap()..];
+    assert!(
+        qr.contains("<svg") && qr.contains("role=\"img\""),
+        "{}",
+        p.body
+    );
+    // The app exchanges it.
+    let enrolled = api(
+        &app,
+        Method::POST,
+        "/v1/devices/enrol",
+        None,
+        json!({"code": code, "device_name": "Tablet novo"}),
+    )
+    .await;
+    let id = enrolled["device_id"].as_str().unwrap().to_owned();
+    let list = b.get("/escritorio/dispositivos").await;
+    let row = list.element(&format!("dispositivo-{id}"));
+    assert!(
+        row.contains("Tablet novo") && row.contains("nenhum"),
+        "{row}"
+    );
+    // A device that sent records shows when the last one arrived.
+    let tablet = list.element("dispositivo-tablet-fiscal-01");
+    assert!(tablet.contains("nenhum"), "{tablet}");
+    let mut p = phone(&app).await;
+    issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let list = b.get("/escritorio/dispositivos").await;
+    let tablet = list.element("dispositivo-tablet-fiscal-01");
+    assert!(!tablet.contains("nenhum"), "{tablet}");
+    assert_eq!(tablet.matches("30/11/2026").count(), 2, "{tablet}");
+
+    // Revoke: a confirmation first, then the device is out.
+    let confirm = b
+        .get(&format!("/escritorio/dispositivos/{id}/revogar"))
+        .await;
+    assert_eq!(confirm.status, StatusCode::OK, "{}", confirm.body);
+    assert!(confirm.body.contains("id=\"confirmar-revogacao\""));
+    assert!(
+        app.state
+            .store()
+            .device(id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked_at
+            .is_none()
+    );
+    let p = b
+        .submit(
+            &format!("/escritorio/dispositivos/{id}/revogar"),
+            &format!("/escritorio/dispositivos/{id}/revogar"),
+            &[],
+        )
+        .await;
+    assert_eq!(p.status, StatusCode::SEE_OTHER, "{}", p.body);
+    assert!(
+        app.state
+            .store()
+            .device(id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked_at
+            .is_some()
+    );
+    let list = b.get("/escritorio/dispositivos").await;
+    assert!(
+        list.element(&format!("dispositivo-{id}"))
+            .contains("Revogado")
+    );
+    assert!(!list.body.contains(&format!("id=\"revogar-{id}\"")));
+}

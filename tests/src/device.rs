@@ -78,6 +78,29 @@ impl Device {
         d
     }
 
+    /// A new device store enrolled at `url` with the administrator's one-time `code` (named
+    /// `label` on the devices page), then logged in as `user` without naming a device: the
+    /// login uses the id the enrolment stored.
+    pub fn enrol(
+        name: &str,
+        url: &str,
+        code: &str,
+        label: &str,
+        user: &str,
+        password: &str,
+        clock_offset: chrono::Duration,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join(format!("{name}.db"))).unwrap();
+        let mut d = Self::with_store(name, store, url, "", clock_offset);
+        d._dir = Some(dir);
+        let enrolled = d.client.enrol(&mut d.store, code, label).unwrap();
+        d.server_device_id = enrolled.server_device_id.clone();
+        let login = d.client.login(&mut d.store, user, password, None).unwrap();
+        assert_eq!(login.server_device_id, enrolled.server_device_id);
+        d
+    }
+
     /// A device on an existing store file (e.g. on a RAM disk for the bench), not logged in.
     pub fn with_store(
         name: &str,

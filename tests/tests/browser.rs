@@ -800,3 +800,130 @@ fn the_clerk_grants_a_permit_at_an_open_place_after_a_refusal_at_a_full_stand() 
     let (ok, out) = server.audit_verify();
     assert!(ok, "{out}");
 }
+
+/// The administrator's session in `browser`.
+fn admin_logs_in(browser: &Browser, server: &Server) {
+    browser.goto(&format!("{}/login", server.url));
+    browser.fill("#usuario", "admin");
+    browser.fill("#senha", "admin-demo");
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+    browser.wait_for("#menu-usuarios");
+}
+
+#[test]
+fn the_admin_gives_a_reset_link_and_the_user_sets_a_new_password_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let browser = Browser::start();
+    admin_logs_in(&browser, &server);
+    let menu = browser.wait_for("#menu-usuarios");
+    browser.click_and_wait(&menu);
+    browser.wait_for("#tabela-usuarios");
+    assert!(is_png(&browser.save_screenshot("usuarios.png")));
+    let reset = browser.wait_for("#redefinir-fiscal");
+    browser.click_and_wait(&reset);
+    let link = browser.wait_for("#link-redefinicao");
+    let url = browser.attr(&link, "href").unwrap();
+    assert!(
+        url.starts_with(&format!("{}/redefinir-senha/", server.url)),
+        "{url}"
+    );
+    assert!(is_png(&browser.save_screenshot("codigo-redefinicao.png")));
+    let out = browser.wait_for("#sair");
+    browser.click_and_wait(&out);
+
+    // The user opens the link (no session), chooses the new password, and logs in with it.
+    browser.goto(&url);
+    browser.wait_text("#form-redefinir", "Nova senha");
+    assert!(is_png(&browser.save_screenshot("redefinir-senha.png")));
+    browser.fill("#senha-nova", "rua-das-palmeiras-77");
+    browser.fill("#senha-confirmacao", "rua-das-palmeiras-77");
+    let send = browser.wait_for("#redefinir");
+    browser.click_and_wait(&send);
+    browser.wait_text("#senha-redefinida", "redefinida");
+    // The link was for once.
+    browser.goto(&url);
+    browser.wait_text("#erro-redefinicao", "já foi usado");
+    let login = |password: &str| {
+        browser.goto(&format!("{}/login", server.url));
+        browser.fill("#usuario", "fiscal");
+        browser.fill("#senha", password);
+        let enter = browser.wait_for("#entrar");
+        browser.click_and_wait(&enter);
+    };
+    login("fiscal-demo");
+    browser.wait_text("#erro-login", "incorretos");
+    login("rua-das-palmeiras-77");
+    browser.wait_text("#usuario-atual", "fiscal");
+    // An officer's "Sem permissão" page has the header only, no office menu.
+    assert!(browser.find("nav").is_none(), "{}", browser.source());
+    assert!(is_png(&browser.save_screenshot("sem-permissao-fiscal.png")));
+    // The tablet logs in with it too.
+    Api::login(
+        &server.url,
+        ("fiscal", "rua-das-palmeiras-77", "tablet-fiscal-01"),
+    );
+}
+
+#[test]
+fn the_admin_enrols_a_tablet_with_a_code_and_its_record_reaches_the_office() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let browser = Browser::start();
+    admin_logs_in(&browser, &server);
+    let menu = browser.wait_for("#menu-dispositivos");
+    browser.click_and_wait(&menu);
+    browser.wait_for("#tabela-dispositivos");
+    browser.select("#codigo-usuario", "u-fiscal");
+    let generate = browser.wait_for("#gerar-codigo-cadastro");
+    browser.click_and_wait(&generate);
+    let code = browser.text_of("#codigo-cadastro");
+    assert!(browser.find("#qr-cadastro svg").is_some());
+    assert!(is_png(&browser.save_screenshot("codigo-cadastro.png")));
+
+    // The tablet reads the code, enrols, logs in on the device it got, and syncs an auto.
+    let mut tablet = Device::enrol(
+        "tablet-novo",
+        &server.url,
+        code.trim(),
+        "Tablet novo da GM",
+        "fiscal",
+        "fiscal-demo",
+        Duration::zero(),
+    );
+    tablet.sync_ok();
+    let (plate, cpf) = regular_taxi_of_s03(&tablet);
+    let id = tablet
+        .infraction(
+            &plate,
+            &cpf,
+            "Condutor recusou corrida (tablet cadastrado por código).",
+        )
+        .id;
+    assert_eq!(tablet.sync_ok().records.unwrap().acked, 1);
+
+    // The devices page lists it; revoking asks first.
+    browser.goto(&format!("{}/escritorio/dispositivos", server.url));
+    let row = format!("#dispositivo-{}", tablet.server_device_id);
+    browser.wait_text(&row, "Tablet novo da GM");
+    assert!(is_png(&browser.save_screenshot("dispositivos.png")));
+    let revoke = browser.wait_for(&format!("#revogar-{}", tablet.server_device_id));
+    browser.click_and_wait(&revoke);
+    browser.wait_for("#confirmar-revogacao");
+    assert!(is_png(&browser.save_screenshot("revogar-dispositivo.png")));
+    let back = browser.wait_for("#cancelar-revogacao");
+    browser.click_and_wait(&back);
+    browser.wait_text(&row, "Ativo");
+    let out = browser.wait_for("#sair");
+    browser.click_and_wait(&out);
+
+    // The record is in the office's inbox.
+    browser.wait_for("#usuario");
+    browser.fill("#usuario", "escritorio");
+    browser.fill("#senha", "escritorio-demo");
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+    browser.wait_for(&format!("#abrir-{id}"));
+    assert!(browser.find("#menu-usuarios").is_none());
+}

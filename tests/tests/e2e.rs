@@ -672,6 +672,72 @@ fn the_device_cli_logs_in_syncs_and_shows_its_status_as_json() {
     assert!(status["last_success_at"].is_string());
 }
 
+#[test]
+fn the_device_cli_enrols_with_a_code_then_logs_in_without_a_device_id_and_syncs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let admin = Api::login(&server.url, ADMIN);
+    let (status, code) = admin.post(
+        "/v1/devices/enrolment-codes",
+        &json!({"user_id": "u-fiscal"}),
+    );
+    assert_eq!(status, 201, "{code}");
+    let db = dir.path().join("tablet-novo.db");
+    let run = |args: &[&str]| -> Value {
+        let out = Command::new(server.bin())
+            .arg("device")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let enrolled = run(&[
+        "enrol",
+        "--server",
+        &server.url,
+        "--code",
+        code["code"].as_str().unwrap(),
+        "--name",
+        "Tablet da viatura 12",
+    ]);
+    assert_eq!(enrolled["username"], "fiscal");
+    let device = enrolled["server_device_id"].as_str().unwrap().to_owned();
+    let login = run(&[
+        "login",
+        "--server",
+        &server.url,
+        "--user",
+        "fiscal",
+        "--password",
+        "fiscal-demo",
+    ]);
+    assert_eq!(login["server_device_id"], device.as_str());
+    let sync = run(&["sync"]);
+    assert_eq!(sync["ok"], true, "{sync}");
+    // The code was for once.
+    let out = Command::new(server.bin())
+        .args(["device", "--db"])
+        .arg(dir.path().join("outro.db"))
+        .args(["enrol", "--server", &server.url, "--code"])
+        .arg(code["code"].as_str().unwrap())
+        .args(["--name", "Outro"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("já foi usado"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Kill rounds of the repeated SIGKILL test, and the records each of two devices writes before
 /// each round's sync.
 const KILL_ROUNDS: u32 = 8;

@@ -34,7 +34,7 @@ use crate::server::AppState;
 
 /// Who changes the law's parameters: the office (the municipal decision is theirs; admins
 /// manage accounts, not the law).
-pub(crate) const LAW_WRITERS: &[Role] = &[Role::Office];
+pub(crate) const LAW_WRITERS: &[Role] = crate::auth::roles::OFFICE_WRITERS;
 
 /// `sync_core::rules::RulesConfig`.
 #[derive(Debug)]

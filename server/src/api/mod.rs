@@ -127,11 +127,12 @@ pub fn router(state: AppState) -> Router {
                 .get("x-request-id")
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
-            // The path only: query strings are not logged.
+            // The path only: query strings are not logged, nor the one-time code of a reset
+            // link (`web::users::logged_path`).
             tracing::info_span!(
                 "http",
                 method = %req.method(),
-                path = %req.uri().path(),
+                path = %crate::web::users::logged_path(req.uri().path()),
                 request_id = %id,
             )
         });

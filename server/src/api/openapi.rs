@@ -113,6 +113,11 @@ pub fn payload_schemas() -> Vec<(&'static str, Value)> {
     add::<super::accounts::DeviceView>(&mut out, "device");
     add::<super::accounts::NumberBlockRequest>(&mut out, "number-block-request");
     add::<super::accounts::NumberBlockView>(&mut out, "number-block");
+    add::<super::accounts::RoleChangeRequest>(&mut out, "role-change-request");
+    add::<super::accounts::OneTimeCodeView>(&mut out, "one-time-code");
+    add::<super::accounts::EnrolmentCodeRequest>(&mut out, "enrolment-code-request");
+    add::<super::accounts::EnrolRequest>(&mut out, "enrol-request");
+    add::<super::accounts::EnrolmentView>(&mut out, "enrolment");
     add::<super::photos::PhotoReceipt>(&mut out, "photo-receipt");
     add::<super::photos::PhotoHaveRequest>(&mut out, "photo-have-request");
     add::<super::photos::PhotoHaveResponse>(&mut out, "photo-have-response");
@@ -167,6 +172,11 @@ fn components() -> serde_json::Map<String, Value> {
         super::accounts::DeviceView,
         super::accounts::NumberBlockRequest,
         super::accounts::NumberBlockView,
+        super::accounts::RoleChangeRequest,
+        super::accounts::OneTimeCodeView,
+        super::accounts::EnrolmentCodeRequest,
+        super::accounts::EnrolRequest,
+        super::accounts::EnrolmentView,
         super::photos::PhotoReceipt,
         super::photos::PhotoHaveRequest,
         super::photos::PhotoHaveResponse,
@@ -215,6 +225,7 @@ const PUBLIC: &[&str] = &[
     "/v1/auth/login",
     "/v1/auth/refresh",
     "/v1/server-key",
+    "/v1/devices/enrol",
 ];
 
 /// The base document (info, tags) the routes are added to.

@@ -32,10 +32,10 @@ use crate::store::records::{
     EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, RecordRow, view_of,
 };
 
-/// Who reads records.
-pub const RECORD_READERS: &[Role] = &[Role::Office, Role::Admin];
-/// Who appends office events.
-pub const RECORD_DECIDERS: &[Role] = &[Role::Office];
+/// Who reads records ([`crate::auth::roles::OFFICE_READERS`]).
+pub const RECORD_READERS: &[Role] = crate::auth::roles::OFFICE_READERS;
+/// Who appends office events ([`crate::auth::roles::OFFICE_WRITERS`]).
+pub const RECORD_DECIDERS: &[Role] = crate::auth::roles::OFFICE_WRITERS;
 
 const DEFAULT_LIMIT: u32 = 50;
 const MAX_LIMIT: u32 = 500;

@@ -15,7 +15,17 @@
 //!
 //! A password change ([`change`], from the API and the office's page) checks the current
 //! password through that same [`login::check_password`], then ends the user's other logins.
+//!
+//! The administrator's operations ([`admin`], from the API and the pages): role and stand,
+//! deactivation (every session of the user ends at once), and one-time codes — a password reset
+//! the user redeems at `/redefinir-senha/{code}`, a device enrolment the app redeems at
+//! `POST /v1/devices/enrol` — each presentation counted in its own per-address budget.
+//!
+//! Who may do what is [`roles`]: office writes (registry, record procedure, law parameters) are
+//! [`roles::OFFICE_WRITERS`], the office only; the administrator reads them and owns accounts
+//! and devices ([`roles::ADMIN`]).
 
+pub mod admin;
 pub mod change;
 pub mod limiter;
 pub mod login;
@@ -88,8 +98,19 @@ pub mod roles {
 
     /// Every authenticated user.
     pub const ANY: &[Role] = &[Role::Officer, Role::Coordinator, Role::Office, Role::Admin];
-    /// Who changes the registry.
-    pub const REGISTRY_WRITERS: &[Role] = &[Role::Office, Role::Admin];
+    /// Who acts for the Unidade de Transportes: writes the registry (permits, people,
+    /// vehicles, stands, fines and payments, imports), the record procedure (office events,
+    /// conflicts, duplicates, notifications) and the law's parameters. The office only: the
+    /// administrator owns accounts and devices and reads the office's work without changing
+    /// it, so that every act of the procedure is a clerk's, answerable under the law. Every
+    /// office write of the API and of the pages requires this one set (the pages through
+    /// `web::Posted`'s default).
+    pub const OFFICE_WRITERS: &[Role] = &[Role::Office];
+    /// Who reads the office's work (records, registry pages, audit): the office and the
+    /// administrator.
+    pub const OFFICE_READERS: &[Role] = &[Role::Office, Role::Admin];
+    /// Who changes the registry: [`OFFICE_WRITERS`].
+    pub const REGISTRY_WRITERS: &[Role] = OFFICE_WRITERS;
     /// Accounts and devices.
     pub const ADMIN: &[Role] = &[Role::Admin];
     /// Who uploads evidence photos.

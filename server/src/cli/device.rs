@@ -93,6 +93,9 @@ enum DeviceCommand {
     List,
     /// One record: the document, its status and events, photos re-hashed, people it names.
     Show { id: String },
+    /// Register this device on the server with the administrator's one-time enrolment code
+    /// (the device id the server gives is kept for the next login).
+    Enrol(super::device_sync::EnrolArgs),
     /// Log in on the server (session stored in the device file).
     Login(super::device_sync::LoginArgs),
     /// Sync with the server: numbers, records, photos, registry; prints a JSON summary.
@@ -502,6 +505,7 @@ pub(crate) fn run(a: DeviceArgs) -> anyhow::Result<()> {
         DeviceCommand::Record(r) => record(&mut store, r),
         DeviceCommand::List => print_json(&field::list(&store)?),
         DeviceCommand::Show { id } => print_json(&field::show(&store, &id)?),
+        DeviceCommand::Enrol(e) => super::device_sync::enrol(&mut store, e),
         DeviceCommand::Login(l) => super::device_sync::login(&mut store, l),
         DeviceCommand::Sync(s) => super::device_sync::sync(&mut store, s),
     }

@@ -1,8 +1,11 @@
-//! `taxi-fiscal device --db FILE login …` and `… sync …`: the sync client of `sync_core::client`
+//! `taxi-fiscal device --db FILE enrol …`, `… login …` and `… sync …`: the sync client of `sync_core::client`
 //! from the command line, exactly as the app drives it — the session is stored in the device
 //! file, so `sync` needs only the file (and optionally the server's address).
 //!
-//! Both print JSON on stdout: `login` the session (never the tokens), `sync` the whole
+//! `enrol` exchanges the administrator's one-time enrolment code for the device's registration
+//! and keeps the device id the server gave, so `login` needs no `--device` after it.
+//!
+//! All print JSON on stdout: `enrol` the registration, `login` the session (never the tokens), `sync` the whole
 //! `SyncSummary` (what each step did, wire bytes, the status after it). A sync in which a step
 //! failed still prints its summary, then fails with that step's error (exit status 2).
 
@@ -28,6 +31,19 @@ pub(crate) struct LoginArgs {
     /// file's device identity).
     #[arg(long)]
     device: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EnrolArgs {
+    /// Server address, e.g. http://127.0.0.1:8080.
+    #[arg(long)]
+    server: String,
+    /// The enrolment code shown on the administrator's devices page.
+    #[arg(long)]
+    code: String,
+    /// How the device is called on the devices page.
+    #[arg(long)]
+    name: String,
 }
 
 #[derive(Debug, Args)]
@@ -61,6 +77,12 @@ pub(crate) fn login(store: &mut Store, a: LoginArgs) -> anyhow::Result<()> {
     };
     let client = client(&a.server, 60)?;
     let summary = client.login(store, &a.user, &password, a.device.as_deref())?;
+    print_json(&summary)
+}
+
+pub(crate) fn enrol(store: &mut Store, a: EnrolArgs) -> anyhow::Result<()> {
+    let client = client(&a.server, 60)?;
+    let summary = client.enrol(store, &a.code, &a.name)?;
     print_json(&summary)
 }
 

@@ -74,10 +74,10 @@ use crate::store::office::{
 };
 use crate::store::records::{Caller, RecordDoc, RecordRow, view_of};
 
-/// Who reads the office workflow.
-pub const OFFICE_READERS: &[Role] = &[Role::Office, Role::Admin];
-/// Who acts on records (admins write no records).
-pub const OFFICE_DECIDERS: &[Role] = &[Role::Office];
+/// Who reads the office workflow ([`crate::auth::roles::OFFICE_READERS`]).
+pub const OFFICE_READERS: &[Role] = crate::auth::roles::OFFICE_READERS;
+/// Who acts on records ([`crate::auth::roles::OFFICE_WRITERS`]: admins write no records).
+pub const OFFICE_DECIDERS: &[Role] = crate::auth::roles::OFFICE_WRITERS;
 
 const DEFAULT_LIMIT: u32 = 50;
 const MAX_LIMIT: u32 = 500;

@@ -126,6 +126,47 @@ pub struct NewDevice {
     pub label: String,
 }
 
+/// What a one-time code of the administrator's day is for (`auth::codes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodePurpose {
+    /// The user chooses a new password at `/redefinir-senha/{code}`.
+    PasswordReset,
+    /// The app exchanges it for its device registration (`POST /v1/devices/enrol`).
+    DeviceEnrolment,
+}
+
+impl CodePurpose {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CodePurpose::PasswordReset => "password_reset",
+            CodePurpose::DeviceEnrolment => "device_enrolment",
+        }
+    }
+}
+
+/// A one-time code to store: only its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAccountCode {
+    pub code_hash: String,
+    pub purpose: CodePurpose,
+    pub user_id: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Why a one-time code was not accepted. Unknown, spent and expired codes are told apart to the
+/// person holding one (they can ask for a new one); guessing is bounded by the address budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeRefusal {
+    /// No such code (or one of the other purpose).
+    Unknown,
+    /// Already used, or replaced by a newer code for the same user.
+    Used,
+    Expired,
+    /// The user was deactivated after the code was made.
+    UserInactive,
+}
+
 /// What the auth extractor learns in its one point query per request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionState {
@@ -269,6 +310,58 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         actor: Actor,
     ) -> StoreFuture<'_, bool>;
 
+    /// A user by id.
+    fn user_by_id(&self, id: String) -> StoreFuture<'_, Option<UserRow>>;
+    /// Sets the role (and the coordinator's stand: `Some` exactly for a coordinator) of a user;
+    /// `NotFound` for an unknown id. Audited as `user.role.change`.
+    fn set_user_role(
+        &self,
+        user_id: String,
+        role: Role,
+        stand_id: Option<String>,
+        actor: Actor,
+    ) -> StoreFuture<'_, UserRow>;
+    /// Deactivates or reactivates a user. Deactivating revokes every refresh token of the user
+    /// in the same transaction (the auth extractor already refuses an inactive user's access
+    /// tokens). Audited as `user.deactivate` / `user.reactivate` (only when it changes).
+    fn set_user_active(
+        &self,
+        user_id: String,
+        active: bool,
+        actor: Actor,
+    ) -> StoreFuture<'_, UserRow>;
+    /// Stores a new one-time code and spends the user's unused codes of the same purpose (the
+    /// newest is the only one that works). `NotFound` for an unknown user. Audited as
+    /// `user.code.create` (payload: user and purpose, never the code).
+    fn create_account_code(&self, code: NewAccountCode, actor: Actor) -> StoreFuture<'_, ()>;
+    /// The user of a live code of `purpose`, or why it is not live at `now`. Writes nothing.
+    fn account_code(
+        &self,
+        code_hash: String,
+        purpose: CodePurpose,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<UserRow, CodeRefusal>>;
+    /// Spends a live password-reset code: sets the user's password hash, revokes every refresh
+    /// token of the user, in one transaction, audited as `user.password.reset` (actor: the
+    /// user). The code is checked again inside the transaction (two redemptions racing: one
+    /// wins).
+    fn reset_password_with_code(
+        &self,
+        code_hash: String,
+        new_hash: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<UserRow, CodeRefusal>>;
+    /// Spends a live enrolment code: registers device `device_id` labelled `label` for the
+    /// code's user exactly as `register_device` does (registered by the administrator who made
+    /// the code), in one transaction with the code's use.
+    fn enrol_device(
+        &self,
+        code_hash: String,
+        device_id: String,
+        label: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<DeviceRow, CodeRefusal>>;
+
     // ----- devices and sessions -------------------------------------------------------------
 
     /// Registers a device for an existing user; `Duplicate` for a known id,
@@ -277,6 +370,9 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow>;
     fn device(&self, id: String) -> StoreFuture<'_, Option<DeviceRow>>;
     fn list_devices(&self) -> StoreFuture<'_, Vec<DeviceRow>>;
+    /// For each device that ever sent a record change: when the last accepted one arrived
+    /// (server clock). For the devices page: a device silent for days may be lost.
+    fn devices_last_received(&self) -> StoreFuture<'_, Vec<(String, DateTime<Utc>)>>;
     /// Registers `public_key` (lower-case hex of an Ed25519 key) for the device at login.
     /// Idempotent for a key the device already has; `KeyRegistration::OtherDevice` when the key
     /// is bound to another device. Audited when new.

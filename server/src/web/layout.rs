@@ -16,6 +16,7 @@ use sync_core::domain::PenaltyKind;
 use sync_core::rules::penalty::{Grade, penalty_label_pt};
 
 use super::session::{Flash, WebUser};
+use crate::auth::{Role, roles};
 
 /// Top-level menu: (path, label, id of the link). A new top-level page adds its line here.
 pub const NAV: &[(&str, &str, &str)] = &[
@@ -34,6 +35,49 @@ pub const NAV: &[(&str, &str, &str)] = &[
     ("/escritorio/lei", "Parâmetros da lei", "menu-lei"),
 ];
 
+/// Entries of [`NAV`] that are forms only (nothing to read there): left out of the menu of a
+/// user who may not post them (the administrator; `WebUser::may_write`).
+pub const NAV_WRITERS_ONLY: &[&str] = &["/escritorio/cadastro/importar"];
+
+/// The administrator's own pages, in the administrator's menu only.
+pub const ADMIN_NAV: &[(&str, &str, &str)] = &[
+    ("/escritorio/usuarios", "Usuários", "menu-usuarios"),
+    (
+        "/escritorio/dispositivos",
+        "Dispositivos",
+        "menu-dispositivos",
+    ),
+];
+
+/// The menu of `user`: [`NAV`] for those who open the office pages (without
+/// [`NAV_WRITERS_ONLY`] for those who cannot post there), [`ADMIN_NAV`] for the administrator,
+/// nothing for officers and coordinators (their one page is "Alterar minha senha", in the
+/// header).
+pub fn nav_for(user: &WebUser) -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut entries = Vec::new();
+    if super::session::OFFICE_ROLES.contains(&user.auth.role) {
+        entries.extend(
+            NAV.iter()
+                .filter(|(href, _, _)| user.may_write() || !NAV_WRITERS_ONLY.contains(href))
+                .copied(),
+        );
+    }
+    if user.is_admin() {
+        entries.extend(ADMIN_NAV.iter().copied());
+    }
+    entries
+}
+
+/// Shown instead of a form the user may not submit (the administrator on the office's pages).
+pub fn read_only_notice(id: &str) -> Markup {
+    html! {
+        p id=(id) .somente-leitura role="note" {
+            strong { "Somente leitura: " }
+            "seu perfil consulta esta página; quem registra é a Unidade de Transportes."
+        }
+    }
+}
+
 /// The whole page: head, header with the user and the logout button, menu, `<h1>` title,
 /// the flash message, then `body`.
 pub fn page(user: Option<&WebUser>, title: &str, flash: Option<Flash>, body: Markup) -> Markup {
@@ -51,10 +95,13 @@ pub fn page(user: Option<&WebUser>, title: &str, flash: Option<Flash>, body: Mar
                 header .topo {
                     p .marca { "Unidade de Transportes — Fiscalização de Táxis (Lei 4.019/2004)" }
                     @if let Some(u) = user {
-                        nav aria-label="Menu principal" {
-                            ul {
-                                @for (href, label, id) in NAV {
-                                    li { a id=(id) href=(href) { (label) } }
+                        @let menu = nav_for(u);
+                        @if !menu.is_empty() {
+                            nav aria-label="Menu principal" {
+                                ul {
+                                    @for (href, label, id) in menu {
+                                        li { a id=(id) href=(href) { (label) } }
+                                    }
                                 }
                             }
                         }
@@ -93,8 +140,32 @@ pub fn see_other(url: &str) -> Response {
     res
 }
 
-/// A POST form with the session's CSRF token.
+/// Who may post to `action`, mirroring the user types of the handlers' `Posted` (the server
+/// enforces it there; this only keeps a form the user cannot submit off the page): the
+/// administrator's pages, the forms of every signed-in user, and the office's forms (all the
+/// rest).
+pub fn form_roles(action: &str) -> &'static [Role] {
+    let under = |prefix: &str| {
+        action == prefix
+            || action
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    if under("/escritorio/usuarios") || under("/escritorio/dispositivos") {
+        roles::ADMIN
+    } else if under("/escritorio/senha") || under("/logout") {
+        roles::ANY
+    } else {
+        roles::OFFICE_WRITERS
+    }
+}
+
+/// A POST form with the session's CSRF token; for a user who may not post it
+/// ([`form_roles`]), the "somente leitura" notice instead ([`read_only_notice`]).
 pub fn post_form(user: &WebUser, action: &str, id: &str, body: Markup) -> Markup {
+    if !form_roles(action).contains(&user.auth.role) {
+        return read_only_notice(&format!("{id}-somente-leitura"));
+    }
     html! {
         form method="post" action=(action) id=(id) {
             input type="hidden" name="csrf" value=(user.csrf());

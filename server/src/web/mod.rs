@@ -21,8 +21,8 @@
 //! | [`people`] | `/escritorio/pessoas` — people (holders, auxiliaries, owners): list, create, edit |
 //! | [`vehicles`] | `/escritorio/veiculos` — vehicles: owner, taximeter, documents |
 //! | [`stands`] | `/escritorio/pontos` — stands and their coordinators |
-//! | [`users`] | `/escritorio/usuarios` — accounts (admin): create, role, deactivate, password reset |
-//! | [`devices`] | `/escritorio/dispositivos` — devices (admin): list, revoke, enrolment codes |
+//! | [`users`] | `/escritorio/usuarios` — accounts (admin): create, role, deactivate, password reset code; and the public `/redefinir-senha`, `/redefinir-senha/{code}` where the user chooses a new password with it |
+//! | [`devices`] | `/escritorio/dispositivos` — devices (admin): list, revoke (after a confirmation), enrolment code as text and QR code |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
 //! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
@@ -39,7 +39,11 @@
 //!    `Ok(layout::page(Some(&user), "Título", user.take_flash(), html! { … }))`.
 //!    `layout::page` writes `<h1>` from the title: start your sections at `<h2>`.
 //! 3. A POST handler takes `Posted<MyForm>` (never a bare `Form`): it has already checked the
-//!    session, the role, the origin and the CSRF token. Build the form with
+//!    session, the role, the origin and the CSRF token. The role is the one policy of the
+//!    office: `Posted<MyForm>` is for the office only (`auth::roles::OFFICE_WRITERS`; the
+//!    administrator reads the office pages, never writes them), `Posted<MyForm, AdminUser>`
+//!    for the administrator's pages, `Posted<MyForm, WebUser>` for anyone signed in. On the
+//!    GET side, show a form only `@if user.may_write()`, else `layout::read_only_notice(…)`. Build the form with
 //!    `layout::post_form(&user, "/escritorio/…", "id-do-form", html! { … })`, which adds the
 //!    hidden `csrf` field; `MyForm` must not `deny_unknown_fields` (it receives `csrf` too).
 //!    Take every field as `String` (or `Option<String>`) and validate yourself, so that bad
@@ -88,7 +92,7 @@ use maud::html;
 use crate::error::AppError;
 use crate::server::AppState;
 
-pub use session::{Flash, OfficeUser, Posted, SessionUser, Sessions, WebUser};
+pub use session::{AdminUser, Flash, OfficeUser, Posted, SessionUser, Sessions, WebUser};
 
 /// The stylesheet, compiled in (the office machine may be offline: nothing from a CDN).
 const CSS: &str = include_str!("../../assets/office.css");

@@ -1494,13 +1494,17 @@ fn import_body(user: &OfficeUser, outcome: Option<Markup>) -> Markup {
             code { "docs/registry-csv.md" } "; o arquivo baixado abaixo já está nele."
         }
         p { a #baixar-csv href="/escritorio/cadastro/exportar" { "Baixar o cadastro atual em CSV" } }
-        form method="post" action="/escritorio/cadastro/importar" id="form-importar" enctype="multipart/form-data" {
-            input type="hidden" name="csrf" value=(user.csrf());
-            div .campo {
-                label for="arquivo-csv" { "Arquivo CSV (UTF-8, separado por vírgula ou ponto e vírgula)" }
-                input type="file" id="arquivo-csv" name="arquivo" accept=".csv,text/csv" required;
+        @if user.may_write() {
+            form method="post" action="/escritorio/cadastro/importar" id="form-importar" enctype="multipart/form-data" {
+                input type="hidden" name="csrf" value=(user.csrf());
+                div .campo {
+                    label for="arquivo-csv" { "Arquivo CSV (UTF-8, separado por vírgula ou ponto e vírgula)" }
+                    input type="file" id="arquivo-csv" name="arquivo" accept=".csv,text/csv" required;
+                }
+                (submit("importar", "Importar"))
             }
-            (submit("importar", "Importar"))
+        } @else {
+            (super::layout::read_only_notice("form-importar-somente-leitura"))
         }
     }
 }

@@ -35,7 +35,7 @@ use serde::de::DeserializeOwned;
 
 use super::PageError;
 use crate::auth::tokens::{new_refresh_token, random_id, refresh_hash};
-use crate::auth::{Auth, Role};
+use crate::auth::{Auth, Role, roles};
 use crate::server::AppState;
 use crate::store::DeviceRow;
 
@@ -46,8 +46,10 @@ pub const IDLE_TIMEOUT: Duration = Duration::minutes(60);
 /// A session ends this long after login whatever happens (one working day).
 pub const ABSOLUTE_TIMEOUT: Duration = Duration::hours(10);
 
-/// Roles that use the office pages: the API's readers of records and writers of the registry.
-pub const OFFICE_ROLES: &[Role] = &[Role::Office, Role::Admin];
+/// Roles that open the office pages: the API's readers of the office's work
+/// ([`roles::OFFICE_READERS`]). Who may *post* their forms is [`roles::OFFICE_WRITERS`]
+/// ([`Posted`]'s default).
+pub const OFFICE_ROLES: &[Role] = roles::OFFICE_READERS;
 
 /// A one-shot message shown on the next page (after a redirect).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,6 +305,18 @@ impl WebUser {
     pub fn may_decide(&self) -> bool {
         crate::office::OFFICE_DECIDERS.contains(&self.auth.role)
     }
+
+    /// Whether the user may submit the office's forms ([`roles::OFFICE_WRITERS`], what
+    /// [`Posted`] requires by default): pages show their forms only then, and
+    /// [`super::layout::read_only_notice`] otherwise.
+    pub fn may_write(&self) -> bool {
+        roles::OFFICE_WRITERS.contains(&self.auth.role)
+    }
+
+    /// Whether the user administers accounts and devices.
+    pub fn is_admin(&self) -> bool {
+        roles::ADMIN.contains(&self.auth.role)
+    }
 }
 
 /// The path and query of the request, for returning there after login.
@@ -397,18 +411,62 @@ impl FromRequestParts<AppState> for OfficeUser {
     }
 }
 
-/// The user types a [`Posted`] form can require.
+/// An administrator on the accounts and devices pages. Anybody else gets "Sem permissão".
+#[derive(Debug, Clone)]
+pub struct AdminUser(pub WebUser);
+
+impl std::ops::Deref for AdminUser {
+    type Target = WebUser;
+    fn deref(&self) -> &WebUser {
+        &self.0
+    }
+}
+
+impl FromRequestParts<AppState> for AdminUser {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        let user = WebUser::from_request_parts(parts, state).await?;
+        if user.is_admin() {
+            Ok(AdminUser(user))
+        } else {
+            let message = format!(
+                "Seu perfil ({}) não dá acesso às contas e aos dispositivos: são da administração \
+                 do sistema.",
+                user.auth.role.label()
+            );
+            Err(PageError::Forbidden {
+                user: Box::new(user),
+                message,
+            })
+        }
+    }
+}
+
+/// The user types a [`Posted`] form can require, and who among them may post.
 pub trait SessionUser: FromRequestParts<AppState, Rejection = PageError> {
+    /// Roles that may post a form taking this user type.
+    const POST_ROLES: &'static [Role];
     fn web(&self) -> &WebUser;
 }
 
 impl SessionUser for WebUser {
+    const POST_ROLES: &'static [Role] = roles::ANY;
     fn web(&self) -> &WebUser {
         self
     }
 }
 
+/// The office pages: readable by [`OFFICE_ROLES`], written by [`roles::OFFICE_WRITERS`] only.
 impl SessionUser for OfficeUser {
+    const POST_ROLES: &'static [Role] = roles::OFFICE_WRITERS;
+    fn web(&self) -> &WebUser {
+        &self.0
+    }
+}
+
+impl SessionUser for AdminUser {
+    const POST_ROLES: &'static [Role] = roles::ADMIN;
     fn web(&self) -> &WebUser {
         &self.0
     }
@@ -436,7 +494,9 @@ pub(crate) fn same_token(a: &str, b: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FormLimit(pub usize);
 
-/// A POSTed form of a logged-in user (by default office or admin), checked for CSRF: the
+/// A POSTed form of a logged-in user, checked for the role and for CSRF: the user type's
+/// [`SessionUser::POST_ROLES`] (by default [`OfficeUser`]'s, the office only: an administrator
+/// reads the office pages but gets "Sem permissão" on posting), the
 /// origin, then the session's token in the `csrf` field, then the body is parsed into `T`
 /// (`application/x-www-form-urlencoded`; `T` must tolerate the extra `csrf` field, so no
 /// `deny_unknown_fields`). Every POST handler of the pages takes this, never a bare `Form`.
@@ -456,6 +516,14 @@ where
     async fn from_request(req: Request, state: &AppState) -> Result<Self, PageError> {
         let (mut parts, body) = req.into_parts();
         let user = U::from_request_parts(&mut parts, state).await?;
+        if !U::POST_ROLES.contains(&user.web().auth.role) {
+            let message = format!(
+                "Seu perfil ({}) só consulta estas páginas: quem registra é a Unidade de \
+                 Transportes. Nada foi gravado.",
+                user.web().auth.role.label()
+            );
+            return Err(PageError::forbidden(user.web(), message));
+        }
         if !check_origin(&parts.headers, state, parts.uri.path()) {
             return Err(PageError::Csrf);
         }

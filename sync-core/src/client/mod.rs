@@ -63,7 +63,7 @@ pub use registry::{RegistryMode, RegistryPull};
 pub use retry::{
     CancelToken, Cancelled, Clock, OffsetClock, RetryPolicy, Sleeper, SystemClock, ThreadSleeper,
 };
-pub use session::LoginSummary;
+pub use session::{EnrolSummary, LoginSummary};
 pub use transport::{
     HttpRequest, HttpResponse, HttpTransport, Method, Timeouts, Transport, TransportError,
     TransportErrorKind,

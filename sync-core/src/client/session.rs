@@ -14,6 +14,12 @@
 //! an app updated from a version without keys, whose session was opened without one, is asked
 //! for a password login before it sends records, instead of having its sealed autos refused.
 //!
+//! Enrolment ([`SyncClient::enrol`]): instead of a device id typed into the app, the
+//! administrator's one-time enrolment code is exchanged at `POST /v1/devices/enrol` (no login)
+//! for a device registration whose id the server makes (a UUID). The store then takes that id as
+//! its device identity and forgets any session of another device, so the next login (without an
+//! explicit device) is on the enrolled device.
+//!
 //! Login also makes sure the store knows who writes its records (`DeviceIdentity`): the user id
 //! and role the server returned, and the device id whose bytes are the Automerge actor — the
 //! server's device id when it is a UUID, otherwise the UUID derived from it
@@ -66,6 +72,33 @@ struct UserView {
     role: String,
     #[serde(default)]
     stand_id: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct EnrolRequest<'a> {
+    code: &'a str,
+    device_name: &'a str,
+}
+
+/// The server's `EnrolmentView` (the fields the client uses).
+#[derive(Debug, Deserialize)]
+struct EnrolResponse {
+    device_id: String,
+    user: UserView,
+}
+
+/// What `enrol` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnrolSummary {
+    pub server_url: String,
+    /// The device's id on the server, which the next login uses.
+    pub server_device_id: String,
+    /// The device's id in its records (Automerge actor): the same UUID.
+    pub device_id: Uuid,
+    /// Whose device it is: only this user logs in on it.
+    pub user_id: String,
+    pub username: String,
+    pub role: String,
 }
 
 /// What `login` prints.
@@ -132,6 +165,58 @@ impl SyncClient {
             device_id: identity.device_id,
             access_valid_until: session.access_valid_until,
             refresh_valid_until: session.refresh_valid_until,
+        })
+    }
+
+    /// Exchanges the administrator's one-time enrolment `code` for this device's registration
+    /// on the server, named `device_name`, and stores the device id the server gave as the
+    /// store's device identity, so the next [`SyncClient::login`] without a device uses it. A
+    /// session of another device is forgotten (the user logs in again, on this one). A store
+    /// that already signed records as another device refuses the new id
+    /// (`StoreError::DeviceIdChange`): such a device keeps its registration.
+    pub fn enrol(
+        &self,
+        store: &mut Store,
+        code: &str,
+        device_name: &str,
+    ) -> Result<EnrolSummary, ClientError> {
+        let request = json_request(
+            Method::Post,
+            "/v1/devices/enrol",
+            &EnrolRequest {
+                code: code.trim(),
+                device_name: device_name.trim(),
+            },
+        )?;
+        let response = self.call(store, request, false)?;
+        if response.status != 201 {
+            return Err(http_error("o cadastro do aparelho", &response));
+        }
+        let enrolled: EnrolResponse = json_body("o cadastro do aparelho", &response)?;
+        let now = self.clock.now();
+        let current = store.device_identity()?;
+        let role = record_role(&enrolled.user.role, current.as_ref().map(|i| i.role));
+        let identity = DeviceIdentity {
+            device_id: device_uuid(&enrolled.device_id),
+            user_id: enrolled.user.id.clone(),
+            role,
+            stand_id: enrolled.user.stand_id.clone(),
+            issuing_body: current.and_then(|i| i.issuing_body),
+        };
+        store.set_device_identity(&identity, now)?;
+        if store
+            .client_session()?
+            .is_some_and(|s| s.server_device_id != enrolled.device_id)
+        {
+            store.clear_client_session()?;
+        }
+        Ok(EnrolSummary {
+            server_url: self.transport.base_url().to_owned(),
+            server_device_id: enrolled.device_id,
+            device_id: identity.device_id,
+            user_id: enrolled.user.id,
+            username: enrolled.user.username,
+            role: enrolled.user.role,
         })
     }
 

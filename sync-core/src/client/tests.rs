@@ -487,3 +487,76 @@ fn records_wait_for_a_login_that_registered_the_device_key() {
         Some(format!("{} {}", session.server_url, session.server_device_id).as_str())
     );
 }
+
+fn enrolment(device: &str) -> serde_json::Value {
+    json!({
+        "device_id": device,
+        "device": {"id": device, "user_id": "U-9", "label": "Tablet novo",
+                   "registered_at": "2026-11-30T15:00:00Z", "registered_by": "U-1",
+                   "revoked": false, "revoked_at": null, "revoked_by": null},
+        "user": {"id": "U-9", "username": "joana", "display_name": "Joana", "role": "coordinator",
+                 "stand_id": "S04", "active": true, "created_at": "2026-11-01T00:00:00Z"}
+    })
+}
+
+#[test]
+fn enrolment_stores_the_given_device_id_and_the_next_login_uses_it() {
+    let mut r = logged_in();
+    let device = "0b9c8d7e-6f5a-4b3c-8d2e-1f0a9b8c7d6e";
+    r.script.json(201, enrolment(device));
+    let s = r
+        .client
+        .enrol(&mut r.store, " 29d1-0405 ", " Tablet novo ")
+        .unwrap();
+    assert_eq!(s.server_device_id, device);
+    assert_eq!(s.device_id.to_string(), device);
+    assert_eq!(
+        (s.user_id.as_str(), s.role.as_str()),
+        ("U-9", "coordinator")
+    );
+    // Sent without a token, trimmed.
+    let req = r.script.request(1);
+    assert_eq!(req.path, "/v1/devices/enrol");
+    assert!(
+        !req.headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+    );
+    let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+    assert_eq!(
+        body,
+        json!({"code": "29d1-0405", "device_name": "Tablet novo"})
+    );
+    // The identity is the enrolled device's; the old device's session is forgotten.
+    let id = r.store.device_identity().unwrap().unwrap();
+    assert_eq!(id.device_id.to_string(), device);
+    assert_eq!(
+        (id.user_id.as_str(), id.stand_id.as_deref()),
+        ("U-9", Some("S04"))
+    );
+    assert_eq!(id.role, crate::records::UserRole::Coordinator);
+    assert!(r.store.client_session().unwrap().is_none());
+    // The next login names no device: it is the enrolled one.
+    let mut t = tokens(2);
+    t["device_id"] = json!(device);
+    r.script.json(200, t);
+    r.client
+        .login(&mut r.store, "joana", "senha-da-joana", None)
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&r.script.request(2).body).unwrap();
+    assert_eq!(body["device_id"], device);
+}
+
+#[test]
+fn a_refused_enrolment_changes_nothing_and_says_why() {
+    let mut r = logged_in();
+    let before = r.store.device_identity().unwrap();
+    r.script.json(
+        422,
+        json!({"error": {"code": "code_expired", "message": "Este código expirou: peça um novo ao administrador."}}),
+    );
+    let e = r.client.enrol(&mut r.store, "29d1", "Tablet").unwrap_err();
+    assert!(e.to_string().contains("expirou"), "{e}");
+    assert_eq!(r.store.device_identity().unwrap(), before);
+    assert!(r.store.client_session().unwrap().is_some());
+}

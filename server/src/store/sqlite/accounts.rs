@@ -8,7 +8,8 @@ use super::{bad_text, opt_time, parse_time, unique_violation};
 use crate::audit::{AuditEntry, format_at, payload_hash};
 use crate::auth::Role;
 use crate::store::{
-    Actor, DeviceRow, NewDevice, RefreshTokenRow, RotateOutcome, SessionState, StoreError, UserRow,
+    Actor, CodePurpose, CodeRefusal, DeviceRow, NewAccountCode, NewDevice, RefreshTokenRow,
+    RotateOutcome, SessionState, StoreError, UserRow,
 };
 
 const USER_COLUMNS: &str =
@@ -115,7 +116,7 @@ pub(super) fn user_by_username(
         .optional()?)
 }
 
-fn user_by_id(conn: &Connection, id: &str) -> Result<Option<UserRow>, StoreError> {
+pub(super) fn user_by_id(conn: &Connection, id: &str) -> Result<Option<UserRow>, StoreError> {
     Ok(conn
         .query_row(
             &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
@@ -166,6 +167,231 @@ pub(super) fn change_password(
         &serde_json::json!({ "id": user_id }),
     )?;
     Ok(true)
+}
+
+/// See `Store::set_user_role`.
+pub(super) fn set_user_role(
+    tx: &Transaction<'_>,
+    user_id: &str,
+    role: Role,
+    stand_id: Option<&str>,
+    actor: &Actor,
+) -> Result<UserRow, StoreError> {
+    let changed = tx.execute(
+        "UPDATE users SET role = ?2, stand_id = ?3 WHERE id = ?1",
+        rusqlite::params![user_id, role.as_str(), stand_id],
+    )?;
+    if changed == 0 {
+        return Err(StoreError::NotFound { what: "usuário" });
+    }
+    audit(
+        tx,
+        actor,
+        "user.role.change",
+        format!("user:{user_id}"),
+        &serde_json::json!({ "id": user_id, "role": role.as_str(), "stand_id": stand_id }),
+    )?;
+    user_by_id(tx, user_id)?.ok_or(StoreError::NotFound { what: "usuário" })
+}
+
+/// See `Store::set_user_active`.
+pub(super) fn set_user_active(
+    tx: &Transaction<'_>,
+    user_id: &str,
+    active: bool,
+    actor: &Actor,
+) -> Result<UserRow, StoreError> {
+    let Some(mut user) = user_by_id(tx, user_id)? else {
+        return Err(StoreError::NotFound { what: "usuário" });
+    };
+    if user.active == active {
+        return Ok(user);
+    }
+    tx.execute(
+        "UPDATE users SET active = ?2 WHERE id = ?1",
+        rusqlite::params![user_id, i64::from(active)],
+    )?;
+    if !active {
+        // Every login of the user ends now, not when its refresh token runs out.
+        tx.execute(
+            "UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL",
+            rusqlite::params![user_id, format_at(actor.at)],
+        )?;
+    }
+    let action = if active {
+        "user.reactivate"
+    } else {
+        "user.deactivate"
+    };
+    audit(
+        tx,
+        actor,
+        action,
+        format!("user:{user_id}"),
+        &serde_json::json!({ "id": user_id }),
+    )?;
+    user.active = active;
+    Ok(user)
+}
+
+/// See `Store::create_account_code`.
+pub(super) fn create_account_code(
+    tx: &Transaction<'_>,
+    code: &NewAccountCode,
+    actor: &Actor,
+) -> Result<(), StoreError> {
+    if user_by_id(tx, &code.user_id)?.is_none() {
+        return Err(StoreError::NotFound { what: "usuário" });
+    }
+    let at = format_at(actor.at);
+    tx.execute(
+        "UPDATE account_codes SET used_at = ?3, replaced = 1 \
+         WHERE user_id = ?1 AND purpose = ?2 AND used_at IS NULL",
+        rusqlite::params![code.user_id, code.purpose.as_str(), at],
+    )?;
+    tx.execute(
+        "INSERT INTO account_codes (code_hash, purpose, user_id, created_at, created_by, \
+         expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        rusqlite::params![
+            code.code_hash,
+            code.purpose.as_str(),
+            code.user_id,
+            at,
+            actor.user_id,
+            format_at(code.expires_at)
+        ],
+    )
+    .map_err(|e| unique_violation(e, "código"))?;
+    audit(
+        tx,
+        actor,
+        "user.code.create",
+        format!("user:{}", code.user_id),
+        &serde_json::json!({ "id": code.user_id, "purpose": code.purpose.as_str() }),
+    )?;
+    Ok(())
+}
+
+/// A live code: its user and the administrator who made it; or why it is not live.
+fn live_code(
+    conn: &Connection,
+    code_hash: &str,
+    purpose: CodePurpose,
+    now: DateTime<Utc>,
+) -> Result<Result<(UserRow, Option<String>), CodeRefusal>, StoreError> {
+    let found: Option<(String, String, Option<String>, Option<String>)> = conn
+        .prepare_cached(
+            "SELECT user_id, expires_at, used_at, created_by FROM account_codes \
+             WHERE code_hash = ?1 AND purpose = ?2",
+        )?
+        .query_row(rusqlite::params![code_hash, purpose.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?;
+    let Some((user_id, expires_at, used_at, created_by)) = found else {
+        return Ok(Err(CodeRefusal::Unknown));
+    };
+    if used_at.is_some() {
+        return Ok(Err(CodeRefusal::Used));
+    }
+    if parse_time(&expires_at)? <= now {
+        return Ok(Err(CodeRefusal::Expired));
+    }
+    match user_by_id(conn, &user_id)? {
+        Some(u) if u.active => Ok(Ok((u, created_by))),
+        Some(_) => Ok(Err(CodeRefusal::UserInactive)),
+        None => Ok(Err(CodeRefusal::Unknown)),
+    }
+}
+
+/// See `Store::account_code`.
+pub(super) fn account_code(
+    conn: &Connection,
+    code_hash: &str,
+    purpose: CodePurpose,
+    now: DateTime<Utc>,
+) -> Result<Result<UserRow, CodeRefusal>, StoreError> {
+    Ok(live_code(conn, code_hash, purpose, now)?.map(|(u, _)| u))
+}
+
+fn spend_code(
+    tx: &Transaction<'_>,
+    code_hash: &str,
+    at: DateTime<Utc>,
+    device_id: Option<&str>,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE account_codes SET used_at = ?2, device_id = ?3 WHERE code_hash = ?1",
+        rusqlite::params![code_hash, format_at(at), device_id],
+    )?;
+    Ok(())
+}
+
+/// See `Store::reset_password_with_code`.
+pub(super) fn reset_password_with_code(
+    tx: &Transaction<'_>,
+    code_hash: &str,
+    new_hash: &str,
+    at: DateTime<Utc>,
+) -> Result<Result<UserRow, CodeRefusal>, StoreError> {
+    let (mut user, _) = match live_code(tx, code_hash, CodePurpose::PasswordReset, at)? {
+        Ok(found) => found,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    spend_code(tx, code_hash, at, None)?;
+    tx.execute(
+        "UPDATE users SET password_hash = ?2 WHERE id = ?1",
+        rusqlite::params![user.id, new_hash],
+    )?;
+    // Whoever knew the old password may hold a login: every one of them ends.
+    tx.execute(
+        "UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL",
+        rusqlite::params![user.id, format_at(at)],
+    )?;
+    let actor = Actor {
+        user_id: Some(user.id.clone()),
+        device_id: None,
+        at,
+    };
+    audit(
+        tx,
+        &actor,
+        "user.password.reset",
+        format!("user:{}", user.id),
+        &serde_json::json!({ "id": user.id }),
+    )?;
+    new_hash.clone_into(&mut user.password_hash);
+    Ok(Ok(user))
+}
+
+/// See `Store::enrol_device`.
+pub(super) fn enrol_device(
+    tx: &Transaction<'_>,
+    code_hash: &str,
+    device_id: &str,
+    label: &str,
+    at: DateTime<Utc>,
+) -> Result<Result<DeviceRow, CodeRefusal>, StoreError> {
+    let (user, created_by) = match live_code(tx, code_hash, CodePurpose::DeviceEnrolment, at)? {
+        Ok(found) => found,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let actor = Actor {
+        user_id: created_by,
+        device_id: None,
+        at,
+    };
+    let row = register_device(
+        tx,
+        &NewDevice {
+            id: device_id.to_owned(),
+            user_id: user.id,
+            label: label.to_owned(),
+        },
+        &actor,
+    )?;
+    spend_code(tx, code_hash, at, Some(&row.id))?;
+    Ok(Ok(row))
 }
 
 pub(super) fn register_device(
@@ -245,6 +471,27 @@ pub(super) fn list_devices(conn: &Connection) -> Result<Vec<DeviceRow>, StoreErr
     ))?;
     let rows = stmt.query_map([], device_from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// See `Store::devices_last_received`: one index lookup per device (`record_changes_device`).
+pub(super) fn devices_last_received(
+    conn: &Connection,
+) -> Result<Vec<(String, DateTime<Utc>)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT d.id, (SELECT max(c.at) FROM record_changes c WHERE c.device_id = d.id) \
+         FROM devices d",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, at) = row?;
+        if let Some(at) = opt_time(at)? {
+            out.push((id, at));
+        }
+    }
+    Ok(out)
 }
 
 pub(super) fn revoke_device(

@@ -41,6 +41,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "010_notifications",
         include_str!("migrations/010_notifications.sql"),
     ),
+    (
+        "011_account_codes",
+        include_str!("migrations/011_account_codes.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

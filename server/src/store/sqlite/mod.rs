@@ -217,6 +217,82 @@ impl Store for SqliteStore {
         }))
     }
 
+    fn user_by_id(&self, id: String) -> StoreFuture<'_, Option<UserRow>> {
+        Box::pin(self.pool.read(move |c| accounts::user_by_id(c, &id)))
+    }
+
+    fn set_user_role(
+        &self,
+        user_id: String,
+        role: crate::auth::Role,
+        stand_id: Option<String>,
+        actor: Actor,
+    ) -> StoreFuture<'_, UserRow> {
+        Box::pin(self.pool.write(move |tx| {
+            accounts::set_user_role(tx, &user_id, role, stand_id.as_deref(), &actor)
+        }))
+    }
+
+    fn set_user_active(
+        &self,
+        user_id: String,
+        active: bool,
+        actor: Actor,
+    ) -> StoreFuture<'_, UserRow> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::set_user_active(tx, &user_id, active, &actor)),
+        )
+    }
+
+    fn create_account_code(
+        &self,
+        code: crate::store::NewAccountCode,
+        actor: Actor,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::create_account_code(tx, &code, &actor)),
+        )
+    }
+
+    fn account_code(
+        &self,
+        code_hash: String,
+        purpose: crate::store::CodePurpose,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<UserRow, crate::store::CodeRefusal>> {
+        Box::pin(
+            self.pool
+                .read(move |c| accounts::account_code(c, &code_hash, purpose, now)),
+        )
+    }
+
+    fn reset_password_with_code(
+        &self,
+        code_hash: String,
+        new_hash: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<UserRow, crate::store::CodeRefusal>> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::reset_password_with_code(tx, &code_hash, &new_hash, at)),
+        )
+    }
+
+    fn enrol_device(
+        &self,
+        code_hash: String,
+        device_id: String,
+        label: String,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<DeviceRow, crate::store::CodeRefusal>> {
+        Box::pin(
+            self.pool
+                .write(move |tx| accounts::enrol_device(tx, &code_hash, &device_id, &label, at)),
+        )
+    }
+
     fn register_device(&self, device: NewDevice, actor: Actor) -> StoreFuture<'_, DeviceRow> {
         Box::pin(
             self.pool
@@ -230,6 +306,10 @@ impl Store for SqliteStore {
 
     fn list_devices(&self) -> StoreFuture<'_, Vec<DeviceRow>> {
         Box::pin(self.pool.read(|c| accounts::list_devices(c)))
+    }
+
+    fn devices_last_received(&self) -> StoreFuture<'_, Vec<(String, DateTime<Utc>)>> {
+        Box::pin(self.pool.read(|c| accounts::devices_last_received(c)))
     }
 
     fn register_device_key(
