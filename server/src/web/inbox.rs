@@ -265,10 +265,10 @@ async fn inbox(
                             td { (item.status_label) }
                             td {
                                 @if r.conflicts > 0 {
-                                    span .etiqueta.warning { (r.conflicts) " conflito(s)" } " "
+                                    span .etiqueta.warning { (super::layout::plural(r.conflicts as usize, "conflito", "conflitos")) } " "
                                 }
                                 @if r.invalid_events > 0 {
-                                    span .etiqueta.invalido { (r.invalid_events) " evento(s) recusado(s)" }
+                                    span .etiqueta.invalido { (super::layout::plural(r.invalid_events as usize, "evento recusado", "eventos recusados")) }
                                 }
                             }
                         }

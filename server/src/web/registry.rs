@@ -271,7 +271,7 @@ async fn list(
             div .acoes { (submit("buscar-alvaras", "Buscar")) }
         }
         p #total-alvaras role="status" {
-            (found.len()) " alvará(s) encontrado(s)"
+            (super::layout::plural(found.len(), "alvará encontrado", "alvarás encontrados"))
             @if pages > 1 { " — página " (page_no) " de " (pages) }
         }
         @if found.is_empty() {
