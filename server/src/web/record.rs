@@ -651,7 +651,7 @@ fn value_hash(v: &Value) -> String {
 fn conflicts(user: &WebUser, id: &str, view: &RecordView, ctx: &Context) -> Markup {
     html! {
         section #conflitos aria-labelledby="titulo-conflitos" {
-            h2 #titulo-conflitos { "Conflitos (" (plural(view.conflicts.len(), "campo", "campos")) ")" }
+            h2 #titulo-conflitos { "Conflitos (" (view.conflicts.len()) ")" }
             @if view.conflicts.is_empty() {
                 p { "Nenhum campo com valores concorrentes." }
             }
@@ -956,6 +956,8 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                     Err(e) => { "Valor da multa em " (year) " indisponível: " (e.to_string()) }
                 }
             }
+            // The system's proposal helps until the penalty is decided; after it, noise.
+            @if matches!(view.status, Status::Issued | Status::ForwardedToOffice | Status::SettledByCoordinator | Status::UnderReview | Status::PenaltyProposed) {
             div #proposta-sistema {
                 h3 { "Proposta do sistema" }
                 @match &case.proposal {
@@ -969,6 +971,7 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                     None => { p { (case.proposal_unavailable.as_deref().unwrap_or("Sem proposta.")) } }
                 }
                 p .dica { "A penalidade é graduada pela Unidade conforme a gravidade (art. 32, § 1º): o sistema propõe, a Unidade decide." }
+            }
             }
             @if let Some(d) = &case.decision {
                 p #decisao-vigente {
@@ -1247,10 +1250,20 @@ fn procedure_timeline(view: &RecordView, ctx: &Context) -> Markup {
     }
 }
 
+/// Every event as stored, refused ones marked: folded away under the dated timeline, open
+/// when something was refused (the clerk must see it).
 fn timeline(view: &RecordView, ctx: &Context) -> Markup {
+    let refused = !view.invalid_events.is_empty() || !ctx.quarantine.is_empty();
     html! {
         section #eventos aria-labelledby="titulo-eventos" {
-            h2 #titulo-eventos { "Todos os eventos, inclusive os recusados" }
+            h2 #titulo-eventos { "Eventos" }
+            details #eventos-todos open[refused] {
+            summary {
+                "Todos os eventos, inclusive os recusados ("
+                (plural(view.events.len() + view.invalid_events.iter().filter(|i| !view.events.iter().any(|e| e.id == i.id)).count(), "evento", "eventos"))
+                @if !view.invalid_events.is_empty() { ", " (plural(view.invalid_events.len(), "recusado", "recusados")) }
+                ")"
+            }
             table #tabela-eventos {
                 thead { tr {
                     th scope="col" { "Quando" }
@@ -1305,6 +1318,7 @@ fn timeline(view: &RecordView, ctx: &Context) -> Markup {
                         }
                     }
                 }
+            }
             }
         }
     }
