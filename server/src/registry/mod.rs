@@ -48,7 +48,7 @@ pub enum EditError {
     #[error("{message}")]
     Invalid { code: &'static str, message: String },
     /// A CSV import with bad rows: every one of them.
-    #[error("{} linha(s) inválida(s)", .0.len())]
+    #[error("{}", sync_core::text::plural_pt(.0.len() as u64, "linha inválida", "linhas inválidas"))]
     Csv(Vec<csv::RowError>),
 }
 

@@ -226,7 +226,7 @@ async fn inbox(
             li { a id="contagem-todas" href=(q.link(None, None)) { "todas" } }
         }
         h2 { "Registros" }
-        p #total-registros { (total) " registro(s), do mais recente ao mais antigo." }
+        p #total-registros { (super::layout::plural(total as usize, "registro", "registros")) ", do mais recente ao mais antigo." }
         @if rows.is_empty() {
             p #sem-registros { "Nenhum registro com estes filtros." }
         } @else {

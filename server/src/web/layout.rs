@@ -262,13 +262,10 @@ pub fn penalty_options() -> Vec<(String, String)> {
 }
 
 /// `1 conflito`, `2 conflitos`: a count with its noun (and any words that agree with it) in
-/// the right number, never "conflito(s)".
+/// the right number, never "conflito(s)" (the law kernel's `text::plural_pt`, which its own
+/// messages use too).
 pub fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
+    sync_core::text::plural_pt(n as u64, one, many)
 }
 
 /// How pages name a record: "Auto nº 501", "Comunicação nº 12" (its number, never its

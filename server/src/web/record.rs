@@ -2,14 +2,34 @@
 //!
 //! The page shows the sealed evidence (time in America/Sao_Paulo, position, plate, driver,
 //! officer, legal basis, facts, witnesses), the photos inline, the Verdict the officer saw
-//! beside it (registry version and how old the officer's copy was), the events timeline with
-//! refused events marked, changes refused at sync, conflicts side by side with a choice,
-//! possible duplicates with merge / keep apart, and the decision: penalty history of the
-//! permit, the fine amount in force, review, proposal, decision, ciência with the computed
-//! appeal deadline (art. 35), reconsideration (art. 34), appeal (art. 33), annulment and
-//! archiving. Every form posts to this record and appends one office event through
-//! `Store::record_event` — the API's path: same vetting, audit row, one transaction. A refusal
+//! beside it (registry version and how old the officer's copy was), conflicts side by side
+//! with a choice, possible duplicates with merge / keep apart, and the procedure as a guided
+//! one:
+//!
+//! 1. "Andamento do processo": what was done, one dated line per accepted step (the law's
+//!    date: the ciência's or the filing's, else the day it was recorded), who, and what it
+//!    decided.
+//! 2. The decision's context: classification, the permit's penalty history, the fine in force,
+//!    the system's proposal (until the penalty is decided), the notifications, the ciência and
+//!    the art. 35 deadline.
+//! 3. "Próximo passo": only the forms of what may come next, as `records::office_next` says —
+//!    the state machine's conditions and the law kernel's `Procedure::next_steps`; the page
+//!    decides nothing itself. Annulment and archiving, where allowed, are folded away.
+//! 4. Every event, refused ones marked (folded, open when something was refused), changes
+//!    refused at sync, and the audit trail in Portuguese.
+//!
+//! Every form posts to this record and appends one office event through the office workflow
+//! (`crate::office`) — the API's path: same vetting, audit row, one transaction. A refusal
 //! renders this page again (422) with the reason and the typed values; nothing is stored.
+//!
+//! A decision, a ruling or an annulment that would change the registry is not stored on its
+//! first post: the page answers with a confirmation of what changes in the registry and from
+//! when, computed by `office::preview_effect` (the write's own `effects::reconcile`, on a copy
+//! of the record in memory; nothing is written). "Confirmar" posts the same values with a
+//! token bound to the record's heads, the registry version and those values
+//! (`confirmation_token`); a token that no longer matches shows the confirmation again.
+//! "Voltar e corrigir" (`…/corrigir`) renders this page with the values in their form. The
+//! API has no such step: its callers are programs that have read the effect in the answer.
 //!
 //! # Element ids (stable; the browser test drives them)
 //!
@@ -19,20 +39,24 @@
 //! | `prova` | evidence section (`prova-ocorrencia`, `prova-posicao`, `prova-placa`, `prova-condutor`, `prova-autor`, `prova-fundamento`, `prova-fatos`, `tabela-testemunhas`) |
 //! | `fotos`, `foto-{n}` | photos (n from 1), `foto-ausente-{n}` when not yet uploaded |
 //! | `veredito`, `veredito-resultado`, `veredito-versao`, `veredito-idade`, `tabela-achados` | the officer's Verdict |
-//! | `eventos`, `tabela-eventos`, rows `evento-{event id}` (class `invalido` when refused) | timeline |
+//! | `andamento`, `linha-do-tempo`, items `passo-{n}` (n from 1) | dated timeline of accepted steps |
+//! | `eventos`, `eventos-todos` (details), `tabela-eventos`, rows `evento-{event id}` (class `invalido` when refused) | every event |
 //! | `recusas-sincronizacao` | changes refused at sync (quarantine) |
 //! | `conflitos`, `conflito-{field slug}`, buttons `conflito-{field slug}-escolher-{n}` | conflicts (n from 1) |
 //! | `duplicatas`, `duplicata-{other id}`, buttons `juntar-{other id}`, `separar-{other id}` | duplicates |
 //! | `decisao`, `historico-penalidades`, `valor-multa`, `proposta-sistema` | decision context |
+//! | `proximo-passo`, `sem-proximo-passo` | the forms of the next steps, or why there are none |
 //! | `form-analise` (`analise-nota`, `analisar`) | review |
+//! | `form-classificacao` (`classificacao-regras`, `classificar`) | classification, until the decision |
 //! | `form-proposta` (`proposta-penalidade`, `propor`) | proposal |
 //! | `form-decisao` (`decisao-penalidade`, `decidir`) | decision |
 //! | `form-ciencia` (`ciencia-data`, `ciencia-meio`, `registrar-ciencia`), `prazo-recurso` | ciência and deadline |
 //! | `form-reconsideracao` (`reconsideracao-data`, `pedir-reconsideracao`) | reconsideration filed |
 //! | `form-decisao-reconsideracao` (`reconsideracao-resultado`, `reconsideracao-penalidade`, `decidir-reconsideracao`) | its decision |
-//! | `form-recurso` (`recurso-data`, `interpor-recurso`) | appeal filed |
+//! | `form-recurso` (`recurso-data`, `interpor-recurso`), `recurso-prazo` | appeal filed, until when |
 //! | `form-decisao-recurso` (`recurso-resultado`, `recurso-penalidade`, `decidir-recurso`) | its decision |
-//! | `form-anulacao` (`anulacao-motivo`, `anular`), `form-arquivamento` (`arquivar`) | closing |
+//! | `encerramento` (details): `form-anulacao` (`anulacao-motivo`, `anular`), `form-arquivamento` (`arquivar`) | closing |
+//! | `confirmacao`, `confirmacao-ato`, `efeitos-cadastro`, `confirmacao-quando`, `confirmacao-desatualizada`, `form-confirmacao` (`confirmar`), `form-corrigir` (`voltar-corrigir`) | the confirmation page |
 //! | `sem-notificacoes`, `tabela-notificacoes`, rows `notificacao-{number}`, links `pdf-{number}` | notifications of penalty |
 //! | `form-notificacao` (`notificacao-pessoa`, `gerar-notificacao`) | generate the notification of the decision in force |
 //! | `ciencia-notificacao` | the notification a ciência refers to |

@@ -944,7 +944,7 @@ fn csv_errors(e: &AppError) -> Markup {
         div #erro-importacao .erro role="alert" tabindex="-1" {
             p { strong { "Nada foi importado: " } (e.message) }
             @if !rows.is_empty() {
-                p #total-erros { (rows.len()) " problema(s) no arquivo:" }
+                p #total-erros { (super::layout::plural(rows.len(), "problema", "problemas")) " no arquivo:" }
                 table #tabela-erros-csv {
                     thead { tr {
                         th scope="col" { "Linha" } th scope="col" { "Coluna" } th scope="col" { "Problema" }
