@@ -74,12 +74,14 @@ impl Refusal {
     }
 }
 
+/// Each reason as its own sentence (capital letter, full stop), one after the other: never
+/// "A.; b." when two rules refuse.
 fn join_messages(findings: &[Finding]) -> String {
     findings
         .iter()
-        .map(|f| f.message.as_str())
+        .map(|f| crate::text::sentence_pt(&f.message))
         .collect::<Vec<_>>()
-        .join("; ")
+        .join(" ")
 }
 
 /// A finding that makes the office refuse the requested change.
@@ -807,12 +809,12 @@ fn taximeter_refusal(
         RuleId::R02,
         format!(
             "A aferição do taxímetro do táxi {plate} (alvará {}) é de {}{label} e já não vale em \
-             {} (validade configurada: {} ano(s)); apresente nova aferição do INMETRO (art. 1º, \
+             {} (validade configurada: {}); apresente nova aferição do INMETRO (art. 1º, \
              § 1º).",
             permit.number,
             br(meter.verified_on),
             br(on),
-            config.taximeter_period_years
+            crate::text::plural_pt(u64::from(config.taximeter_period_years), "ano", "anos")
         ),
     ))
 }
@@ -1418,7 +1420,8 @@ mod tests {
                 Finding::new(RuleId::R14, "dois"),
             ],
         };
-        assert_eq!(r.to_string(), "um; dois");
+        // Each reason its own sentence, never "um; dois".
+        assert_eq!(r.to_string(), "Um. Dois.");
         assert_eq!(r.rule_ids(), ["R13", "R14"]);
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["findings"][1]["rule_id"], "R14");

@@ -379,22 +379,11 @@ pub fn procedure_of(view: &super::RecordView) -> Procedure {
     p
 }
 
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
-}
-
 /// A refusal's reason (the state machine's, the law kernel's) as the one sentence users read:
 /// capital first letter, full stop. Every layer that passes a refusal on uses this instead of
 /// adding its own prefix, so the reason is said once.
 pub fn refusal_sentence(reason: &str) -> String {
-    let mut out = capitalised(reason.trim());
-    if !out.ends_with('.') {
-        out.push('.');
-    }
-    out
+    crate::text::sentence_pt(reason)
 }
 
 /// Whether the Unidade may work on a record of `kind` in `status`: an issued auto, or a
