@@ -80,8 +80,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use sync_core::domain::{DriverRole, PenaltyKind, Registry};
 use sync_core::records::{
-    EventKind, FieldConflict, NotificationMethod, Outcome, PersonRef, RecordView, Signature,
-    Status, field_label_pt, office_next,
+    EventKind, FieldConflict, NotificationMethod, Outcome, PersonRef, RecordKind, RecordView,
+    Signature, Status, field_label_pt, office_next,
 };
 use sync_core::rules::procedure::StepKind;
 use sync_core::rules::{Overall, Severity};
@@ -1093,8 +1093,8 @@ fn next_step(
                 @if nothing {
                     p #sem-proximo-passo {
                         "Nenhum passo do processo cabe agora (situação: " (view.status.label_pt()) ")."
-                        @if next.steps.is_empty() && !matches!(view.status, Status::Annulled | Status::Archived | Status::MergedAsDuplicate) {
-                            " O processo aguarda o prazo ou uma nova manifestação."
+                        @if view.kind == RecordKind::Transgression && view.status == Status::Issued {
+                            " A comunicação chega à Unidade quando o coordenador a encaminha (art. 17, § 2º)."
                         }
                     }
                 }
