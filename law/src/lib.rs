@@ -16,6 +16,7 @@
 
 pub mod domain;
 pub mod rules;
+pub mod text;
 pub mod time;
 
 #[cfg(any(test, feature = "testkit"))]

@@ -56,17 +56,77 @@ pub struct AuditEntry {
 /// What an action means, for staff reading a record's audit rows (the stored action stays the
 /// dotted English name the chain hashes). Unknown actions are shown as stored.
 pub fn action_label(action: &str) -> String {
-    let label = match action {
-        "record.sync.create" => "registro recebido do dispositivo",
-        "record.sync.change" => "alteração recebida do dispositivo",
-        "record.office.create" | "record.office.change" => "ato da Unidade de Transportes",
-        "office.notification" => "notificação de penalidade gerada",
-        "photo.upload" => "foto recebida",
-        a if a.starts_with("office.effect.") => "cadastro atualizado pela decisão",
-        other => return other.to_owned(),
-    };
-    label.to_owned()
+    ACTION_LABELS
+        .iter()
+        .find(|(a, _)| *a == action)
+        .map(|(_, l)| (*l).to_owned())
+        // A name this table does not know yet (a newer server's): said in Portuguese, with the
+        // area it belongs to, never the dotted name.
+        .unwrap_or_else(|| match action.split('.').next() {
+            Some("record") => "alteração do registro".to_owned(),
+            Some("registry") => "alteração do cadastro".to_owned(),
+            Some("office") => "ato da Unidade de Transportes".to_owned(),
+            Some("user") | Some("device") => "operação de conta ou dispositivo".to_owned(),
+            _ => "operação do sistema".to_owned(),
+        })
 }
+
+/// Every action the server writes, and what staff read for it.
+pub const ACTION_LABELS: &[(&str, &str)] = &[
+    ("record.sync.create", "registro recebido do dispositivo"),
+    ("record.sync.change", "alteração recebida do dispositivo"),
+    ("record.office.create", "ato da Unidade de Transportes"),
+    ("record.office.change", "ato da Unidade de Transportes"),
+    ("office.notification", "notificação de penalidade gerada"),
+    (
+        "office.effect.fine",
+        "multa lançada no cadastro pela decisão",
+    ),
+    (
+        "office.effect.suspension",
+        "suspensão lançada no cadastro pela decisão",
+    ),
+    (
+        "office.effect.revocation",
+        "cassação lançada no cadastro pela decisão",
+    ),
+    (
+        "office.effect.warning",
+        "advertência lançada no cadastro pela decisão",
+    ),
+    (
+        "office.effect.lift",
+        "penalidade retirada do cadastro pela decisão",
+    ),
+    ("photo.upload", "foto recebida"),
+    ("numbers.lease", "faixa de números reservada ao dispositivo"),
+    (
+        "device.key.register",
+        "chave de assinatura do dispositivo registrada",
+    ),
+    ("registry.fine.create", "multa lançada no cadastro"),
+    ("registry.fine.pay", "pagamento de multa registrado"),
+    ("registry.law.import", "tabelas da lei importadas"),
+    ("registry.law.ipca", "IPCA do ano registrado"),
+    ("registry.law.rules", "configuração das regras alterada"),
+    ("registry.penalty.create", "penalidade lançada no cadastro"),
+    ("registry.permit.grant", "alvará concedido"),
+    ("registry.permit.renew", "alvará renovado"),
+    ("registry.permit.state", "situação do alvará alterada"),
+    ("registry.permit.swap", "veículo do alvará substituído"),
+    ("registry.permit.transfer", "alvará transferido"),
+    ("registry.person.create", "pessoa cadastrada"),
+    ("registry.person.update", "cadastro de pessoa alterado"),
+    (
+        "registry.stand.coordinator",
+        "coordenador do ponto alterado",
+    ),
+    ("registry.stand.create", "ponto cadastrado"),
+    ("registry.stand.update", "ponto alterado"),
+    ("registry.vehicle.create", "veículo cadastrado"),
+    ("registry.vehicle.update", "veículo alterado"),
+    ("user.password.change", "senha alterada"),
+];
 
 /// A stored row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -371,7 +431,18 @@ mod tests {
             action_label("record.sync.create"),
             "registro recebido do dispositivo"
         );
-        assert_eq!(action_label("something.new"), "something.new");
+        // An unknown name never reaches the page as it is stored.
+        assert_eq!(action_label("something.new"), "operação do sistema");
+        assert_eq!(
+            action_label("record.witness.erase"),
+            "alteração do registro"
+        );
+        for (action, label) in ACTION_LABELS {
+            assert!(
+                !label.contains('.') && !label.contains('_'),
+                "{action}: {label}"
+            );
+        }
     }
 
     #[test]

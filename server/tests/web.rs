@@ -126,6 +126,54 @@ impl Page {
         }
         text
     }
+
+    /// The `value` of the first input named `name`.
+    fn field_value(&self, name: &str) -> String {
+        let marker = format!("name=\"{name}\" value=\"");
+        let start = self
+            .body
+            .find(&marker)
+            .unwrap_or_else(|| panic!("no field {name} in {}", self.body))
+            + marker.len();
+        let end = self.body[start..].find('"').unwrap();
+        self.body[start..start + end].to_owned()
+    }
+
+    /// The ids of the forms under "Próximo passo", in page order.
+    fn next_forms(&self) -> Vec<String> {
+        let start = self
+            .body
+            .find("id=\"proximo-passo\"")
+            .unwrap_or_else(|| panic!("no #proximo-passo in {}", self.body));
+        let end = self.body[start..].find("</section>").unwrap() + start;
+        let section = &self.body[start..end];
+        section
+            .match_indices("<form ")
+            .filter_map(|(i, _)| {
+                let tag = &section[i..i + section[i..].find('>').unwrap()];
+                let at = tag.find(" id=\"")? + 5;
+                Some(tag[at..at + tag[at..].find('"').unwrap()].to_owned())
+            })
+            .collect()
+    }
+
+    /// The text a person reads: tags removed (attributes such as links' targets are not text).
+    fn visible_text(&self) -> String {
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in self.body.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => {
+                    in_tag = false;
+                    text.push(' ');
+                }
+                c if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        text
+    }
 }
 
 /// Keeps the session cookie like a browser.
@@ -1011,16 +1059,17 @@ async fn decision_notification_and_appeal_through_the_forms() {
         "{}",
         page.element("valor-multa")
     );
-    for id in [
-        "form-analise",
-        "form-decisao",
-        "form-ciencia",
-        "form-recurso",
-        "decisao-penalidade",
-        "ciencia-data",
-        "ciencia-meio",
-        "recurso-data",
-    ] {
+    // An issued auto: the review is the next step; the later steps are not offered yet.
+    assert_eq!(
+        page.next_forms(),
+        [
+            "form-analise",
+            "form-classificacao",
+            "form-anulacao",
+            "form-arquivamento"
+        ]
+    );
+    for id in ["form-analise", "analise-nota", "classificacao-regras"] {
         assert!(page.body.contains(&format!("id=\"{id}\"")), "#{id}");
         if !id.starts_with("form-") {
             assert!(
@@ -1067,22 +1116,30 @@ async fn decision_notification_and_appeal_through_the_forms() {
     assert!(bad.element("erro-acao").contains("Não foi feito"));
 
     let version_before = app.state.store().registry().await.unwrap().version;
-    for (fields, status) in [
+    let closing = ["form-anulacao", "form-arquivamento"];
+    for (fields, status, next) in [
         (
             vec![("acao", "analisar"), ("nota", "Conferido.")],
             "under_review",
+            vec!["form-classificacao", "form-proposta"],
         ),
         // The office records its proposal: the server writes no step on its behalf.
         (
             vec![("acao", "propor"), ("penalidade", "suspensao-15")],
             "penalty_proposed",
+            vec!["form-classificacao", "form-proposta", "form-decisao"],
         ),
         (
             vec![("acao", "decidir"), ("penalidade", "suspensao-15")],
             "penalty_decided",
+            vec!["form-ciencia"],
         ),
         // The notification of the decision, then the ciência by its signature.
-        (vec![("acao", "notificar")], "penalty_decided"),
+        (
+            vec![("acao", "notificar")],
+            "penalty_decided",
+            vec!["form-ciencia"],
+        ),
         (
             vec![
                 ("acao", "ciencia"),
@@ -1091,17 +1148,41 @@ async fn decision_notification_and_appeal_through_the_forms() {
                 ("notificacao", "NP-2026-000001"),
             ],
             "notified",
+            vec!["form-ciencia", "form-reconsideracao", "form-recurso"],
         ),
         (
             vec![("acao", "recurso"), ("data", "2026-11-30")],
             "appeal_filed",
+            vec!["form-decisao-recurso"],
         ),
     ] {
-        let r = b.submit(&path, &action, &fields).await;
+        let mut r = b.submit(&path, &action, &fields).await;
+        if fields[0].1 == "decidir" {
+            // A decision that suspends: the confirmation page first, nothing stored.
+            assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+            assert!(
+                r.element("efeitos-cadastro")
+                    .contains("ficará suspenso de 30/11/2026 a 14/12/2026"),
+                "{}",
+                r.element("efeitos-cadastro")
+            );
+            let token = r.field_value("confirmacao");
+            let mut confirmed = fields.clone();
+            confirmed.push(("confirmacao", token.as_str()));
+            r = b
+                .post(
+                    &action,
+                    &[&[("csrf", r.csrf().as_str())], &confirmed[..]].concat(),
+                )
+                .await;
+        }
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{fields:?}: {}", r.body);
         assert_eq!(r.location(), path);
         let rec = record_json(&app, &id).await;
         assert_eq!(rec["record"]["status"], status, "{fields:?}");
+        let page = b.get(&path).await;
+        let expected: Vec<&str> = next.iter().copied().chain(closing).collect();
+        assert_eq!(page.next_forms(), expected, "after {fields:?}");
     }
     let page = b.get(&path).await;
     assert!(
@@ -1159,11 +1240,29 @@ async fn a_late_appeal_is_refused_citing_art_35() {
             .await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{step}: {}", r.body);
     }
-    let decided = b
+    let shown = b
         .submit(
             &path,
             &action,
             &[("acao", "decidir"), ("penalidade", "advertencia")],
+        )
+        .await;
+    assert!(
+        shown
+            .element("efeitos-cadastro")
+            .contains("advertência escrita entra no histórico do alvará"),
+        "{}",
+        shown.body
+    );
+    let decided = b
+        .post(
+            &action,
+            &[
+                ("csrf", shown.csrf().as_str()),
+                ("acao", "decidir"),
+                ("penalidade", "advertencia"),
+                ("confirmacao", shown.field_value("confirmacao").as_str()),
+            ],
         )
         .await;
     assert_eq!(decided.status, StatusCode::SEE_OTHER, "{}", decided.body);
@@ -1654,6 +1753,267 @@ async fn everyone_changes_their_password_on_the_page_and_their_other_sessions_en
     let p = officer.get("/escritorio/senha").await;
     assert_eq!(p.status, StatusCode::OK, "{}", p.body);
     assert!(p.body.contains("id=\"senha-atual\""));
+}
+
+/// Review, then propose `penalty`, through the forms.
+async fn reviewed_and_proposed(b: &mut Browser<'_>, path: &str, penalty: &str) {
+    let action = format!("{path}/evento");
+    for step in ["analisar", "propor"] {
+        let r = b
+            .submit(path, &action, &[("acao", step), ("penalidade", penalty)])
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{step}: {}", r.body);
+    }
+}
+
+#[tokio::test]
+async fn a_decision_with_registry_effects_is_stored_only_once_confirmed() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 3, "Cobrança acima do taxímetro.").await;
+    let (permit, _, _) = a_permit(&app, 3).await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let path = format!("/escritorio/registros/{id}");
+    let action = format!("{path}/evento");
+    reviewed_and_proposed(&mut b, &path, "multa").await;
+    let events_before = event_kinds(&record_json(&app, &id).await);
+    let version_before = app.state.store().registry().await.unwrap().version;
+
+    // The decision: the confirmation page, with the fine the effect code computes.
+    let shown = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "decidir"), ("penalidade", "multa")],
+        )
+        .await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    shown.assert_html();
+    let effect = shown.element("efeitos-cadastro");
+    assert!(
+        effect.contains(&format!(
+            "Multa de R$ 797,02 lançada ao alvará {permit} em 30/11/2026"
+        )),
+        "{effect}"
+    );
+    assert!(shown.element("confirmacao-quando").contains("30/11/2026"));
+    assert!(shown.body.contains("id=\"confirmar\""));
+    assert!(shown.body.contains("id=\"voltar-corrigir\""));
+    // Nothing stored: no event, no registry version.
+    assert_eq!(event_kinds(&record_json(&app, &id).await), events_before);
+    assert_eq!(
+        app.state.store().registry().await.unwrap().version,
+        version_before
+    );
+
+    // "Voltar e corrigir": the record page, the decision form holding what was typed.
+    let back = b
+        .post(
+            &format!("{path}/corrigir"),
+            &[
+                ("csrf", shown.csrf().as_str()),
+                ("acao", "decidir"),
+                ("penalidade", "multa"),
+            ],
+        )
+        .await;
+    assert_eq!(back.status, StatusCode::OK, "{}", back.body);
+    assert!(!back.body.contains("id=\"erro-acao\""));
+    assert!(
+        back.body.contains("<option value=\"multa\" selected>"),
+        "{}",
+        back.element("form-decisao")
+    );
+
+    // A token confirms exactly the values shown: another penalty with it is shown again.
+    let token = shown.field_value("confirmacao");
+    let swapped = b
+        .post(
+            &action,
+            &[
+                ("csrf", shown.csrf().as_str()),
+                ("acao", "decidir"),
+                ("penalidade", "cassacao"),
+                ("confirmacao", token.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(swapped.status, StatusCode::OK, "{}", swapped.body);
+    assert!(swapped.body.contains("id=\"confirmacao-desatualizada\""));
+    assert!(
+        swapped.element("efeitos-cadastro").contains(&format!(
+            "O alvará {permit} ficará cassado a partir de 30/11/2026"
+        )),
+        "{}",
+        swapped.element("efeitos-cadastro")
+    );
+    assert_eq!(event_kinds(&record_json(&app, &id).await), events_before);
+
+    // Confirmed: stored, with the same effect.
+    let done = b
+        .post(
+            &action,
+            &[
+                ("csrf", shown.csrf().as_str()),
+                ("acao", "decidir"),
+                ("penalidade", "multa"),
+                ("confirmacao", token.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    let reg = app.state.store().registry().await.unwrap();
+    assert!(reg.version > version_before);
+    let fine = reg
+        .fines
+        .iter()
+        .find(|f| f.permit_number == permit && f.id.starts_with("MUL-PEN-"))
+        .expect("the fine is in the registry");
+    assert_eq!(fine.amount.to_string(), "797.02");
+    assert_eq!(
+        record_json(&app, &id).await["record"]["status"],
+        "penalty_decided"
+    );
+
+    // A reversal on appeal lifts it, and is confirmed the same way.
+    for fields in [
+        vec![
+            ("acao", "ciencia"),
+            ("data", "2026-11-30"),
+            ("meio", "publicacao"),
+        ],
+        vec![("acao", "recurso"), ("data", "2026-11-30")],
+    ] {
+        let r = b.submit(&path, &action, &fields).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{fields:?}: {}", r.body);
+    }
+    let shown = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "decisao-recurso"), ("resultado", "cancelada")],
+        )
+        .await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    let effect = shown.element("efeitos-cadastro");
+    assert!(effect.contains("sai do cadastro"), "{effect}");
+    assert!(effect.contains("ainda não paga, é cancelada"), "{effect}");
+    assert_eq!(
+        record_json(&app, &id).await["record"]["status"],
+        "appeal_filed"
+    );
+}
+
+#[tokio::test]
+async fn the_record_page_speaks_portuguese_and_names_records_by_number() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 4, "Veículo sem vistoria.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let path = format!("/escritorio/registros/{id}");
+    let action = format!("{path}/evento");
+    let clean = |page: &Page, when: &str| {
+        let text = page.visible_text();
+        for leak in [
+            "record.",
+            "office.",
+            "facts",
+            "(s)",
+            "(m)",
+            "Evento recusado",
+            &id,
+        ] {
+            assert!(!text.contains(leak), "{when}: «{leak}» in {text}");
+        }
+    };
+    let page = b.get(&path).await;
+    clean(&page, "issued");
+    let number = record_json(&app, &id).await["record"]["number"]
+        .as_str()
+        .map(str::to_owned);
+    if let Some(n) = number {
+        assert!(
+            page.body.contains(&format!("<h1>Auto nº {n}</h1>")),
+            "{}",
+            page.body
+        );
+    }
+    // The audit trail in Portuguese.
+    assert!(
+        page.element("tabela-auditoria")
+            .contains("registro recebido do dispositivo"),
+        "{}",
+        page.element("tabela-auditoria")
+    );
+    // One sentence per refusal, said once, in agreement: a proposal before the review.
+    let refused = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "propor"), ("penalidade", "multa")],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        refused
+            .element("erro-acao")
+            .split("Nada foi gravado")
+            .next()
+            .unwrap()
+            .trim(),
+        "Não foi feito: A proposta de penalidade exige antes a análise do registro pela \
+         Unidade de Transportes."
+    );
+    clean(&refused, "refused");
+    reviewed_and_proposed(&mut b, &path, "multa").await;
+    // Annulled, the record refuses a step in the state machine's words, once.
+    let shown = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "anular"), ("motivo", "Placa trocada.")],
+        )
+        .await;
+    assert_eq!(shown.status, StatusCode::SEE_OTHER, "{}", shown.body);
+    let page = b.get(&path).await;
+    assert!(page.element("sem-proximo-passo").contains("anulado"));
+    // Nothing of the procedure is offered; an annulled record may still be archived.
+    assert_eq!(page.next_forms(), ["form-arquivamento"]);
+    let late = b
+        .submit(
+            &path,
+            &action,
+            &[("acao", "decidir"), ("penalidade", "multa")],
+        )
+        .await;
+    assert_eq!(
+        late.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        late.body
+    );
+    let error = late.element("erro-acao");
+    assert!(
+        error.contains(
+            "Não é possível registrar decisão de penalidade quando o registro está «anulado»."
+        ),
+        "{error}"
+    );
+    assert_eq!(error.matches("recusad").count(), 0, "{error}");
+    clean(&late, "annulled");
+    // The dated timeline names each step with its date and who did it.
+    let timeline = late.element("linha-do-tempo");
+    for step in [
+        "Emissão",
+        "Análise",
+        "Proposta de penalidade",
+        "Anulação: Placa trocada.",
+    ] {
+        assert!(timeline.contains(step), "{step}: {timeline}");
+    }
+    assert!(timeline.contains("30/11/2026"), "{timeline}");
 }
 
 // ----- the administrator's pages and the role policy ------------------------------------------

@@ -235,7 +235,7 @@ async fn the_list_searches_by_plate_permit_cpf_name_and_stand() {
     assert!(all.has("menu-alvaras") && all.has("form-busca-alvaras"));
     all.assert_labelled();
     assert!(
-        html.contains("121 alvará(s) encontrado(s)"),
+        html.contains("121 alvarás encontrados"),
         "{}",
         all.from("total-alvaras")
     );
@@ -750,7 +750,7 @@ async fn csv_export_and_import_report_every_bad_row_and_import_all_or_nothing() 
     p.html(StatusCode::UNPROCESSABLE_ENTITY);
     let report = p.from("erro-importacao");
     assert!(report.contains("Nada foi importado"), "{report}");
-    assert!(p.from("total-erros").contains("2 problema(s)"));
+    assert!(p.from("total-erros").contains("2 problemas"));
     assert!(
         p.from("erro-linha-2").contains("holder_cpf"),
         "{}",

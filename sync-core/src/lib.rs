@@ -25,7 +25,7 @@ pub mod schemas;
 pub mod store;
 pub mod sync;
 
-pub use law::{domain, rules, time};
+pub use law::{domain, rules, text, time};
 
 #[cfg(feature = "testkit")]
 pub use law::testkit;

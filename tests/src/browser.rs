@@ -32,6 +32,11 @@ const START: Duration = Duration::from_secs(60);
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// The Enter key, for `send_keys` (WebDriver's key code point).
 pub const ENTER: &str = "\u{E007}";
+/// The Tab key (WebDriver's key code point).
+pub const TAB: &str = "\u{E004}";
+/// How many Tab presses [`Browser::tab_to`] tries before failing: more than any office page
+/// has focusable elements before its last form.
+pub const MAX_TABS: usize = 400;
 
 /// A reference to an element of the current page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -377,6 +382,42 @@ impl Browser {
             Some(json!({ "script": script, "args": args })),
         )
         .unwrap_or_else(|e| panic!("script: {e:?}"))
+    }
+
+    /// Presses and releases `key` on whatever has the focus (WebDriver actions: what a person
+    /// at the keyboard does, no element targeted).
+    pub fn press(&self, key: &str) {
+        self.cmd(
+            "POST",
+            "/actions",
+            Some(
+                json!({"actions": [{"type": "key", "id": "teclado", "actions": [
+                    {"type": "keyDown", "value": key},
+                    {"type": "keyUp", "value": key},
+                ]}]}),
+            ),
+        )
+        .unwrap_or_else(|e| panic!("press {key:?}: {e:?}"));
+    }
+
+    /// Presses Tab from where the focus is until `css` has it, as a keyboard-only user
+    /// reaches a control; fails when it is not reachable within [`MAX_TABS`] presses.
+    pub fn tab_to(&self, css: &str) -> Element {
+        let target = self.wait_for(css);
+        for _ in 0..MAX_TABS {
+            if self.is_focused(&target) {
+                return target;
+            }
+            self.press(TAB);
+        }
+        panic!("{css} is not reachable with Tab");
+    }
+
+    /// Presses Enter on the focused control and waits for the page that answers.
+    pub fn enter_and_wait(&self) {
+        let old = self.find("html").expect("a page is open");
+        self.press(ENTER);
+        self.wait_for_navigation(&old);
     }
 
     /// Clicks `el` (a submit button or a link) and waits until the browser has left the page

@@ -14,6 +14,7 @@
 
 use chrono::Duration;
 use e2e::api::{ADMIN, OFFICE};
+use e2e::browser::Element;
 use e2e::browser::{Browser, ENTER, is_png};
 use e2e::{Api, Device, Server};
 use serde_json::json;
@@ -203,7 +204,12 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
     browser.select("#proposta-penalidade", "suspensao-15");
     step("#propor");
     browser.select("#decisao-penalidade", "suspensao-15");
-    step("#decidir");
+    // A suspension changes the registry: the confirmation page says how, then it is stored.
+    let decide = browser.wait_for("#decidir");
+    browser.click_and_wait(&decide);
+    let effect = browser.text_of("#efeitos-cadastro");
+    assert!(effect.contains("ficará suspenso de"), "{effect}");
+    step("#confirmar");
     let decision = browser.text_of("#decisao-vigente");
     assert!(
         decision.contains("15 dias") && decision.contains("art. 32, III"),
@@ -222,7 +228,7 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
     // Ciência today by the notification's signature: the page computes the art. 35 deadline.
     browser.select("#ciencia-meio", "assinatura");
     step("#registrar-ciencia");
-    let events = browser.text_of("#tabela-eventos");
+    let events = browser.text_of("#linha-do-tempo");
     assert!(events.contains("notificação NP-"), "{events}");
     let today = sync_core::time::local_date(chrono::Utc::now());
     let deadline =
@@ -238,7 +244,7 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
     let prazo = browser.text_of("#prazo-recurso");
     assert!(prazo.contains("recurso interposto"), "{prazo}");
     let kinds: Vec<String> = browser
-        .find_all("#tabela-eventos tbody tr")
+        .find_all("#linha-do-tempo li")
         .iter()
         .map(|e| browser.text(e))
         .collect();
@@ -585,6 +591,189 @@ fn the_clerk_changes_the_password_on_the_page_and_logs_in_with_the_new_one() {
     browser.wait_text("#erro-login", "incorretos");
     login("balcao-da-unidade-2026");
     browser.wait_text("#usuario-atual", "Unidade de Transportes");
+}
+
+/// The ids of the forms "Próximo passo" offers (annulment and archiving, folded away, apart).
+fn next_forms(browser: &Browser) -> Vec<String> {
+    browser
+        .find_all("#proximo-passo form")
+        .iter()
+        .filter_map(|f| browser.attr(f, "id"))
+        .filter(|id| id != "form-anulacao" && id != "form-arquivamento")
+        .collect()
+}
+
+/// Every control of the page's forms has a label, and nothing forces a tab order.
+fn assert_keyboard_ready(browser: &Browser) {
+    let unlabelled = browser.execute(
+        "return [...document.querySelectorAll('form input:not([type=hidden]), form select, form textarea')]
+            .filter(e => !e.id || !document.querySelector('label[for=\"' + e.id + '\"]'))
+            .map(e => e.name)",
+        vec![],
+    );
+    assert_eq!(unlabelled, json!([]), "controls without a label");
+    let positive = browser.execute(
+        "return [...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0).length",
+        vec![],
+    );
+    assert_eq!(positive, json!(0), "a positive tabindex");
+}
+
+/// Reaches `button` with Tab from the top of the page and presses Enter, as a keyboard-only
+/// clerk does; fails on a refusal.
+fn keyboard_submit(browser: &Browser, button: &str) {
+    assert_keyboard_ready(browser);
+    let _: Element = browser.tab_to(button);
+    browser.enter_and_wait();
+    if let Some(e) = browser.find("#erro-acao") {
+        panic!("{button} refused: {}", browser.text(&e));
+    }
+}
+
+#[test]
+fn a_full_procedure_from_the_inbox_to_a_decided_appeal_using_only_the_guided_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let mut tablet = Device::login(
+        "tablet",
+        &server.url,
+        "tablet-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Duration::zero(),
+    );
+    tablet.sync_ok();
+    let taxi = regular_taxi_of_s03(&tablet);
+    let at = tablet.now();
+    let auto = tablet
+        .field()
+        .create_infraction(NewInfraction {
+            vehicle: VehicleQuery::Plate(Plate::parse(&taxi.0).unwrap()),
+            driver: DriverId::parse(&taxi.1).unwrap(),
+            driver_name: None,
+            at,
+            monotonic: u64::try_from(at.timestamp_millis()).unwrap(),
+            observation: Observation::default(),
+            position: None,
+            facts: Some("Condutor recusou corrida curta.".into()),
+            extra_legal_basis: vec![LegalBasis {
+                rule_id: "R28".into(),
+                citation: "Lei 4.019/2004, art. 19, VIII; art. 31, VII".into(),
+            }],
+            witnesses: Vec::new(),
+            photos: Vec::new(),
+            confirm_vehicle: true,
+            issue: None,
+        })
+        .unwrap();
+    let id = auto.id.clone();
+    let now = tablet.now();
+    tablet
+        .field()
+        .issue(
+            &id,
+            now,
+            Signature::Missing {
+                reason: "recusou-se a assinar".into(),
+            },
+        )
+        .unwrap();
+    tablet.sync_ok();
+
+    let browser = Browser::start();
+    browser.goto(&format!("{}/login", server.url));
+    browser.fill("#usuario", "escritorio");
+    let password = browser.wait_for("#senha");
+    browser.send_keys(&password, "escritorio-demo");
+    browser.type_and_wait(&password, ENTER);
+    // The inbox: the auto is there; open it with the keyboard.
+    browser.wait_for("#tabela-registros");
+    let shot = browser.save_screenshot("procedimento-01-caixa.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    browser.tab_to(&format!("#abrir-{id}"));
+    browser.enter_and_wait();
+    let title = browser.text_of("h1");
+    assert!(title.starts_with("Auto nº "), "{title}");
+
+    // Each phase: exactly the forms the law allows, then the step through the keyboard.
+    let phase = |shot: &str, expected: &[&str]| {
+        let forms = next_forms(&browser);
+        assert_eq!(forms, expected, "{shot}");
+        let path = browser.save_screenshot(shot);
+        assert!(is_png(&path), "{}", path.display());
+    };
+    phase(
+        "procedimento-02-emitido.png",
+        &["form-analise", "form-classificacao"],
+    );
+    keyboard_submit(&browser, "#analisar");
+    phase(
+        "procedimento-03-em-analise.png",
+        &["form-classificacao", "form-proposta"],
+    );
+    browser.fill("#classificacao-regras", "R28");
+    keyboard_submit(&browser, "#classificar");
+    browser.select("#proposta-penalidade", "suspensao-15");
+    keyboard_submit(&browser, "#propor");
+    phase(
+        "procedimento-04-proposta.png",
+        &["form-classificacao", "form-proposta", "form-decisao"],
+    );
+    browser.select("#decisao-penalidade", "suspensao-15");
+    keyboard_submit(&browser, "#decidir");
+    // The confirmation: what the registry will say, and nothing stored yet.
+    let effect = browser.text_of("#efeitos-cadastro");
+    assert!(effect.contains("ficará suspenso de"), "{effect}");
+    let shot = browser.save_screenshot("procedimento-05-confirmacao.png");
+    assert!(is_png(&shot), "{}", shot.display());
+    let office = Api::login(&server.url, OFFICE);
+    assert_eq!(office.record(&id)["record"]["status"], "penalty_proposed");
+    keyboard_submit(&browser, "#confirmar");
+    browser.wait_for("#aviso");
+    assert_eq!(office.record(&id)["record"]["status"], "penalty_decided");
+    phase("procedimento-06-decidido.png", &["form-ciencia"]);
+    keyboard_submit(&browser, "#gerar-notificacao");
+    browser.select("#ciencia-meio", "assinatura");
+    keyboard_submit(&browser, "#registrar-ciencia");
+    phase(
+        "procedimento-07-ciencia.png",
+        &["form-ciencia", "form-reconsideracao", "form-recurso"],
+    );
+    keyboard_submit(&browser, "#interpor-recurso");
+    phase("procedimento-08-recurso.png", &["form-decisao-recurso"]);
+    browser.select("#recurso-resultado", "cancelada");
+    keyboard_submit(&browser, "#decidir-recurso");
+    let effect = browser.text_of("#efeitos-cadastro");
+    assert!(effect.contains("sai do cadastro"), "{effect}");
+    keyboard_submit(&browser, "#confirmar");
+    browser.wait_for("#aviso");
+    assert!(
+        browser
+            .text_of("#registro-situacao")
+            .contains("recurso decidido")
+    );
+    phase("procedimento-09-recurso-decidido.png", &["form-ciencia"]);
+    // The dated timeline holds every step, in order.
+    let timeline = browser.text_of("#linha-do-tempo");
+    let mut from = 0;
+    for step in [
+        "Emissão",
+        "Análise",
+        "Classificação",
+        "Proposta de penalidade",
+        "Decisão de penalidade",
+        "Ciência",
+        "Recurso",
+        "Decisão do recurso",
+    ] {
+        let at = timeline[from..]
+            .find(step)
+            .unwrap_or_else(|| panic!("{step} after {from} in {timeline}"));
+        from += at + step.len();
+    }
+    assert_eq!(office.record(&id)["record"]["status"], "appeal_decided");
+    let (ok, out) = server.audit_verify();
+    assert!(ok, "{out}");
 }
 
 /// Logs the clerk in through the login form.

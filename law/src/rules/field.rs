@@ -791,10 +791,13 @@ fn check_vehicle(
                         .map(|y| format!(", selo \"verificado até {y}\""))
                         .unwrap_or_default();
                     reasons.push(format!(
-                        "aferição vencida (última verificação em {}{label}; validade de {} \
-                         ano(s))",
+                        "aferição vencida (última verificação em {}{label}; validade de {})",
                         br(t.verified_on),
-                        out.config.taximeter_period_years
+                        crate::text::plural_pt(
+                            u64::from(out.config.taximeter_period_years),
+                            "ano",
+                            "anos"
+                        )
                     ));
                 }
             }

@@ -74,12 +74,14 @@ impl Refusal {
     }
 }
 
+/// Each reason as its own sentence (capital letter, full stop), one after the other: never
+/// "A.; b." when two rules refuse.
 fn join_messages(findings: &[Finding]) -> String {
     findings
         .iter()
-        .map(|f| f.message.as_str())
+        .map(|f| crate::text::sentence_pt(&f.message))
         .collect::<Vec<_>>()
-        .join("; ")
+        .join(" ")
 }
 
 /// A finding that makes the office refuse the requested change.
@@ -379,7 +381,7 @@ pub fn check_cap(before: &Registry, after: &Registry, config: &RulesConfig) -> O
         format!(
             "A alteração levaria o cadastro de {} a {} táxis (alvarás em vigor e vagas abertas \
              em todos os pontos), acima do limite de {} do art. 14: 1 táxi para cada {} \
-             habitantes (censo: {} habitantes; {} ÷ {} = {}); ainda cabem {} vaga(s). {}",
+             habitantes (censo: {} habitantes; {} ÷ {} = {}); ainda cabem {}. {}",
             thousands(was),
             thousands(total),
             thousands(cap),
@@ -388,7 +390,10 @@ pub fn check_cap(before: &Registry, after: &Registry, config: &RulesConfig) -> O
             thousands(u64::from(config.census_population)),
             thousands(u64::from(ratio)),
             thousands(cap),
-            thousands(cap.saturating_sub(was)),
+            match cap.saturating_sub(was) {
+                1 => "1 vaga".to_owned(),
+                n => format!("{} vagas", thousands(n)),
+            },
             source
         ),
     ))
@@ -437,12 +442,12 @@ pub fn check_stand_places(
                 refuse(
                     RuleId::R23,
                     format!(
-                        "O ponto {} tem {} vaga(s) e ficaria com {} alvará(s) em vigor: não há \
+                        "O ponto {} tem {} e ficaria com {} em vigor: não há \
                          vaga aberta nele; um táxi a mais no ponto é aumento de vagas, que só se \
                          faz criando a vaga dentro da proporção do art. 14.",
                         s.name,
-                        thousands(u64::from(places)),
-                        thousands(live)
+                        crate::text::plural_pt(u64::from(places), "vaga", "vagas"),
+                        crate::text::plural_pt(live, "alvará", "alvarás")
                     ),
                 )
             })
@@ -804,12 +809,12 @@ fn taximeter_refusal(
         RuleId::R02,
         format!(
             "A aferição do taxímetro do táxi {plate} (alvará {}) é de {}{label} e já não vale em \
-             {} (validade configurada: {} ano(s)); apresente nova aferição do INMETRO (art. 1º, \
+             {} (validade configurada: {}); apresente nova aferição do INMETRO (art. 1º, \
              § 1º).",
             permit.number,
             br(meter.verified_on),
             br(on),
-            config.taximeter_period_years
+            crate::text::plural_pt(u64::from(config.taximeter_period_years), "ano", "anos")
         ),
     ))
 }
@@ -1044,8 +1049,8 @@ pub fn driver_requirements(person: &Person, on: NaiveDate, config: &RulesConfig)
         if on > limit {
             let grace = if config.cnh_grace_days > 0 {
                 format!(
-                    ", e a tolerância configurada de {} dia(s) terminou em {}",
-                    config.cnh_grace_days,
+                    ", e a tolerância configurada de {} terminou em {}",
+                    crate::text::plural_pt(u64::from(config.cnh_grace_days), "dia", "dias"),
                     br(limit)
                 )
             } else {
@@ -1415,7 +1420,8 @@ mod tests {
                 Finding::new(RuleId::R14, "dois"),
             ],
         };
-        assert_eq!(r.to_string(), "um; dois");
+        // Each reason its own sentence, never "um; dois".
+        assert_eq!(r.to_string(), "Um. Dois.");
         assert_eq!(r.rule_ids(), ["R13", "R14"]);
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["findings"][1]["rule_id"], "R14");
@@ -1913,7 +1919,7 @@ mod tests {
         );
         assert!(
             r.to_string()
-                .contains("O ponto Praça Basílio Rangel tem 1 vaga(s) e ficaria com 2"),
+                .contains("O ponto Praça Basílio Rangel tem 1 vaga e ficaria com 2 alvarás"),
             "{r}"
         );
         // A permit moved onto the full stand.
@@ -2543,7 +2549,7 @@ mod tests {
         let r = judge_write(&reg, &after, &touched, today(), &cfg()).unwrap_err();
         assert_eq!(r.rule_ids(), ["R23"]);
         assert!(
-            r.to_string().contains("Terminal Urbano tem 1 vaga(s)"),
+            r.to_string().contains("Terminal Urbano tem 1 vaga e"),
             "{r}"
         );
         // A registry at the cap: the overfull stand also raises the count.

@@ -423,10 +423,14 @@ pub fn propose(input: ProposalInput<'_>) -> Proposal {
             grade = raised;
         }
         reasons.push(format!(
-            "Reincidência: {} penalidade(s) decidida(s) para este alvará nos últimos {} meses \
+            "Reincidência: {} para este alvará nos últimos {} meses \
              (desde {}): {}. Propõe-se o grau seguinte ao mais grave já aplicado: {} \
              (art. 32, {}).",
-            recidivism.len(),
+            crate::text::plural_pt(
+                recidivism.len() as u64,
+                "penalidade decidida",
+                "penalidades decididas"
+            ),
             RECIDIVISM_MONTHS,
             br(window_from),
             listed.join("; "),

@@ -16,6 +16,13 @@
 //! through here on every copy, and the office's server refuses what this refuses before
 //! writing, so no copy of a record can hold a procedure the law does not allow.
 //!
+//! What may come next: [`Procedure::next_steps`] asks [`Procedure::apply`] itself, with a
+//! representative step of each kind dated on the day given, so the office's pages offer exactly
+//! the steps this module would accept and never keep a second copy of these rules. The appeal
+//! is offered while a filing date inside its window exists (art. 35): an appeal protocolled in
+//! time may be recorded after the deadline, dated on its protocol; [`NextStep::until`] says the
+//! last date the law accepts.
+//!
 //! Nothing here reads a clock: a step's date is the one recorded with it (the event's time,
 //! or the date the offender signed, filed or was notified), so every copy reaches the same
 //! verdict.
@@ -91,7 +98,71 @@ pub enum Step {
     },
 }
 
+/// The kind of a [`Step`], without its values: what the office may record next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    Review,
+    Propose,
+    Decide,
+    Notify,
+    FileReconsideration,
+    DecideReconsideration,
+    FileAppeal,
+    DecideAppeal,
+}
+
+impl StepKind {
+    /// Every kind, in the order of the procedure.
+    pub const ALL: [StepKind; 8] = [
+        Self::Review,
+        Self::Propose,
+        Self::Decide,
+        Self::Notify,
+        Self::FileReconsideration,
+        Self::DecideReconsideration,
+        Self::FileAppeal,
+        Self::DecideAppeal,
+    ];
+
+    /// What users read as a heading ("Decisão da penalidade").
+    pub fn title_pt(self) -> &'static str {
+        match self {
+            Self::Review => "Análise",
+            Self::Propose => "Proposta de penalidade",
+            Self::Decide => "Decisão da penalidade",
+            Self::Notify => "Ciência da decisão",
+            Self::FileReconsideration => "Pedido de reconsideração",
+            Self::DecideReconsideration => "Decisão da reconsideração",
+            Self::FileAppeal => "Recurso ao Prefeito",
+            Self::DecideAppeal => "Decisão do recurso",
+        }
+    }
+}
+
+/// A step the law allows next, and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NextStep {
+    pub kind: StepKind,
+    /// The last date the step may carry (the appeal: the art. 35 deadline); `None`: no limit.
+    pub until: Option<NaiveDate>,
+}
+
 impl Step {
+    /// The kind of this step.
+    pub fn kind(&self) -> StepKind {
+        match self {
+            Self::Review => StepKind::Review,
+            Self::Propose { .. } => StepKind::Propose,
+            Self::Decide { .. } => StepKind::Decide,
+            Self::Notify { .. } => StepKind::Notify,
+            Self::FileReconsideration { .. } => StepKind::FileReconsideration,
+            Self::DecideReconsideration { .. } => StepKind::DecideReconsideration,
+            Self::FileAppeal { .. } => StepKind::FileAppeal,
+            Self::DecideAppeal { .. } => StepKind::DecideAppeal,
+        }
+    }
+
     /// What users read, as the subject of a sentence.
     pub fn label_pt(&self) -> &'static str {
         match self {
@@ -225,6 +296,61 @@ impl Procedure {
             reconsideration_on: None,
             appeal_on: None,
         }
+    }
+
+    /// The steps the law allows next on `today`, in the order of the procedure (see the module
+    /// doc). Each is tried through [`Procedure::apply`] with the penalty in force (or a fine,
+    /// which art. 32 always provides), an upheld ruling, and `today` as its date — the appeal
+    /// dated on the last day of its window when that is earlier, so an appeal protocolled in
+    /// time stays recordable. A second review is left out: the law accepts it, but it moves
+    /// nothing.
+    pub fn next_steps(&self, today: NaiveDate) -> Vec<NextStep> {
+        let penalty = self.penalty.unwrap_or(PenaltyKind::Fine);
+        let upheld = (Outcome::Upheld, None);
+        StepKind::ALL
+            .into_iter()
+            .filter(|k| !(*k == StepKind::Review && self.reviewed_on.is_some()))
+            .filter_map(|kind| {
+                let (step, until) = match kind {
+                    StepKind::Review => (Step::Review, None),
+                    StepKind::Propose => (Step::Propose { penalty }, None),
+                    StepKind::Decide => (Step::Decide { penalty }, None),
+                    StepKind::Notify => (
+                        Step::Notify {
+                            on: today,
+                            appeal_deadline: None,
+                        },
+                        None,
+                    ),
+                    StepKind::FileReconsideration => {
+                        (Step::FileReconsideration { on: today }, None)
+                    }
+                    StepKind::DecideReconsideration => (
+                        Step::DecideReconsideration {
+                            outcome: upheld.0,
+                            penalty: upheld.1,
+                        },
+                        None,
+                    ),
+                    StepKind::FileAppeal => {
+                        let on = self.appeal_deadline.map_or(today, |d| d.min(today));
+                        (Step::FileAppeal { on }, self.appeal_deadline)
+                    }
+                    StepKind::DecideAppeal => (
+                        Step::DecideAppeal {
+                            outcome: upheld.0,
+                            penalty: upheld.1,
+                        },
+                        None,
+                    ),
+                };
+                let at = match step {
+                    Step::FileAppeal { on } => on,
+                    _ => today,
+                };
+                self.apply(&step, at).ok().map(|_| NextStep { kind, until })
+            })
+            .collect()
     }
 
     /// `date` must not precede `earlier` (named `what` in the message).
@@ -683,5 +809,139 @@ mod tests {
             )
             .unwrap_err();
         assert!(e.to_string().contains("10 dias"), "{e}");
+    }
+
+    fn kinds(p: &Procedure, today: NaiveDate) -> Vec<StepKind> {
+        p.next_steps(today).into_iter().map(|s| s.kind).collect()
+    }
+
+    #[test]
+    fn next_steps_follow_the_procedure_and_leave_finished_steps_out() {
+        use StepKind as K;
+        let open = Procedure::open(d(11, 2));
+        assert_eq!(kinds(&open, d(11, 3)), [K::Review]);
+        let reviewed = open.apply(&Step::Review, d(11, 3)).unwrap();
+        assert_eq!(kinds(&reviewed, d(11, 3)), [K::Propose]);
+        let proposed = reviewed
+            .apply(&Step::Propose { penalty: FINE }, d(11, 3))
+            .unwrap();
+        // A proposal may still be revised before the decision.
+        assert_eq!(kinds(&proposed, d(11, 3)), [K::Propose, K::Decide]);
+        let decided = decided();
+        assert_eq!(kinds(&decided, d(11, 10)), [K::Notify]);
+        let notified = decided.apply(&notify(d(11, 10)), d(11, 10)).unwrap();
+        // Another person charged may still take notice; reconsideration or the appeal.
+        assert_eq!(
+            kinds(&notified, d(11, 12)),
+            [K::Notify, K::FileReconsideration, K::FileAppeal]
+        );
+        let filed = notified
+            .apply(&Step::FileReconsideration { on: d(11, 12) }, d(11, 12))
+            .unwrap();
+        assert_eq!(kinds(&filed, d(11, 12)), [K::DecideReconsideration]);
+        let ruled = filed
+            .apply(
+                &Step::DecideReconsideration {
+                    outcome: Outcome::Upheld,
+                    penalty: None,
+                },
+                d(11, 13),
+            )
+            .unwrap();
+        assert_eq!(kinds(&ruled, d(11, 13)), [K::Notify, K::FileAppeal]);
+        let appealed = ruled
+            .apply(&Step::FileAppeal { on: d(11, 13) }, d(11, 13))
+            .unwrap();
+        assert_eq!(kinds(&appealed, d(11, 13)), [K::DecideAppeal]);
+        let done = appealed
+            .apply(
+                &Step::DecideAppeal {
+                    outcome: Outcome::Upheld,
+                    penalty: None,
+                },
+                d(11, 14),
+            )
+            .unwrap();
+        // The ruling is notified; there is no second appeal.
+        assert_eq!(kinds(&done, d(11, 14)), [K::Notify]);
+        let noticed = done.apply(&notify(d(11, 14)), d(11, 14)).unwrap();
+        assert!(!kinds(&noticed, d(11, 14)).contains(&K::FileAppeal));
+    }
+
+    #[test]
+    fn the_appeal_is_offered_with_its_deadline_and_only_while_a_date_inside_it_exists() {
+        // Ciência Monday 2 Nov: deadline Thursday 12 Nov.
+        let p = Procedure::open(d(11, 1))
+            .apply(&Step::Review, d(11, 2))
+            .unwrap()
+            .apply(&Step::Propose { penalty: FINE }, d(11, 2))
+            .unwrap()
+            .apply(&Step::Decide { penalty: FINE }, d(11, 2))
+            .unwrap()
+            .apply(&notify(d(11, 2)), d(11, 2))
+            .unwrap();
+        let appeal = |today| {
+            p.next_steps(today)
+                .into_iter()
+                .find(|s| s.kind == StepKind::FileAppeal)
+        };
+        assert_eq!(appeal(d(11, 12)).and_then(|s| s.until), Some(d(11, 12)));
+        // After the deadline an appeal protocolled in time can still be recorded, dated on its
+        // protocol, and the kernel says until when.
+        assert_eq!(appeal(d(11, 20)).and_then(|s| s.until), Some(d(11, 12)));
+        // A reversal leaves nothing to appeal against.
+        let reversed = p
+            .apply(&Step::FileReconsideration { on: d(11, 3) }, d(11, 3))
+            .unwrap()
+            .apply(
+                &Step::DecideReconsideration {
+                    outcome: Outcome::Reversed,
+                    penalty: None,
+                },
+                d(11, 4),
+            )
+            .unwrap();
+        assert_eq!(
+            kinds(&reversed, d(11, 4)),
+            [StepKind::Notify],
+            "only the ciência of the reversal"
+        );
+    }
+
+    #[test]
+    fn next_steps_agree_with_apply_for_every_kind() {
+        // Whatever a phase offers, `apply` accepts on that day; what it leaves out (beyond a
+        // repeated review) `apply` refuses.
+        let today = d(11, 12);
+        let mut states = vec![Procedure::open(d(11, 2))];
+        let steps = [
+            Step::Review,
+            Step::Propose { penalty: FINE },
+            Step::Decide { penalty: FINE },
+            notify(today),
+            Step::FileReconsideration { on: today },
+            Step::DecideReconsideration {
+                outcome: Outcome::Upheld,
+                penalty: None,
+            },
+            Step::FileAppeal { on: d(11, 12) },
+            Step::DecideAppeal {
+                outcome: Outcome::Upheld,
+                penalty: None,
+            },
+        ];
+        for s in &steps {
+            let last = *states.last().unwrap();
+            states.push(last.apply(s, today).unwrap());
+        }
+        for p in &states {
+            let offered = kinds(p, today);
+            for (kind, step) in StepKind::ALL.into_iter().zip(steps.iter()) {
+                assert_eq!(step.kind(), kind);
+                let accepted = p.apply(step, today).is_ok()
+                    && !(kind == StepKind::Review && p.reviewed_on.is_some());
+                assert_eq!(offered.contains(&kind), accepted, "{:?} {kind:?}", p.phase);
+            }
+        }
     }
 }

@@ -375,7 +375,7 @@ async fn post_event(
         EventOutcome::NotFound => Err(AppError::not_found("Registro não encontrado.")),
         EventOutcome::Refused { code, message } => Err(AppError::unprocessable(
             refusal_code(code),
-            format!("Evento recusado: {message}"),
+            sync_core::records::refusal_sentence(&message),
         )
         .with_details(serde_json::json!({ "rejection": code }))),
     }

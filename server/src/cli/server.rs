@@ -504,8 +504,12 @@ fn verify(data: &Path, expect_head: &[String], anchor_files: &[PathBuf]) -> anyh
         }
         if let Some(m) = out.consistency.mismatches.first() {
             bail!(
-                "{} dado(s) derivado(s) não conferem com a origem; o primeiro: {}, coluna {}: {}",
-                out.consistency.mismatches.len(),
+                "{} com a origem; o primeiro: {}, coluna {}: {}",
+                sync_core::text::plural_pt(
+                    out.consistency.mismatches.len() as u64,
+                    "dado derivado não confere",
+                    "dados derivados não conferem"
+                ),
                 m.subject,
                 m.column,
                 m.reason

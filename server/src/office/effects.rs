@@ -21,6 +21,7 @@
 //! the vacancy was never lawfully open).
 
 use chrono::{Datelike, NaiveDate};
+use rust_decimal::Decimal;
 use sync_core::domain::{Fine, Penalty, PenaltyKind, PermitState, Registry};
 use sync_core::records::{EventKind, PersonRef, RecordView, Status};
 use sync_core::rules::penalty::{fine_amount, penalty_label_pt};
@@ -232,6 +233,118 @@ pub fn reconcile(view: &RecordView, reg: &Registry) -> Result<Option<RegistryEdi
         action: action_of(desired.map(|(k, _)| k)).to_owned(),
         subject: format!("permit:{permit_number}"),
     }))
+}
+
+/// One change a decision makes in the registry, for the office to read before confirming it
+/// ([`changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EffectChange {
+    /// The permit is suspended from `from` to `until` (inclusive).
+    Suspended {
+        permit: String,
+        from: NaiveDate,
+        until: Option<NaiveDate>,
+    },
+    /// A written warning enters the permit's penalty history.
+    Warning { permit: String, on: NaiveDate },
+    /// A fine is issued, unpaid (it blocks the renewal until paid, art. 17 §2 III).
+    FineIssued {
+        permit: String,
+        fine_id: String,
+        amount: Decimal,
+        on: NaiveDate,
+    },
+    /// The permit is revoked on `on`.
+    Revoked { permit: String, on: NaiveDate },
+    /// A penalty this record had written leaves the registry.
+    PenaltyLifted {
+        permit: String,
+        penalty: PenaltyKind,
+        penalty_id: String,
+    },
+    /// The unpaid fine of a lifted penalty is cancelled.
+    FineCancelled { fine_id: String, amount: Decimal },
+    /// The fine of a lifted penalty was paid already: it stays, with its payment.
+    PaidFineKept { fine_id: String, paid_on: NaiveDate },
+    /// A permit this record had revoked is active again.
+    PermitRestored { permit: String },
+}
+
+/// What `after` changes against `before` for `record_id`: the entries [`reconcile`] writes
+/// (penalties of the record, their fines, the permit state), compared one by one, so what the
+/// office confirms is what the same edit will write.
+pub fn changes(before: &Registry, after: &Registry, record_id: &str) -> Vec<EffectChange> {
+    let of_record = |reg: &Registry| -> Vec<Penalty> {
+        reg.penalties
+            .iter()
+            .filter(|p| p.record_id.as_deref() == Some(record_id))
+            .cloned()
+            .collect()
+    };
+    let (old, new) = (of_record(before), of_record(after));
+    let same = |a: &Penalty, b: &Penalty| a.id == b.id && a.kind == b.kind;
+    let mut out = Vec::new();
+    for gone in old.iter().filter(|o| !new.iter().any(|n| same(o, n))) {
+        out.push(EffectChange::PenaltyLifted {
+            permit: gone.permit_number.clone(),
+            penalty: gone.kind,
+            penalty_id: gone.id.clone(),
+        });
+        let fine_id = fine_id_of(&gone.id);
+        if let Some(f) = before.fines.iter().find(|f| f.id == fine_id) {
+            let kept = after.fines.iter().any(|a| a.id == fine_id);
+            match (f.paid_on, kept) {
+                (Some(paid_on), true) => out.push(EffectChange::PaidFineKept { fine_id, paid_on }),
+                (None, false) => out.push(EffectChange::FineCancelled {
+                    fine_id,
+                    amount: f.amount,
+                }),
+                _ => {}
+            }
+        }
+    }
+    for added in new.iter().filter(|n| !old.iter().any(|o| same(o, n))) {
+        let permit = added.permit_number.clone();
+        out.push(match added.kind {
+            PenaltyKind::Suspension { .. } => EffectChange::Suspended {
+                permit,
+                from: added.starts_on,
+                until: added.suspension_last_day(),
+            },
+            PenaltyKind::WrittenWarning => EffectChange::Warning {
+                permit,
+                on: added.starts_on,
+            },
+            PenaltyKind::Revocation => EffectChange::Revoked {
+                permit,
+                on: added.starts_on,
+            },
+            PenaltyKind::Fine => {
+                let fine_id = fine_id_of(&added.id);
+                match after.fines.iter().find(|f| f.id == fine_id) {
+                    Some(f) => EffectChange::FineIssued {
+                        permit,
+                        fine_id,
+                        amount: f.amount,
+                        on: f.issued_on,
+                    },
+                    None => continue,
+                }
+            }
+        });
+    }
+    for p in &after.permits {
+        let was = before.permits.iter().find(|b| b.number == p.number);
+        if let Some(was) = was
+            && matches!(was.state, PermitState::Revoked { .. })
+            && p.state == PermitState::Active
+        {
+            out.push(EffectChange::PermitRestored {
+                permit: p.number.clone(),
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -865,7 +865,7 @@ async fn run(
         OfficeOutcome::NotFound { .. } => Err(AppError::not_found("Registro não encontrado.")),
         OfficeOutcome::Refused { code, message, .. } => Err(bad(
             refusal_code(code),
-            format!("Evento recusado: {message}"),
+            sync_core::records::refusal_sentence(&message),
         )
         .with_details(serde_json::json!({ "rejection": code }))),
         OfficeOutcome::EffectRefused(r) => Err(bad(r.code, r.message)),
@@ -942,18 +942,7 @@ fn check_steps(view: &RecordView, events: &[EventKind], at: DateTime<Utc>) -> Re
     Ok(())
 }
 
-/// A kernel reason as one sentence: capital first letter, full stop.
-fn sentence(reason: &str) -> String {
-    let mut chars = reason.chars();
-    let mut out: String = chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default();
-    if !out.ends_with('.') {
-        out.push('.');
-    }
-    out
-}
+use sync_core::records::refusal_sentence as sentence;
 
 /// A penalty art. 32 provides (`rules::penalty::Grade::exact`, the same check as the
 /// registry's `POST /v1/penalties` and the records' replay).
@@ -1073,6 +1062,72 @@ pub async fn propose(
     .await
 }
 
+/// The event of a decision of the penalty (what [`decide`] appends).
+pub fn decision_event(req: &DecideRequest) -> Result<EventKind, AppError> {
+    check_penalty(req.penalty)?;
+    Ok(EventKind::PenaltyDecided {
+        penalty: req.penalty,
+    })
+}
+
+/// The event of a ruling on reconsideration (what [`decide_reconsideration`] appends).
+pub fn reconsideration_ruling_event(req: &RulingRequest) -> Result<EventKind, AppError> {
+    Ok(EventKind::ReconsiderationDecided {
+        outcome: req.outcome,
+        penalty: ruling(req)?,
+    })
+}
+
+/// The event of a ruling on appeal (what [`decide_appeal`] appends).
+pub fn appeal_ruling_event(req: &RulingRequest) -> Result<EventKind, AppError> {
+    Ok(EventKind::AppealDecided {
+        outcome: req.outcome,
+        penalty: ruling(req)?,
+    })
+}
+
+/// The event of an annulment (what [`annul`] appends).
+pub fn annulment_event(req: &AnnulRequest) -> Result<EventKind, AppError> {
+    let reason = req.reason.trim().to_owned();
+    if reason.is_empty() {
+        return Err(bad("invalid_request", "Informe o motivo da anulação."));
+    }
+    Ok(EventKind::Annulled { reason })
+}
+
+/// What the registry would change if `event` were appended to record `id` now, without
+/// writing anything: the same check of the step, the same state machine (on a copy of the
+/// record in memory) and the same [`effects::reconcile`] as the write, so what the office
+/// confirms is what will be stored. Empty: the registry would not change.
+pub async fn preview_effect(
+    state: &AppState,
+    auth: &Auth,
+    id: &str,
+    event: EventKind,
+) -> Result<Vec<effects::EffectChange>, AppError> {
+    auth.require(OFFICE_DECIDERS)?;
+    let id = id.trim();
+    let (doc, view) = load_view(state, id).await?;
+    let at = next_at(&view, state.clock().now());
+    check_steps(&view, std::slice::from_ref(&event), at)?;
+    let mut copy =
+        sync_core::records::RecordDoc::load(&doc.doc).map_err(|e| AppError::internal(&e))?;
+    let agent = sync_core::records::Agent::new(
+        auth.user_id.clone(),
+        sync_core::records::UserRole::Office,
+        sync_core::sync::device_uuid(&auth.device_id),
+    );
+    copy.append_event(&agent, at, event)
+        .map_err(|e| bad("event_refused", sentence(&e.to_string())))?;
+    let after = copy.view().map_err(|e| AppError::internal(&e))?;
+    let reg = state.store().registry().await?;
+    Ok(match effects::reconcile(&after, &reg) {
+        Ok(Some(edit)) => effects::changes(&reg, &edit.registry, id),
+        Ok(None) => Vec::new(),
+        Err(r) => return Err(bad(r.code, r.message)),
+    })
+}
+
 /// Decides the penalty (`penalty_decided`) and writes its registry effect in the same
 /// transaction. The record must have been reviewed and have a recorded proposal (the
 /// system's, or the office's own): a missing step is refused, never written on the office's
@@ -1084,17 +1139,8 @@ pub async fn decide(
     req: DecideRequest,
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
-    check_penalty(req.penalty)?;
-    act(
-        state,
-        auth,
-        id,
-        vec![EventKind::PenaltyDecided {
-            penalty: req.penalty,
-        }],
-        true,
-    )
-    .await
+    let event = decision_event(&req)?;
+    act(state, auth, id, vec![event], true).await
 }
 
 /// Records the ciência of the last decision; the appeal deadline is counted with the registry's
@@ -1169,18 +1215,8 @@ pub async fn decide_reconsideration(
     req: RulingRequest,
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
-    let penalty = ruling(&req)?;
-    act(
-        state,
-        auth,
-        id,
-        vec![EventKind::ReconsiderationDecided {
-            outcome: req.outcome,
-            penalty,
-        }],
-        true,
-    )
-    .await
+    let event = reconsideration_ruling_event(&req)?;
+    act(state, auth, id, vec![event], true).await
 }
 
 /// Records the appeal to the Prefeito (art. 33): refused by the state machine when late
@@ -1211,18 +1247,8 @@ pub async fn decide_appeal(
     req: RulingRequest,
 ) -> Result<OfficeResult, AppError> {
     auth.require(OFFICE_DECIDERS)?;
-    let penalty = ruling(&req)?;
-    act(
-        state,
-        auth,
-        id,
-        vec![EventKind::AppealDecided {
-            outcome: req.outcome,
-            penalty,
-        }],
-        true,
-    )
-    .await
+    let event = appeal_ruling_event(&req)?;
+    act(state, auth, id, vec![event], true).await
 }
 
 /// Annuls the record; a penalty it had in the registry is lifted.
@@ -1232,11 +1258,8 @@ pub async fn annul(
     id: &str,
     req: AnnulRequest,
 ) -> Result<OfficeResult, AppError> {
-    let reason = req.reason.trim().to_owned();
-    if reason.is_empty() {
-        return Err(bad("invalid_request", "Informe o motivo da anulação."));
-    }
-    act(state, auth, id, vec![EventKind::Annulled { reason }], true).await
+    let event = annulment_event(&req)?;
+    act(state, auth, id, vec![event], true).await
 }
 
 /// Archives the record (its decision, if any, stays in force).

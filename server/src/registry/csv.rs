@@ -1489,7 +1489,7 @@ mod tests {
         let e = errors(import(&reg, &file, &ctx(&rules)).unwrap_err());
         assert!(
             e.iter()
-                .any(|r| r.message.contains("tem 1 vaga(s) e ficaria com 2")),
+                .any(|r| r.message.contains("tem 1 vaga e ficaria com 2 alvarás")),
             "{e:#?}"
         );
     }

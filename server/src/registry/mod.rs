@@ -48,7 +48,7 @@ pub enum EditError {
     #[error("{message}")]
     Invalid { code: &'static str, message: String },
     /// A CSV import with bad rows: every one of them.
-    #[error("{} linha(s) inválida(s)", .0.len())]
+    #[error("{}", sync_core::text::plural_pt(.0.len() as u64, "linha inválida", "linhas inválidas"))]
     Csv(Vec<csv::RowError>),
 }
 
@@ -68,8 +68,8 @@ impl From<EditError> for AppError {
             EditError::Csv(rows) => AppError::unprocessable(
                 "csv_invalid",
                 format!(
-                    "O arquivo CSV tem {} erro(s); nada foi importado.",
-                    rows.len()
+                    "O arquivo CSV tem {}; nada foi importado.",
+                    sync_core::text::plural_pt(rows.len() as u64, "erro", "erros")
                 ),
             )
             .with_details(serde_json::json!({ "errors": rows })),

@@ -176,8 +176,8 @@ async fn merge(
     .await
     .map(|s| {
         format!(
-            "{} registro(s) juntado(s) ao registro mantido; continuam guardados.",
-            s.events
+            "{} ao registro mantido; continuam guardados.",
+            super::layout::plural(s.events as usize, "registro juntado", "registros juntados")
         )
     });
     finish(&state, &user, outcome).await

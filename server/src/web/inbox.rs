@@ -226,7 +226,7 @@ async fn inbox(
             li { a id="contagem-todas" href=(q.link(None, None)) { "todas" } }
         }
         h2 { "Registros" }
-        p #total-registros { (total) " registro(s), do mais recente ao mais antigo." }
+        p #total-registros { (super::layout::plural(total as usize, "registro", "registros")) ", do mais recente ao mais antigo." }
         @if rows.is_empty() {
             p #sem-registros { "Nenhum registro com estes filtros." }
         } @else {
@@ -265,10 +265,10 @@ async fn inbox(
                             td { (item.status_label) }
                             td {
                                 @if r.conflicts > 0 {
-                                    span .etiqueta.warning { (r.conflicts) " conflito(s)" } " "
+                                    span .etiqueta.warning { (super::layout::plural(r.conflicts as usize, "conflito", "conflitos")) } " "
                                 }
                                 @if r.invalid_events > 0 {
-                                    span .etiqueta.invalido { (r.invalid_events) " evento(s) recusado(s)" }
+                                    span .etiqueta.invalido { (super::layout::plural(r.invalid_events as usize, "evento recusado", "eventos recusados")) }
                                 }
                             }
                         }

@@ -96,8 +96,8 @@ fn render(
                 dt { "Limite de táxis (art. 14)" } dd { (sync_core::rules::office::taxi_cap(rules)) }
                 dt { "Categorias de CNH aceitas" } dd { (rules.categories_covering_b.join(", ")) }
                 dt { "CNH sem EAR" } dd { @if rules.ear_missing == sync_core::rules::EarMissing::Irregular { "irregular" } @else { "advertência" } }
-                dt { "Validade da aferição do taxímetro" } dd { (rules.taximeter_period_years) " ano(s)" }
-                dt { "Tolerância após o vencimento da CNH" } dd { (rules.cnh_grace_days) " dia(s)" }
+                dt { "Validade da aferição do taxímetro" } dd { (super::layout::plural(rules.taximeter_period_years as usize, "ano", "anos")) }
+                dt { "Tolerância após o vencimento da CNH" } dd { (super::layout::plural(rules.cnh_grace_days as usize, "dia", "dias")) }
                 dt { "Idade máxima do veículo" } dd { (rules.max_vehicle_age_years) " anos" }
                 dt { "Regras desativadas" } dd { @if rules.disabled_rules.is_empty() { "nenhuma" } @else { (ids(&rules.disabled_rules)) } }
                 dt { "Regras ativadas além das padrão" } dd { @if rules.enabled_rules.is_empty() { "nenhuma" } @else { (ids(&rules.enabled_rules)) } }

@@ -335,10 +335,47 @@ pub fn penalty_options() -> Vec<(String, String)> {
         .collect()
 }
 
+/// `1 conflito`, `2 conflitos`: a count with its noun (and any words that agree with it) in
+/// the right number, never "conflito(s)" (the law kernel's `text::plural_pt`, which its own
+/// messages use too).
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    sync_core::text::plural_pt(n as u64, one, many)
+}
+
+/// How pages name a record: "Auto nº 501", "Comunicação nº 12" (its number, never its
+/// internal id), "Auto sem número" while it has none.
+pub fn record_name(kind: &str, number: Option<&str>) -> String {
+    let noun = match kind {
+        "infraction" => "Auto",
+        "transgression" => "Comunicação",
+        _ => "Registro",
+    };
+    match number.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => format!("{noun} nº {n}"),
+        None => format!("{noun} sem número"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::str::FromStr;
+
+    #[test]
+    fn counts_agree_and_records_are_named_by_number() {
+        assert_eq!(plural(1, "conflito", "conflitos"), "1 conflito");
+        assert_eq!(plural(0, "conflito", "conflitos"), "0 conflitos");
+        assert_eq!(
+            plural(2, "evento recusado", "eventos recusados"),
+            "2 eventos recusados"
+        );
+        assert_eq!(record_name("infraction", Some("501")), "Auto nº 501");
+        assert_eq!(
+            record_name("transgression", Some("12")),
+            "Comunicação nº 12"
+        );
+        assert_eq!(record_name("infraction", None), "Auto sem número");
+    }
 
     #[test]
     fn formats_are_brazilian() {

@@ -2,14 +2,34 @@
 //!
 //! The page shows the sealed evidence (time in America/Sao_Paulo, position, plate, driver,
 //! officer, legal basis, facts, witnesses), the photos inline, the Verdict the officer saw
-//! beside it (registry version and how old the officer's copy was), the events timeline with
-//! refused events marked, changes refused at sync, conflicts side by side with a choice,
-//! possible duplicates with merge / keep apart, and the decision: penalty history of the
-//! permit, the fine amount in force, review, proposal, decision, ciência with the computed
-//! appeal deadline (art. 35), reconsideration (art. 34), appeal (art. 33), annulment and
-//! archiving. Every form posts to this record and appends one office event through
-//! `Store::record_event` — the API's path: same vetting, audit row, one transaction. A refusal
+//! beside it (registry version and how old the officer's copy was), conflicts side by side
+//! with a choice, possible duplicates with merge / keep apart, and the procedure as a guided
+//! one:
+//!
+//! 1. "Andamento do processo": what was done, one dated line per accepted step (the law's
+//!    date: the ciência's or the filing's, else the day it was recorded), who, and what it
+//!    decided.
+//! 2. The decision's context: classification, the permit's penalty history, the fine in force,
+//!    the system's proposal (until the penalty is decided), the notifications, the ciência and
+//!    the art. 35 deadline.
+//! 3. "Próximo passo": only the forms of what may come next, as `records::office_next` says —
+//!    the state machine's conditions and the law kernel's `Procedure::next_steps`; the page
+//!    decides nothing itself. Annulment and archiving, where allowed, are folded away.
+//! 4. Every event, refused ones marked (folded, open when something was refused), changes
+//!    refused at sync, and the audit trail in Portuguese.
+//!
+//! Every form posts to this record and appends one office event through the office workflow
+//! (`crate::office`) — the API's path: same vetting, audit row, one transaction. A refusal
 //! renders this page again (422) with the reason and the typed values; nothing is stored.
+//!
+//! A decision, a ruling or an annulment that would change the registry is not stored on its
+//! first post: the page answers with a confirmation of what changes in the registry and from
+//! when, computed by `office::preview_effect` (the write's own `effects::reconcile`, on a copy
+//! of the record in memory; nothing is written). "Confirmar" posts the same values with a
+//! token bound to the record's heads, the registry version and those values
+//! (`confirmation_token`); a token that no longer matches shows the confirmation again.
+//! "Voltar e corrigir" (`…/corrigir`) renders this page with the values in their form. The
+//! API has no such step: its callers are programs that have read the effect in the answer.
 //!
 //! # Element ids (stable; the browser test drives them)
 //!
@@ -19,20 +39,24 @@
 //! | `prova` | evidence section (`prova-ocorrencia`, `prova-posicao`, `prova-placa`, `prova-condutor`, `prova-autor`, `prova-fundamento`, `prova-fatos`, `tabela-testemunhas`) |
 //! | `fotos`, `foto-{n}` | photos (n from 1), `foto-ausente-{n}` when not yet uploaded |
 //! | `veredito`, `veredito-resultado`, `veredito-versao`, `veredito-idade`, `tabela-achados` | the officer's Verdict |
-//! | `eventos`, `tabela-eventos`, rows `evento-{event id}` (class `invalido` when refused) | timeline |
+//! | `andamento`, `linha-do-tempo`, items `passo-{n}` (n from 1) | dated timeline of accepted steps |
+//! | `eventos`, `eventos-todos` (details), `tabela-eventos`, rows `evento-{event id}` (class `invalido` when refused) | every event |
 //! | `recusas-sincronizacao` | changes refused at sync (quarantine) |
 //! | `conflitos`, `conflito-{field slug}`, buttons `conflito-{field slug}-escolher-{n}` | conflicts (n from 1) |
 //! | `duplicatas`, `duplicata-{other id}`, buttons `juntar-{other id}`, `separar-{other id}` | duplicates |
 //! | `decisao`, `historico-penalidades`, `valor-multa`, `proposta-sistema` | decision context |
+//! | `proximo-passo`, `sem-proximo-passo` | the forms of the next steps, or why there are none |
 //! | `form-analise` (`analise-nota`, `analisar`) | review |
+//! | `form-classificacao` (`classificacao-regras`, `classificar`) | classification, until the decision |
 //! | `form-proposta` (`proposta-penalidade`, `propor`) | proposal |
 //! | `form-decisao` (`decisao-penalidade`, `decidir`) | decision |
 //! | `form-ciencia` (`ciencia-data`, `ciencia-meio`, `registrar-ciencia`), `prazo-recurso` | ciência and deadline |
 //! | `form-reconsideracao` (`reconsideracao-data`, `pedir-reconsideracao`) | reconsideration filed |
 //! | `form-decisao-reconsideracao` (`reconsideracao-resultado`, `reconsideracao-penalidade`, `decidir-reconsideracao`) | its decision |
-//! | `form-recurso` (`recurso-data`, `interpor-recurso`) | appeal filed |
+//! | `form-recurso` (`recurso-data`, `interpor-recurso`), `recurso-prazo` | appeal filed, until when |
 //! | `form-decisao-recurso` (`recurso-resultado`, `recurso-penalidade`, `decidir-recurso`) | its decision |
-//! | `form-anulacao` (`anulacao-motivo`, `anular`), `form-arquivamento` (`arquivar`) | closing |
+//! | `encerramento` (details): `form-anulacao` (`anulacao-motivo`, `anular`), `form-arquivamento` (`arquivar`) | closing |
+//! | `confirmacao`, `confirmacao-ato`, `efeitos-cadastro`, `confirmacao-quando`, `confirmacao-desatualizada`, `form-confirmacao` (`confirmar`), `form-corrigir` (`voltar-corrigir`) | the confirmation page |
 //! | `sem-notificacoes`, `tabela-notificacoes`, rows `notificacao-{number}`, links `pdf-{number}` | notifications of penalty |
 //! | `form-notificacao` (`notificacao-pessoa`, `gerar-notificacao`) | generate the notification of the decision in force |
 //! | `ciencia-notificacao` | the notification a ciência refers to |
@@ -56,21 +80,24 @@ use serde::Deserialize;
 use serde_json::Value;
 use sync_core::domain::{DriverRole, PenaltyKind, Registry};
 use sync_core::records::{
-    EventKind, FieldConflict, NotificationMethod, Outcome, PersonRef, RecordView, Signature,
+    EventKind, FieldConflict, NotificationMethod, Outcome, PersonRef, RecordKind, RecordView,
+    Signature, Status, field_label_pt, office_next,
 };
+use sync_core::rules::procedure::StepKind;
 use sync_core::rules::{Overall, Severity};
 
 use super::PageError;
 use super::inbox::kind_label;
 use super::layout::{
     age_text, date_br, date_field, error_box, local_time, money, page, parse_penalty,
-    penalty_label, penalty_options, penalty_value, post_form, see_other, select_field, submit,
-    text_field, textarea_field,
+    penalty_label, penalty_options, penalty_value, plural, post_form, record_name, see_other,
+    select_field, submit, text_field, textarea_field,
 };
 use super::session::{OfficeUser, Posted, WebUser};
 use crate::audit::{AuditRow, payload_hash};
 use crate::error::AppError;
 use crate::office;
+use crate::office::effects::EffectChange;
 use crate::server::AppState;
 use crate::store::records::{QuarantineRow, RecordDoc, view_of};
 use crate::store::{DeviceRow, UserRow};
@@ -79,6 +106,7 @@ pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/escritorio/registros/{id}", get(show))
         .route("/escritorio/registros/{id}/evento", post(post_event))
+        .route("/escritorio/registros/{id}/corrigir", post(correct))
         .route(
             "/escritorio/registros/{id}/conflito",
             post(resolve_conflict),
@@ -129,6 +157,10 @@ pub(crate) struct ActionForm {
     /// Whom a notification is generated for (`PersonRef::encode`; empty: everyone charged).
     #[serde(default)]
     pessoa: String,
+    /// The token of the confirmation page ([`confirmation_token`]): present when the office
+    /// confirmed the registry effect shown for exactly these values.
+    #[serde(default)]
+    confirmacao: String,
 }
 
 /// A refused action, shown again on the page with what was typed.
@@ -169,6 +201,8 @@ struct Context {
     duplicate_reasons: Vec<office::DuplicatePair>,
     /// The server's receipt of the device seal (`crate::receipts`).
     receipt: Option<crate::receipts::Receipt>,
+    /// Records this one links to (duplicates, penalty history), with their names.
+    linked: Vec<(String, String)>,
 }
 
 impl Context {
@@ -201,6 +235,24 @@ impl Context {
             .iter()
             .find(|s| s.id == id)
             .map(|s| format!("{} — {}", s.id, s.name))
+            .unwrap_or_else(|| id.to_owned())
+    }
+
+    /// A record linked from this one, by its number ("Auto nº 501"), never its id.
+    fn record_name(&self, id: &str) -> String {
+        self.linked
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, name)| name.clone())
+            .unwrap_or_else(|| "outro registro".to_owned())
+    }
+
+    /// A registered device as staff know it (its label).
+    fn device_label(&self, id: &str) -> String {
+        self.devices
+            .iter()
+            .find(|d| d.id == id)
+            .map(|d| d.label.clone())
             .unwrap_or_else(|| id.to_owned())
     }
 
@@ -245,7 +297,29 @@ async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, 
         ),
         None => (Vec::new(), Vec::new()),
     };
+    // Every record the page links to, named by its number.
+    let mut ids: Vec<String> = case
+        .history
+        .iter()
+        .filter_map(|h| h.record_id.clone())
+        .chain(case.record.duplicate_of.clone())
+        .chain(case.record.events.iter().filter_map(|e| match &e.event {
+            EventKind::DuplicateMerged { into_record_id } => Some(into_record_id.clone()),
+            EventKind::DuplicateKeptApart { other_record_id } => Some(other_record_id.clone()),
+            _ => None,
+        }))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    let mut linked = Vec::new();
+    for other in ids {
+        if let Some(doc) = store.record(other.clone()).await? {
+            let name = record_name(&doc.row.kind, doc.row.number.as_deref());
+            linked.push((other, name));
+        }
+    }
     Ok(Context {
+        linked,
         registry,
         users,
         devices,
@@ -282,13 +356,9 @@ async fn render(
     } else {
         None
     };
-    let title = format!(
-        "{} {}",
-        capitalised(kind_label(&ctx.case.row.kind)),
-        view.number.as_deref().unwrap_or("(sem número)")
-    );
+    let title = record_name(&ctx.case.row.kind, view.number.as_deref());
     let body = html! {
-        @if let Some(r) = &retry {
+        @if let Some(r) = retry.as_ref().filter(|r| !r.message.is_empty()) {
             (error_box("erro-acao", &r.message))
         }
         p {
@@ -297,7 +367,7 @@ async fn render(
             "situação: " strong #registro-situacao { (view.status.label_pt()) }
             @if let Some(p) = &view.penalty { " · penalidade em vigor: " strong #registro-penalidade { (penalty_label(p)) } }
             @if let Some(d) = &view.duplicate_of {
-                " · juntado ao registro " a href={ "/escritorio/registros/" (d) } { (d) }
+                " · juntado ao " a href={ "/escritorio/registros/" (d) } { (ctx.record_name(d)) }
             }
             " · " a #link-processo .nao-imprimir href={ "/escritorio/registros/" (id) "/processo" } { "processo em PDF (para recurso)" }
         }
@@ -308,6 +378,7 @@ async fn render(
         (photos(view, &ctx))
         (conflicts(user, id, view, &ctx))
         (duplicates(user, id, &ctx))
+        (procedure_timeline(view, &ctx))
         (decision(user, id, &ctx, retry.as_ref()))
         (timeline(view, &ctx))
         (audit(&ctx))
@@ -375,7 +446,7 @@ fn evidence(view: &RecordView, ctx: &Context) -> Markup {
                 dt { "Condutor" }
                 dd #prova-condutor { (ctx.person(&view.driver.person)) " — " (driver_role_label(view.driver.role)) }
                 @if !view.charged.is_empty() {
-                    dt { "Responde(m)" }
+                    dt { "Quem responde" }
                     dd #prova-responsaveis {
                         @for (i, p) in view.charged.iter().enumerate() {
                             @if i > 0 { "; " }
@@ -619,7 +690,7 @@ fn conflict(user: &WebUser, id: &str, c: &FieldConflict, ctx: &Context) -> Marku
     let s = slug(&c.field);
     html! {
         div id={ "conflito-" (s) } {
-            h3 { "Campo «" (c.field) "»" }
+            h3 { "Valores concorrentes: " (field_label_pt(&c.field)) }
             p .dica { "Dois dispositivos escreveram valores diferentes sem se ver. Escolha o valor que vale; a escolha fica registrada como evento." }
             div .lado-a-lado {
                 @for (i, v) in c.values.iter().enumerate() {
@@ -638,7 +709,7 @@ fn conflict(user: &WebUser, id: &str, c: &FieldConflict, ctx: &Context) -> Marku
                                         "; última sincronização desse dispositivo neste registro: " (audit_time(&at))
                                     }
                                 }
-                                None => { "Escrito pelo ator " (v.actor) }
+                                None => { "Escrito por um dispositivo que não está registrado neste servidor" }
                             }
                         }
                         @if user.may_decide() {
@@ -826,7 +897,6 @@ fn last_proposed(view: &RecordView) -> Option<PenaltyKind> {
 fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> Markup {
     let case = &ctx.case;
     let view = &case.record;
-    let action = format!("/escritorio/registros/{id}/evento");
     let today_date = ctx.today;
     let today = today_date.format("%Y-%m-%d").to_string();
     let year = today_date.year();
@@ -842,7 +912,6 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                 .collect()
         })
         .unwrap_or_default();
-    let v = |acao: &str, f: fn(&ActionForm) -> &str| Retry::value(retry, acao, f).to_owned();
     let system = case.proposal.as_ref().map(|p| penalty_value(&p.penalty));
     let proposed = last_proposed(view).map(|p| penalty_value(&p));
     let default_proposal = system.clone().unwrap_or_default();
@@ -891,7 +960,7 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                                 th scope="row" { (h.label) @if h.this_record { " (este registro)" } }
                                 td { (date_br(h.decided_on)) }
                                 td { "desde " (date_br(h.starts_on)) @if let Some(u) = h.until { " até " (date_br(u)) } }
-                                td { @if let Some(r) = &h.record_id { a href={ "/escritorio/registros/" (r) } { (r) } } @else { "—" } }
+                                td { @if let Some(r) = &h.record_id { a href={ "/escritorio/registros/" (r) } { (ctx.record_name(r)) } } @else { "—" } }
                             }
                         }
                         @for f in &fines {
@@ -911,6 +980,8 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                     Err(e) => { "Valor da multa em " (year) " indisponível: " (e.to_string()) }
                 }
             }
+            // The system's proposal helps until the penalty is decided; after it, noise.
+            @if matches!(view.status, Status::Issued | Status::ForwardedToOffice | Status::SettledByCoordinator | Status::UnderReview | Status::PenaltyProposed) {
             div #proposta-sistema {
                 h3 { "Proposta do sistema" }
                 @match &case.proposal {
@@ -925,6 +996,7 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                 }
                 p .dica { "A penalidade é graduada pela Unidade conforme a gravidade (art. 32, § 1º): o sistema propõe, a Unidade decide." }
             }
+            }
             @if let Some(d) = &case.decision {
                 p #decisao-vigente {
                     "Decisão em vigor: " strong { (d.label) } " (" (d.citation) "), decidida em " (date_br(d.decided_on))
@@ -933,39 +1005,6 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                     "."
                     @if let Some(pid) = &case.registry_effects.penalty_id { " No cadastro: " (pid) "." }
                 }
-            }
-            @if !user.may_decide() {
-                p #somente-leitura .alerta { "Seu perfil pode consultar, mas só a Unidade de Transportes registra análises e decisões." }
-            } @else {
-                (post_form(user, &action, "form-analise", html! {
-                    input type="hidden" name="acao" value="analisar";
-                    fieldset { legend { "Análise" }
-                        (textarea_field("analise-nota", "nota", "Observação da análise (opcional)", &v("analisar", |f| &f.nota), false))
-                        (submit("analisar", "Registrar análise"))
-                    }
-                }))
-                (post_form(user, &action, "form-classificacao", html! {
-                    input type="hidden" name="acao" value="classificar";
-                    fieldset .linha-form { legend { "Classificação (regras do catálogo)" }
-                        (text_field("classificacao-regras", "regras", "Regras, separadas por vírgula (ex.: R24, R31)", &or(v("classificar", |f| &f.regras), &rules_now), true))
-                        (submit("classificar", "Classificar"))
-                    }
-                }))
-                (post_form(user, &action, "form-proposta", html! {
-                    input type="hidden" name="acao" value="propor";
-                    fieldset .linha-form { legend { "Proposta de penalidade (art. 32)" }
-                        (select_field("proposta-penalidade", "penalidade", "Penalidade proposta", &penalty_options(), &or(v("propor", |f| &f.penalidade), &default_proposal)))
-                        (submit("propor", "Registrar proposta"))
-                    }
-                }))
-                (post_form(user, &action, "form-decisao", html! {
-                    input type="hidden" name="acao" value="decidir";
-                    fieldset .linha-form { legend { "Decisão da penalidade (art. 32)" }
-                        (select_field("decisao-penalidade", "penalidade", "Penalidade decidida", &penalty_options(), &or(v("decidir", |f| &f.penalidade), &default_decision)))
-                        (submit("decidir", "Decidir penalidade"))
-                    }
-                    p .dica { "A decisão entra no cadastro (suspensão, multa ou cassação) na mesma operação; os dispositivos a recebem na próxima sincronização." }
-                }))
             }
             (notifications_section(user, id, ctx, retry))
             h3 { "Ciência e prazo de recurso" }
@@ -977,7 +1016,7 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                         @if case.appeal.appeal_filed {
                             " — recurso interposto."
                         } @else if d >= today_date {
-                            " — faltam " ((d - today_date).num_days()) " dia(s)."
+                            " — " (if (d - today_date).num_days() == 1 { "falta 1 dia".to_owned() } else { format!("faltam {} dias", (d - today_date).num_days()) }) "."
                         } @else {
                             " — prazo encerrado."
                         }
@@ -986,59 +1025,195 @@ fn decision(user: &WebUser, id: &str, ctx: &Context, retry: Option<&Retry>) -> M
                 (Some(on), None) => { p #prazo-recurso { "Ciência em " (date_br(on)) "; prazo não calculável." } }
                 (None, _) => { p #prazo-recurso { "Sem ciência registrada: o prazo de recurso ainda não corre." } }
             }
-            @if user.may_decide() {
-                (post_form(user, &action, "form-ciencia", html! {
-                    input type="hidden" name="acao" value="ciencia";
-                    fieldset .linha-form { legend { "Ciência da decisão" }
-                        (date_field("ciencia-data", "data", "Data da ciência", &or(v("ciencia", |f| &f.data), &today), true))
-                        (select_field("ciencia-meio", "meio", "Meio", &method_options(view), &v("ciencia", |f| &f.meio)))
-                        (select_field("ciencia-notificacao", "notificacao", "Notificação assinada ou entregue", &notification_options(ctx), &or(v("ciencia", |f| &f.notificacao), ctx.notifications.last().map_or("", |n| n.number.as_str()))))
-                        (submit("registrar-ciencia", "Registrar ciência"))
+        }
+        (next_step(user, id, ctx, retry, &StepDefaults { today, default_proposal, default_decision, current_penalty, rules_now }))
+    }
+}
+
+/// The values the forms of the next step start with (a retried form keeps what was typed).
+struct StepDefaults {
+    today: String,
+    default_proposal: String,
+    default_decision: String,
+    current_penalty: String,
+    rules_now: String,
+}
+
+/// The form an action posts from, and the step of the procedure it records (`None`: not a step
+/// of the procedure).
+fn step_of_acao(acao: &str) -> Option<StepKind> {
+    Some(match acao {
+        "analisar" => StepKind::Review,
+        "propor" => StepKind::Propose,
+        "decidir" => StepKind::Decide,
+        "ciencia" => StepKind::Notify,
+        "reconsideracao" => StepKind::FileReconsideration,
+        "decisao-reconsideracao" => StepKind::DecideReconsideration,
+        "recurso" => StepKind::FileAppeal,
+        "decisao-recurso" => StepKind::DecideAppeal,
+        _ => return None,
+    })
+}
+
+/// "Próximo passo": only the forms of the steps the law allows now (the law kernel's
+/// `Procedure::next_steps` through `records::office_next`), and, secondary, annulment and
+/// archiving where the state machine allows them. A refused form is shown again with what was
+/// typed even when it is not a next step, so the clerk sees what was refused.
+fn next_step(
+    user: &WebUser,
+    id: &str,
+    ctx: &Context,
+    retry: Option<&Retry>,
+    d: &StepDefaults,
+) -> Markup {
+    let view = &ctx.case.record;
+    let next = office_next(view, ctx.today);
+    let action = format!("/escritorio/registros/{id}/evento");
+    let v = |acao: &str, f: fn(&ActionForm) -> &str| Retry::value(retry, acao, f).to_owned();
+    let retried = retry.map(|r| r.acao.as_str()).unwrap_or("");
+    let shows = |kind: StepKind| {
+        next.steps.iter().any(|s| s.kind == kind) || step_of_acao(retried) == Some(kind)
+    };
+    let until = |kind: StepKind| {
+        next.steps
+            .iter()
+            .find(|s| s.kind == kind)
+            .and_then(|s| s.until)
+    };
+    let classify = next.classify || retried == "classificar";
+    let annul = next.annul || retried == "anular";
+    let archive = next.archive || retried == "arquivar";
+    let nothing = !StepKind::ALL.into_iter().any(shows) && !classify;
+    html! {
+        section #proximo-passo aria-labelledby="titulo-proximo-passo" {
+            h2 #titulo-proximo-passo { "Próximo passo" }
+            @if !user.may_decide() {
+                p #somente-leitura .alerta { "Seu perfil pode consultar, mas só a Unidade de Transportes registra análises e decisões." }
+            } @else {
+                @if nothing {
+                    p #sem-proximo-passo {
+                        "Nenhum passo do processo cabe agora (situação: " (view.status.label_pt()) ")."
+                        @if view.kind == RecordKind::Transgression && view.status == Status::Issued {
+                            " A comunicação chega à Unidade quando o coordenador a encaminha (art. 17, § 2º)."
+                        }
                     }
-                }))
-                h3 { "Reconsideração (art. 34) e recurso (art. 33)" }
-                (post_form(user, &action, "form-reconsideracao", html! {
-                    input type="hidden" name="acao" value="reconsideracao";
-                    fieldset .linha-form { legend { "Pedido de reconsideração" }
-                        (date_field("reconsideracao-data", "data", "Data do pedido", &or(v("reconsideracao", |f| &f.data), &today), true))
-                        (submit("pedir-reconsideracao", "Registrar pedido de reconsideração"))
+                }
+                @if shows(StepKind::Review) {
+                    (post_form(user, &action, "form-analise", html! {
+                        input type="hidden" name="acao" value="analisar";
+                        fieldset { legend { "Análise" }
+                            (textarea_field("analise-nota", "nota", "Observação da análise (opcional)", &v("analisar", |f| &f.nota), false))
+                            (submit("analisar", "Registrar análise"))
+                        }
+                    }))
+                }
+                @if classify {
+                    (post_form(user, &action, "form-classificacao", html! {
+                        input type="hidden" name="acao" value="classificar";
+                        fieldset .linha-form { legend { "Classificação (regras do catálogo)" }
+                            (text_field("classificacao-regras", "regras", "Regras, separadas por vírgula (ex.: R24, R31)", &or(v("classificar", |f| &f.regras), &d.rules_now), true))
+                            (submit("classificar", "Classificar"))
+                        }
+                    }))
+                }
+                @if shows(StepKind::Propose) {
+                    (post_form(user, &action, "form-proposta", html! {
+                        input type="hidden" name="acao" value="propor";
+                        fieldset .linha-form { legend { "Proposta de penalidade (art. 32)" }
+                            (select_field("proposta-penalidade", "penalidade", "Penalidade proposta", &penalty_options(), &or(v("propor", |f| &f.penalidade), &d.default_proposal)))
+                            (submit("propor", "Registrar proposta"))
+                        }
+                    }))
+                }
+                @if shows(StepKind::Decide) {
+                    (post_form(user, &action, "form-decisao", html! {
+                        input type="hidden" name="acao" value="decidir";
+                        fieldset .linha-form { legend { "Decisão da penalidade (art. 32)" }
+                            (select_field("decisao-penalidade", "penalidade", "Penalidade decidida", &penalty_options(), &or(v("decidir", |f| &f.penalidade), &d.default_decision)))
+                            (submit("decidir", "Decidir penalidade"))
+                        }
+                        p .dica { "Antes de gravar, a página mostra o que muda no cadastro (suspensão, multa ou cassação) e pede confirmação; os dispositivos recebem a mudança na próxima sincronização." }
+                    }))
+                }
+                @if shows(StepKind::Notify) {
+                    (post_form(user, &action, "form-ciencia", html! {
+                        input type="hidden" name="acao" value="ciencia";
+                        fieldset .linha-form { legend { "Ciência da decisão" }
+                            (date_field("ciencia-data", "data", "Data da ciência", &or(v("ciencia", |f| &f.data), &d.today), true))
+                            (select_field("ciencia-meio", "meio", "Meio", &method_options(view), &v("ciencia", |f| &f.meio)))
+                            (select_field("ciencia-notificacao", "notificacao", "Notificação assinada ou entregue", &notification_options(ctx), &or(v("ciencia", |f| &f.notificacao), ctx.notifications.last().map_or("", |n| n.number.as_str()))))
+                            (submit("registrar-ciencia", "Registrar ciência"))
+                        }
+                    }))
+                }
+                @if shows(StepKind::FileReconsideration) {
+                    (post_form(user, &action, "form-reconsideracao", html! {
+                        input type="hidden" name="acao" value="reconsideracao";
+                        fieldset .linha-form { legend { "Pedido de reconsideração (art. 34)" }
+                            (date_field("reconsideracao-data", "data", "Data do pedido", &or(v("reconsideracao", |f| &f.data), &d.today), true))
+                            (submit("pedir-reconsideracao", "Registrar pedido de reconsideração"))
+                        }
+                    }))
+                }
+                @if shows(StepKind::DecideReconsideration) {
+                    (post_form(user, &action, "form-decisao-reconsideracao", html! {
+                        input type="hidden" name="acao" value="decisao-reconsideracao";
+                        fieldset .linha-form { legend { "Decisão da reconsideração (art. 34)" }
+                            (select_field("reconsideracao-resultado", "resultado", "Resultado", &outcome_options(), &v("decisao-reconsideracao", |f| &f.resultado)))
+                            (select_field("reconsideracao-penalidade", "penalidade", "Nova penalidade (se substituída)", &penalty_options(), &or(v("decisao-reconsideracao", |f| &f.penalidade), &d.current_penalty)))
+                            (submit("decidir-reconsideracao", "Registrar decisão da reconsideração"))
+                        }
+                    }))
+                }
+                @if shows(StepKind::FileAppeal) {
+                    (post_form(user, &action, "form-recurso", html! {
+                        input type="hidden" name="acao" value="recurso";
+                        fieldset .linha-form { legend { "Recurso ao Prefeito (art. 33)" }
+                            (date_field("recurso-data", "data", "Data do protocolo do recurso", &or(v("recurso", |f| &f.data), &d.today), true))
+                            (submit("interpor-recurso", "Registrar recurso"))
+                        }
+                        @if let Some(u) = until(StepKind::FileAppeal) {
+                            p .dica #recurso-prazo {
+                                @if u < ctx.today {
+                                    "O prazo terminou em " (date_br(u)) ": só um recurso protocolado até essa data pode ser registrado (art. 35)."
+                                } @else {
+                                    "Cabe recurso protocolado até " (date_br(u)) " (art. 35)."
+                                }
+                            }
+                        }
+                    }))
+                }
+                @if shows(StepKind::DecideAppeal) {
+                    (post_form(user, &action, "form-decisao-recurso", html! {
+                        input type="hidden" name="acao" value="decisao-recurso";
+                        fieldset .linha-form { legend { "Decisão do recurso (art. 33)" }
+                            (select_field("recurso-resultado", "resultado", "Resultado", &outcome_options(), &v("decisao-recurso", |f| &f.resultado)))
+                            (select_field("recurso-penalidade", "penalidade", "Nova penalidade (se substituída)", &penalty_options(), &or(v("decisao-recurso", |f| &f.penalidade), &d.current_penalty)))
+                            (submit("decidir-recurso", "Registrar decisão do recurso"))
+                        }
+                    }))
+                }
+                @if annul || archive {
+                    // Secondary: closing the record is not the next step of the procedure.
+                    details #encerramento .secundario open[matches!(retried, "anular" | "arquivar")] {
+                        summary { "Anular ou arquivar o registro" }
+                        @if annul {
+                            (post_form(user, &action, "form-anulacao", html! {
+                                input type="hidden" name="acao" value="anular";
+                                fieldset { legend { "Anulação" }
+                                    (textarea_field("anulacao-motivo", "motivo", "Motivo da anulação", &v("anular", |f| &f.motivo), true))
+                                    button type="submit" .perigo id="anular" { "Anular registro" }
+                                }
+                            }))
+                        }
+                        @if archive {
+                            (post_form(user, &action, "form-arquivamento", html! {
+                                input type="hidden" name="acao" value="arquivar";
+                                (submit("arquivar", "Arquivar registro"))
+                            }))
+                        }
                     }
-                }))
-                (post_form(user, &action, "form-decisao-reconsideracao", html! {
-                    input type="hidden" name="acao" value="decisao-reconsideracao";
-                    fieldset .linha-form { legend { "Decisão da reconsideração" }
-                        (select_field("reconsideracao-resultado", "resultado", "Resultado", &outcome_options(), &v("decisao-reconsideracao", |f| &f.resultado)))
-                        (select_field("reconsideracao-penalidade", "penalidade", "Nova penalidade (se substituída)", &penalty_options(), &or(v("decisao-reconsideracao", |f| &f.penalidade), &current_penalty)))
-                        (submit("decidir-reconsideracao", "Registrar decisão da reconsideração"))
-                    }
-                }))
-                (post_form(user, &action, "form-recurso", html! {
-                    input type="hidden" name="acao" value="recurso";
-                    fieldset .linha-form { legend { "Recurso ao Prefeito" }
-                        (date_field("recurso-data", "data", "Data do protocolo do recurso", &or(v("recurso", |f| &f.data), &today), true))
-                        (submit("interpor-recurso", "Registrar recurso"))
-                    }
-                }))
-                (post_form(user, &action, "form-decisao-recurso", html! {
-                    input type="hidden" name="acao" value="decisao-recurso";
-                    fieldset .linha-form { legend { "Decisão do recurso" }
-                        (select_field("recurso-resultado", "resultado", "Resultado", &outcome_options(), &v("decisao-recurso", |f| &f.resultado)))
-                        (select_field("recurso-penalidade", "penalidade", "Nova penalidade (se substituída)", &penalty_options(), &or(v("decisao-recurso", |f| &f.penalidade), &current_penalty)))
-                        (submit("decidir-recurso", "Registrar decisão do recurso"))
-                    }
-                }))
-                h3 { "Encerramento" }
-                (post_form(user, &action, "form-anulacao", html! {
-                    input type="hidden" name="acao" value="anular";
-                    fieldset { legend { "Anulação" }
-                        (textarea_field("anulacao-motivo", "motivo", "Motivo da anulação", &v("anular", |f| &f.motivo), true))
-                        button type="submit" .perigo id="anular" { "Anular registro" }
-                    }
-                }))
-                (post_form(user, &action, "form-arquivamento", html! {
-                    input type="hidden" name="acao" value="arquivar";
-                    (submit("arquivar", "Arquivar registro"))
-                }))
+                }
             }
         }
     }
@@ -1048,10 +1223,71 @@ fn or(v: String, default: &str) -> String {
     if v.is_empty() { default.to_owned() } else { v }
 }
 
+/// The date the law reads for an event: the one written in it (a ciência, a filing), else the
+/// local date it was recorded on.
+fn step_date(e: &sync_core::records::EventView) -> NaiveDate {
+    match &e.event {
+        EventKind::Notified { on, .. }
+        | EventKind::ReconsiderationFiled { on }
+        | EventKind::AppealFiled { on } => *on,
+        _ => sync_core::time::local_date(e.at),
+    }
+}
+
+/// What an event decided, in a sentence fragment, naming other records by their number.
+fn step_detail(e: &EventKind, ctx: &Context) -> String {
+    match e {
+        EventKind::DuplicateMerged { into_record_id } => {
+            format!("juntado a {}", ctx.record_name(into_record_id))
+        }
+        EventKind::DuplicateKeptApart { other_record_id } => {
+            format!("mantido separado de {}", ctx.record_name(other_record_id))
+        }
+        EventKind::ConflictResolved { field, value } => {
+            let shown = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("{}: {shown}", capitalised(&field_label_pt(field)))
+        }
+        other => office::notices::event_detail(other),
+    }
+}
+
+/// "Andamento": what was done, one dated line per accepted event, oldest first.
+fn procedure_timeline(view: &RecordView, ctx: &Context) -> Markup {
+    html! {
+        section #andamento aria-labelledby="titulo-andamento" {
+            h2 #titulo-andamento { "Andamento do processo" }
+            ol #linha-do-tempo .linha-do-tempo {
+                @for (n, e) in view.events.iter().filter(|e| e.valid).enumerate() {
+                    @let detail = step_detail(&e.event, ctx);
+                    li id={ "passo-" (n + 1) } {
+                        time datetime=(step_date(e).format("%Y-%m-%d").to_string()) { (date_br(step_date(e))) }
+                        " — " strong { (capitalised(e.event.label_pt())) }
+                        @if !detail.is_empty() { ": " (detail) }
+                        " — " span .dica { (ctx.user_name(&e.by.user_id)) " (" (e.by.role.label_pt()) ")" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every event as stored, refused ones marked: folded away under the dated timeline, open
+/// when something was refused (the clerk must see it).
 fn timeline(view: &RecordView, ctx: &Context) -> Markup {
+    let refused = !view.invalid_events.is_empty() || !ctx.quarantine.is_empty();
     html! {
         section #eventos aria-labelledby="titulo-eventos" {
             h2 #titulo-eventos { "Eventos" }
+            details #eventos-todos open[refused] {
+            summary {
+                "Todos os eventos, inclusive os recusados ("
+                (plural(view.events.len() + view.invalid_events.iter().filter(|i| !view.events.iter().any(|e| e.id == i.id)).count(), "evento", "eventos"))
+                @if !view.invalid_events.is_empty() { ", " (plural(view.invalid_events.len(), "recusado", "recusados")) }
+                ")"
+            }
             table #tabela-eventos {
                 thead { tr {
                     th scope="col" { "Quando" }
@@ -1066,7 +1302,7 @@ fn timeline(view: &RecordView, ctx: &Context) -> Markup {
                         tr id={ "evento-" (e.id) } class=[(!e.valid).then_some("invalido")] {
                             td { (local_time(e.at)) }
                             th scope="row" { (e.event.label_pt()) }
-                            td { (office::notices::event_detail(&e.event)) }
+                            td { (step_detail(&e.event, ctx)) }
                             td { (ctx.user_name(&e.by.user_id)) " (" (e.by.role.label_pt()) ")" }
                             td {
                                 @if e.valid { "válido" } @else {
@@ -1107,6 +1343,7 @@ fn timeline(view: &RecordView, ctx: &Context) -> Markup {
                     }
                 }
             }
+            }
         }
     }
 }
@@ -1129,7 +1366,7 @@ fn audit(ctx: &Context) -> Markup {
                             th scope="row" { (a.seq) }
                             td { (audit_time(&a.at)) }
                             td { (a.user_id.as_deref().map(|u| ctx.user_name(u)).unwrap_or_else(|| "sistema".into())) }
-                            td { (a.device_id.as_deref().unwrap_or("—")) }
+                            td { (a.device_id.as_deref().map(|d| ctx.device_label(d)).unwrap_or_else(|| "—".into())) }
                             td { (crate::audit::action_label(&a.action)) }
                         }
                     }
@@ -1377,10 +1614,220 @@ async fn post_event(
     }
     let outcome = match action_of(&form) {
         Err(problem) => Err(form_error(problem)),
-        Ok(action) => run(&state, &user, &id, action).await,
+        Ok(action) => match effect_event(&action) {
+            None => run(&state, &user, &id, action).await,
+            Some(event) => match confirm_first(&state, &user, &id, &form, event).await {
+                Ok(Some(page)) => return Ok(page.into_response()),
+                Ok(None) => run(&state, &user, &id, action).await,
+                Err(e) => Err(e),
+            },
+        },
     };
     let acao = form.acao.clone();
     finish(&state, &user, &id, outcome, &acao, form).await
+}
+
+/// The event of an action that may change the registry (a decision, a ruling, an annulment):
+/// the office sees and confirms that change before it is stored.
+fn effect_event(action: &Action) -> Option<Result<EventKind, AppError>> {
+    match action {
+        Action::Decide(r) => Some(office::decision_event(r)),
+        Action::DecideReconsideration(r) => Some(office::reconsideration_ruling_event(r)),
+        Action::DecideAppeal(r) => Some(office::appeal_ruling_event(r)),
+        Action::Annul(r) => Some(office::annulment_event(r)),
+        _ => None,
+    }
+}
+
+/// Binds a confirmation to the record as it stood (its heads), the registry version and the
+/// values confirmed: a confirmation shown before someone else changed either, or for other
+/// values, is not a confirmation of what would now be stored.
+fn confirmation_token(id: &str, heads: &[String], registry_version: u64, f: &ActionForm) -> String {
+    let text = serde_json::json!([
+        id,
+        heads,
+        registry_version,
+        f.acao,
+        f.penalidade,
+        f.resultado,
+        f.motivo
+    ])
+    .to_string();
+    payload_hash(text.as_bytes())
+}
+
+/// `Ok(None)`: store the action now (confirmed for exactly this state, or it changes nothing
+/// in the registry). `Ok(Some(page))`: the confirmation page, with what would change in the
+/// registry computed by the write's own effect code (a dry run: nothing is stored).
+async fn confirm_first(
+    state: &AppState,
+    user: &WebUser,
+    id: &str,
+    form: &ActionForm,
+    event: Result<EventKind, AppError>,
+) -> Result<Option<Markup>, AppError> {
+    let event = event?;
+    let doc = state
+        .store()
+        .record(id.to_owned())
+        .await?
+        .ok_or_else(|| AppError::not_found("Registro não encontrado."))?;
+    let registry = state.store().registry().await?;
+    let token = confirmation_token(id, &doc.heads, registry.version, form);
+    let confirmed = !form.confirmacao.is_empty();
+    if confirmed && form.confirmacao == token {
+        return Ok(None);
+    }
+    let changes = office::preview_effect(state, &user.auth, id, event.clone()).await?;
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    let name = record_name(&doc.row.kind, doc.row.number.as_deref());
+    Ok(Some(confirmation_page(
+        user,
+        id,
+        &name,
+        &event,
+        &changes,
+        form,
+        &token,
+        state.clock().today(),
+        confirmed,
+    )))
+}
+
+/// One registry change as a sentence.
+fn change_sentence(c: &EffectChange) -> String {
+    match c {
+        EffectChange::Suspended {
+            permit,
+            from,
+            until,
+        } => match until {
+            Some(u) => format!(
+                "O alvará {permit} ficará suspenso de {} a {}.",
+                date_br(*from),
+                date_br(*u)
+            ),
+            None => format!(
+                "O alvará {permit} ficará suspenso a partir de {}.",
+                date_br(*from)
+            ),
+        },
+        EffectChange::Warning { permit, on } => format!(
+            "A advertência escrita entra no histórico do alvará {permit} em {}.",
+            date_br(*on)
+        ),
+        EffectChange::FineIssued {
+            permit,
+            fine_id,
+            amount,
+            on,
+        } => format!(
+            "Multa de {} lançada ao alvará {permit} em {} ({fine_id}); enquanto não for paga, \
+             impede a renovação do alvará (art. 17, § 2º, III).",
+            money(*amount),
+            date_br(*on)
+        ),
+        EffectChange::Revoked { permit, on } => format!(
+            "O alvará {permit} ficará cassado a partir de {}, e sua vaga no ponto se abre.",
+            date_br(*on)
+        ),
+        EffectChange::PenaltyLifted {
+            permit,
+            penalty,
+            penalty_id,
+        } => format!(
+            "A penalidade de {} do alvará {permit} ({penalty_id}) sai do cadastro.",
+            penalty_label(penalty)
+        ),
+        EffectChange::FineCancelled { fine_id, amount } => format!(
+            "A multa {fine_id}, de {}, ainda não paga, é cancelada.",
+            money(*amount)
+        ),
+        EffectChange::PaidFineKept { fine_id, paid_on } => format!(
+            "A multa {fine_id}, paga em {}, continua no cadastro com o pagamento.",
+            date_br(*paid_on)
+        ),
+        EffectChange::PermitRestored { permit } => {
+            format!("O alvará {permit} volta a ficar ativo.")
+        }
+    }
+}
+
+/// The values of `form` as hidden fields, so a second post carries exactly what was typed.
+fn hidden_values(form: &ActionForm) -> Markup {
+    html! {
+        input type="hidden" name="acao" value=(form.acao);
+        input type="hidden" name="penalidade" value=(form.penalidade);
+        input type="hidden" name="resultado" value=(form.resultado);
+        input type="hidden" name="motivo" value=(form.motivo);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn confirmation_page(
+    user: &WebUser,
+    id: &str,
+    name: &str,
+    event: &EventKind,
+    changes: &[EffectChange],
+    form: &ActionForm,
+    token: &str,
+    today: NaiveDate,
+    stale: bool,
+) -> Markup {
+    let detail = office::notices::event_detail(event);
+    let body = html! {
+        section #confirmacao aria-labelledby="titulo-confirmacao" {
+            @if stale {
+                p #confirmacao-desatualizada .alerta role="alert" {
+                    "O registro ou o cadastro mudou depois que esta confirmação foi mostrada: confira de novo o que muda."
+                }
+            }
+            p #confirmacao-ato {
+                (name) " — " strong { (capitalised(event.label_pt())) }
+                @if !detail.is_empty() { ": " (detail) }
+                "."
+            }
+            h2 #titulo-confirmacao { "O que muda no cadastro" }
+            ul #efeitos-cadastro {
+                @for c in changes { li { (change_sentence(c)) } }
+            }
+            p #confirmacao-quando {
+                "Vale a partir de hoje, " (date_br(today)) ", na mesma operação que grava a decisão; os dispositivos recebem a mudança na próxima sincronização."
+            }
+            p .dica { "Nada foi gravado ainda." }
+            div .acoes {
+                (post_form(user, &format!("/escritorio/registros/{id}/evento"), "form-confirmacao", html! {
+                    (hidden_values(form))
+                    input type="hidden" name="confirmacao" value=(token);
+                    (submit("confirmar", "Confirmar"))
+                }))
+                (post_form(user, &format!("/escritorio/registros/{id}/corrigir"), "form-corrigir", html! {
+                    (hidden_values(form))
+                    button type="submit" .secundario id="voltar-corrigir" { "Voltar e corrigir" }
+                }))
+            }
+        }
+    };
+    page(Some(user), &format!("Confirmar: {name}"), None, body)
+}
+
+/// "Voltar e corrigir": the record page with the values typed in the form they came from.
+async fn correct(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Posted { user, form }: Posted<ActionForm>,
+) -> Result<Response, PageError> {
+    let retry = Retry {
+        acao: form.acao.clone(),
+        message: String::new(),
+        form,
+    };
+    Ok(render(&state, &user, &id, Some(retry))
+        .await?
+        .into_response())
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -1410,10 +1857,9 @@ async fn resolve_conflict(
         .find(|c| c.field == form.campo)
         .and_then(|c| c.values.iter().find(|v| value_hash(&v.value) == form.valor));
     let outcome = match chosen {
-        None => Err(form_error(format!(
-            "o conflito em «{}» já foi resolvido ou mudou; veja os valores atuais abaixo.",
-            form.campo
-        ))),
+        None => Err(form_error(
+            "Esse conflito já foi resolvido ou mudou; veja os valores atuais abaixo.".to_owned(),
+        )),
         Some(v) => office::resolve_conflict(
             &state,
             &user.auth,
@@ -1424,7 +1870,7 @@ async fn resolve_conflict(
             },
         )
         .await
-        .map(|_| format!("Conflito em «{}» resolvido.", form.campo)),
+        .map(|_| format!("Conflito resolvido: {}.", field_label_pt(&form.campo))),
     };
     finish(
         &state,
@@ -1577,6 +2023,7 @@ mod tests {
             nota: String::new(),
             notificacao: "NP-2026-000001".into(),
             pessoa: String::new(),
+            confirmacao: String::new(),
         };
         for acao in [
             "analisar",

@@ -309,7 +309,7 @@ async fn list(
             div .acoes { (submit("buscar-alvaras", "Buscar")) }
         }
         p #total-alvaras role="status" {
-            (found.len()) " alvará(s) encontrado(s)"
+            (super::layout::plural(found.len(), "alvará encontrado", "alvarás encontrados"))
             @if pages > 1 { " — página " (page_no) " de " (pages) }
         }
         @if found.is_empty() {
@@ -1539,7 +1539,7 @@ fn csv_errors(e: &AppError) -> Markup {
         div #erro-importacao .erro role="alert" tabindex="-1" {
             p { strong { "Nada foi importado: " } (e.message) }
             @if !rows.is_empty() {
-                p #total-erros { (rows.len()) " problema(s) no arquivo:" }
+                p #total-erros { (super::layout::plural(rows.len(), "problema", "problemas")) " no arquivo:" }
                 table #tabela-erros-csv {
                     thead { tr {
                         th scope="col" { "Linha" } th scope="col" { "Coluna" } th scope="col" { "Problema" }

@@ -24,6 +24,61 @@ use crate::domain::{DriverRole, Plate, RegistryIndex};
 use crate::limits::MAX_RECORD_BYTES;
 use crate::rules::Verdict;
 
+/// What users read for a field of the document (`facts`, `witnesses[0].statement`, …): the
+/// one table every message that names a field goes through, so no page or device shows a key.
+/// An unknown path reads as "um campo do registro" rather than leaking the key.
+pub fn field_label_pt(path: &str) -> String {
+    let (head, rest) = match path.find(['.', '[']) {
+        Some(i) => (&path[..i], &path[i..]),
+        None => (path, ""),
+    };
+    let index = rest
+        .strip_prefix('[')
+        .and_then(|r| r.split(']').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    let sub = rest.rsplit('.').next().filter(|_| rest.contains('.'));
+    let base = match head {
+        key::NUMBER => "o número",
+        key::ISSUING_BODY => "o órgão autuador",
+        key::AUTHOR => "o autor",
+        key::OCCURRED_AT => "a data e hora da ocorrência",
+        key::MONOTONIC => "o relógio do dispositivo",
+        key::POSITION => "a posição",
+        key::STAND_ID => "o ponto",
+        key::VEHICLE => "o veículo",
+        key::VEHICLE_CONFIRMATION => "a confirmação do veículo",
+        key::DRIVER => "o condutor",
+        key::PERMIT_NUMBER => "o alvará",
+        key::HOLDER_ID => "o titular",
+        key::CHARGED => "quem responde",
+        key::GRAVITY => "a gravidade",
+        key::FACTS => "os fatos",
+        key::LEGAL_BASIS => "o fundamento legal",
+        key::VERDICT => "o veredito",
+        key::SIGNATURE => "a assinatura do autuado",
+        key::SEAL => "o selo do dispositivo",
+        key::WITNESSES => {
+            let what = match sub {
+                Some(key::STATEMENT) => "a declaração da testemunha",
+                _ => "a testemunha",
+            };
+            return match index {
+                Some(i) => format!("{what} {}", i + 1),
+                None => "as testemunhas".to_owned(),
+            };
+        }
+        key::PHOTOS => {
+            return match index {
+                Some(i) => format!("a foto {}", i + 1),
+                None => "as fotos".to_owned(),
+            };
+        }
+        key::EVENTS => "os eventos",
+        _ => "um campo do registro",
+    };
+    base.to_owned()
+}
+
 /// Keys of the document. Names are spelled out (not abbreviated) because the office and the
 /// audit read raw documents too; Automerge compresses repeated keys.
 pub(crate) mod key {
@@ -1157,7 +1212,10 @@ impl RecordDoc {
         let Some(pick) = pick else {
             return Err(RecordError::Invalid {
                 field: "valor escolhido",
-                reason: format!("não é um dos valores em conflito de «{field}»"),
+                reason: format!(
+                    "não é um dos valores em conflito de {}",
+                    field_label_pt(field)
+                ),
             });
         };
         let field = field.to_owned();

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::model::{Agent, Gravity, LegalBasis, RecordKind, UserRole};
 use crate::domain::PenaltyKind;
 use crate::rules::RuleId;
-use crate::rules::procedure::{Phase, Procedure, Step};
+use crate::rules::procedure::{NextStep, Phase, Procedure, Step};
 
 /// A warning given by a coordinator for a light fault (art. 17 §2 I–II).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -379,6 +379,70 @@ pub fn procedure_of(view: &super::RecordView) -> Procedure {
     p
 }
 
+/// A refusal's reason (the state machine's, the law kernel's) as the one sentence users read:
+/// capital first letter, full stop. Every layer that passes a refusal on uses this instead of
+/// adding its own prefix, so the reason is said once.
+pub fn refusal_sentence(reason: &str) -> String {
+    crate::text::sentence_pt(reason)
+}
+
+/// Whether the Unidade may work on a record of `kind` in `status`: an issued auto, or a
+/// report the coordinator forwarded or settled (art. 17); never a draft or a closed record.
+fn taken_up(kind: RecordKind, status: Status) -> bool {
+    use Status as S;
+    let transgression = kind == RecordKind::Transgression;
+    match status {
+        S::Issued => !transgression,
+        S::ForwardedToOffice | S::SettledByCoordinator => transgression,
+        S::Draft | S::Annulled | S::Archived | S::MergedAsDuplicate => false,
+        _ => true,
+    }
+}
+
+/// What the Unidade may record next on a record (the office's guided procedure).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfficeNext {
+    /// The procedure's steps the law allows now (the kernel's `Procedure::next_steps`).
+    pub steps: Vec<NextStep>,
+    /// A (re)classification: before the penalty is decided. The state machine accepts one
+    /// later too, but the decision was taken on the classification before it; changing it
+    /// afterwards is a matter for reconsideration or appeal.
+    pub classify: bool,
+    /// Annulment: any record issued and not closed.
+    pub annul: bool,
+    /// Archiving: any record issued and not archived.
+    pub archive: bool,
+}
+
+/// What the office may record next on `view` on the local date `today`: the state machine's
+/// own conditions (the record taken up, not closed) and the law kernel's next steps, so a page
+/// offers exactly what [`Machine::apply`] would accept.
+pub fn office_next(view: &super::RecordView, today: NaiveDate) -> OfficeNext {
+    use Status as S;
+    let status = view.status;
+    let procedure = procedure_of(view);
+    let open = taken_up(view.kind, status);
+    let steps = if open {
+        procedure.next_steps(today)
+    } else {
+        Vec::new()
+    };
+    let closed = matches!(
+        status,
+        S::Draft | S::Annulled | S::Archived | S::MergedAsDuplicate
+    );
+    OfficeNext {
+        steps,
+        classify: open
+            && matches!(
+                procedure.phase,
+                Phase::Open | Phase::UnderReview | Phase::PenaltyProposed
+            ),
+        annul: !closed,
+        archive: !matches!(status, S::Draft | S::Archived),
+    }
+}
+
 /// The step of the procedure an event records, if it is one.
 pub fn step_of(event: &EventKind) -> Option<Step> {
     Some(match event {
@@ -449,16 +513,17 @@ impl Machine {
         use Status as S;
         if !event.allowed_for(role, self.kind) {
             return Err(format!(
-                "{} não pode ser registrada por {} em {}",
-                event.label_pt(),
+                "{} não pode registrar {} em {}",
                 role.label_pt(),
+                event.label_pt(),
                 self.kind.label_pt()
             ));
         }
         let now = self.status;
         let refuse = |why: &str| {
+            // "Não é possível registrar …": the sentence agrees whatever the event's gender.
             let mut msg = format!(
-                "{} não é permitida quando o registro está «{}»",
+                "não é possível registrar {} quando o registro está «{}»",
                 event.label_pt(),
                 now.label_pt()
             );
@@ -471,15 +536,7 @@ impl Machine {
         let terminal = matches!(now, S::Annulled | S::Archived | S::MergedAsDuplicate);
         let transgression = self.kind == RecordKind::Transgression;
         if let Some(step) = step_of(event) {
-            // Where the record must be for the Unidade to take it up: an issued auto, or a
-            // report the coordinator forwarded or settled (art. 17).
-            let entered = match now {
-                S::Issued => !transgression,
-                S::ForwardedToOffice | S::SettledByCoordinator => transgression,
-                S::Draft | S::Annulled | S::Archived | S::MergedAsDuplicate => false,
-                _ => true,
-            };
-            if !entered {
+            if !taken_up(self.kind, now) {
                 return refuse(if transgression && now == S::Issued {
                     "a comunicação ainda não foi encaminhada à Unidade"
                 } else {

@@ -96,11 +96,11 @@ mod vet;
 mod tests;
 
 pub use check::{CheckContext, check_record};
-pub use doc::RecordDoc;
 pub(crate) use doc::{LIBRARY_PANIC, contain};
+pub use doc::{RecordDoc, field_label_pt};
 pub use events::{
-    EventKind, EventView, InvalidEvent, NotificationMethod, Outcome, Status, WarningKind,
-    procedure_of, step_of,
+    EventKind, EventView, InvalidEvent, NotificationMethod, OfficeNext, Outcome, Status,
+    WarningKind, office_next, procedure_of, refusal_sentence, step_of,
 };
 pub(crate) use inflate::{check_inflated, check_inflated_parts};
 pub use model::{
@@ -120,7 +120,8 @@ pub use vet::{
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordError {
     #[error(
-        "o campo «{field}» está lacrado: o registro já foi emitido e a prova não pode ser alterada"
+        "{} está lacrado: o registro já foi emitido e a prova não pode ser alterada",
+        doc::field_label_pt(.field)
     )]
     Sealed { field: &'static str },
     #[error("o registro já foi emitido")]
@@ -164,9 +165,10 @@ pub enum RecordError {
     Invalid { field: &'static str, reason: String },
     #[error("hash SHA-256 inválido: {input:?} (esperados 64 dígitos hexadecimais)")]
     InvalidHash { input: String },
-    #[error("{event} recusado: {reason}")]
+    /// `reason` names the event already (the state machine's and the kernel's sentences do).
+    #[error("{reason}")]
     EventRefused { event: &'static str, reason: String },
-    #[error("não há conflito em «{field}»")]
+    #[error("não há conflito em {}", doc::field_label_pt(.field))]
     NoConflict { field: String },
     #[error("{what} excede o limite de {limit}")]
     TooLarge { what: &'static str, limit: String },

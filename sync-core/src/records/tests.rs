@@ -2549,3 +2549,55 @@ fn a_confirmation_is_vetted_like_sealed_evidence_and_bound_to_its_device() {
         })
     );
 }
+
+#[test]
+fn the_office_is_offered_what_the_state_machine_and_the_kernel_accept_next() {
+    use crate::rules::procedure::StepKind;
+    let kinds = |r: &RecordDoc| {
+        let n = super::office_next(&r.view().unwrap(), t(T0).date_naive());
+        (
+            n.steps.iter().map(|s| s.kind).collect::<Vec<_>>(),
+            n.classify,
+            n.annul,
+            n.archive,
+        )
+    };
+    // A draft: nothing for the office.
+    assert_eq!(kinds(&infraction()), (vec![], false, false, false));
+    // An issued auto: the review, and the classification; it may be annulled or archived.
+    let mut auto = issued();
+    assert_eq!(kinds(&auto), (vec![StepKind::Review], true, true, true));
+    auto.append_event(&office(), at(10), EventKind::Reviewed { note: None })
+        .unwrap();
+    assert_eq!(kinds(&auto), (vec![StepKind::Propose], true, true, true));
+    auto.append_event(
+        &office(),
+        at(11),
+        EventKind::Annulled {
+            reason: "placa trocada".into(),
+        },
+    )
+    .unwrap();
+    // Annulled: nothing of the procedure; archiving stays possible.
+    assert_eq!(kinds(&auto), (vec![], false, false, true));
+
+    // A report waits for its coordinator to forward it (art. 17).
+    let reg = sample_registry();
+    let idx = reg.index();
+    let mut d = transgression_draft("0001", "P02", Gravity::Serious);
+    d.witnesses = vec![witness("obs-1")];
+    let mut report = RecordDoc::new_transgression(d, &coordinator(), &idx, "S01").unwrap();
+    report
+        .issue(
+            &coordinator(),
+            at(5),
+            Signature::Missing {
+                reason: "comunicação do coordenador".into(),
+            },
+            &test_key(),
+        )
+        .unwrap();
+    assert_eq!(kinds(&report), (vec![], false, true, true));
+    report.forward_to_office(&coordinator(), at(6)).unwrap();
+    assert_eq!(kinds(&report), (vec![StepKind::Review], true, true, true));
+}

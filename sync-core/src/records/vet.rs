@@ -342,9 +342,9 @@ pub enum Violation {
     KindNotAllowed { kind: RecordKind, role: UserRole },
     #[error("o autor gravado no registro não é o usuário, papel e dispositivo que o enviou")]
     AuthorMismatch,
-    #[error("o campo «{field}» está lacrado ou não pode ser alterado")]
+    #[error("{} está lacrado ou não pode ser alterado", super::field_label_pt(.field))]
     Sealed { field: String },
-    #[error("só o autor do registro pode alterar «{field}»")]
+    #[error("só o autor do registro pode alterar {}", super::field_label_pt(.field))]
     NotAuthor { field: String },
     #[error("o evento {event_id} está em nome de outro usuário, papel ou dispositivo")]
     EventAuthorMismatch { event_id: String },
@@ -364,7 +364,10 @@ pub enum Violation {
     VehicleConfirmationNotAllowed,
     #[error("o número do registro só pode ser atribuído pelo autor ou pela Unidade")]
     NumberNotAllowed,
-    #[error("o valor de «{field}» foi escolhido sem um evento de resolução de conflito da Unidade")]
+    #[error(
+        "o valor de {} foi escolhido sem um evento de resolução de conflito da Unidade",
+        super::field_label_pt(.field)
+    )]
     UnrecordedResolution { field: String },
 }
 

@@ -540,7 +540,7 @@ fn judge(
             if let Some(bad) = own.invalid_events.iter().find(|i| i.id == e.id) {
                 return Ok(Some(Refusal {
                     code: RejectionCode::InvalidEvent,
-                    message: format!("{} recusado: {}", e.event.label_pt(), bad.reason),
+                    message: crate::records::refusal_sentence(&bad.reason),
                 }));
             }
         }
