@@ -235,7 +235,7 @@ async fn the_list_searches_by_plate_permit_cpf_name_and_stand() {
     assert!(all.has("menu-alvaras") && all.has("form-busca-alvaras"));
     all.assert_labelled();
     assert!(
-        html.contains("121 alvará(s) encontrado(s)"),
+        html.contains("121 alvarás encontrados"),
         "{}",
         all.from("total-alvaras")
     );

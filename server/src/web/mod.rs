@@ -63,6 +63,7 @@ pub mod fines;
 pub mod inbox;
 pub mod law;
 pub mod layout;
+pub mod listing;
 pub mod login;
 pub mod password;
 pub mod people;
