@@ -1986,6 +1986,25 @@ async fn fines_and_permits_lists_sort_filter_and_export() {
         .count();
     let page = b.get("/escritorio/alvaras.csv?situacao=cassado").await;
     assert_eq!(count(&page), revoked);
+    // Not renewed in time (the law's judgement, art. 7): listed apart, with the reason.
+    let lapsed: Vec<&str> = reg
+        .permits
+        .iter()
+        .filter(|p| !matches!(p.state, sync_core::domain::PermitState::Revoked { .. }))
+        .filter(|p| {
+            sync_core::rules::office::permit_lapsed(p, now().date_naive(), &reg.law().rules)
+        })
+        .map(|p| p.number.as_str())
+        .collect();
+    assert!(!lapsed.is_empty(), "the demo has a permit not renewed");
+    let page = b.get("/escritorio/alvaras?situacao=nao-renovado").await;
+    for n in &lapsed {
+        assert!(
+            page.element(&format!("alvara-{n}"))
+                .contains("não renovado")
+        );
+    }
+    assert_eq!(page.body.matches("id=\"alvara-").count(), lapsed.len());
     let html = b
         .get("/escritorio/alvaras?situacao=cassado&ordem=titular")
         .await;

@@ -296,9 +296,9 @@ impl Situation {
 fn situation_text(p: &Permit, situation: Situation) -> String {
     match situation {
         Situation::Lapsed => format!(
-            "não renovado para {} no prazo (art. 7º): {}",
-            p.renewal_year.saturating_add(1),
-            state_label(&p.state)
+            "{}, mas não renovado para {} no prazo (art. 7º)",
+            state_label(&p.state),
+            p.renewal_year.saturating_add(1)
         ),
         _ => state_label(&p.state),
     }
