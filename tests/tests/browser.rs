@@ -639,6 +639,10 @@ fn visit(
     }
     browser.goto(&format!("{base}{path}"));
     browser.wait_for("main h1");
+    // Minor and moderate findings are printed for the record, not failed on.
+    for v in browser.axe().iter().filter(|v| !v.is_blocking()) {
+        println!("axe on {name}: [{}] {}: {}", v.impact, v.id, v.help);
+    }
     let mut report = e2e::browser::accessibility_report(browser, name);
     let weak = browser.weak_control_borders();
     if !weak.is_empty() {
