@@ -190,3 +190,24 @@ pub const MAX_LICENCE_OBSERVATIONS: usize = 10;
 /// that is under 40 KiB. 64 KiB takes any honest form; a bigger body is refused with 413 before
 /// it is parsed, instead of reading the general body limit (16 MiB) per request.
 pub const REGISTRY_FORM_BODY_LIMIT: usize = 64 * 1024;
+
+// ----- office lists: search, export, appeal deadlines ----------------------------------------
+
+/// Characters of a list's free-text search (`busca`). A name, a plate and an auto number
+/// together are under 60; 100 leaves room and keeps every search a few short SQL clauses.
+pub const MAX_SEARCH_CHARS: usize = 100;
+
+/// Words of a free-text search. Each word is one `AND`ed clause of the inbox's query (a few
+/// `OR`s each), so the words bound the query's size; a person's full name has at most six.
+pub const MAX_SEARCH_WORDS: usize = 8;
+
+/// Rows of one spreadsheet export (`…/exportar.csv`). The Unidade issues a few thousand autos a
+/// year: 10 000 rows is years of the inbox, and a few MB built in memory; a longer list is
+/// refused with a request to narrow the filters, never truncated silently.
+pub const MAX_EXPORT_ROWS: usize = 10_000;
+
+/// Records whose appeal may still be open (notified, awaiting an appeal) that the inbox reads
+/// for the "prazos vencendo" filter and the sort by deadline: the deadline is in each record's
+/// document, so each is loaded. A city of this size has tens of such records at a time; past
+/// this many the page says the list is incomplete and asks for narrower filters.
+pub const MAX_APPEAL_DEADLINE_SCAN: u32 = 2_000;

@@ -804,7 +804,7 @@ async fn inbox_filters_and_counts() {
     assert!(all.body.contains(&format!("id=\"linha-{b_id}\"")));
     // Newest first: b was made after a... both at the same instant; both listed.
     assert!(all.element("contagem-issued").contains("emitido"));
-    assert!(all.body.contains("<th scope=\"col\">Placa</th>"));
+    assert!(all.body.contains("id=\"ordenar-placa\""));
 
     // Plate in the old spelling finds the record by its canonical form.
     let old = Plate::parse(&plate_a).unwrap();
@@ -2397,4 +2397,360 @@ async fn admin_enrols_and_revokes_devices_on_the_devices_page() {
             .contains("Revogado")
     );
     assert!(!list.body.contains(&format!("id=\"revogar-{id}\"")));
+}
+
+// ----- lists: search, sort, appeal deadline, export ----------------------------------------
+
+/// The position of `needle` in `body` (panics when absent).
+fn at(body: &str, needle: &str) -> usize {
+    body.find(needle)
+        .unwrap_or_else(|| panic!("no {needle} in {body}"))
+}
+
+/// Takes record `id` from issued to notified (ciência on the day of the decision, 30/11).
+async fn notified(b: &mut Browser<'_>, id: &str) {
+    let path = format!("/escritorio/registros/{id}");
+    let action = format!("{path}/evento");
+    for fields in [
+        vec![("acao", "analisar")],
+        vec![("acao", "propor"), ("penalidade", "suspensao-15")],
+        vec![("acao", "decidir"), ("penalidade", "suspensao-15")],
+        vec![("acao", "notificar")],
+    ] {
+        let r = b.submit(&path, &action, &fields).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{fields:?}: {}", r.body);
+    }
+    let page = b.get(&path).await;
+    let marker = "NP-2026-";
+    let start = at(&page.body, marker);
+    let number: String = page.body[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let r = b
+        .submit(
+            &path,
+            &action,
+            &[
+                ("acao", "ciencia"),
+                ("data", "2026-11-30"),
+                ("meio", "assinatura"),
+                ("notificacao", &number),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+}
+
+#[tokio::test]
+async fn inbox_searches_by_name_number_and_plate_sorts_and_exports() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (a, plate_a) = issued_record(&app, &mut p, 0, "Primeiro.").await;
+    let (b_id, _) = issued_record(&app, &mut p, 1, "Segundo.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let reg = app.state.store().registry().await.unwrap();
+    let (permit_a, _, holder_a) = a_permit(&app, 0).await;
+    let name_a = reg
+        .people
+        .iter()
+        .find(|x| x.id == holder_a)
+        .unwrap()
+        .name
+        .clone();
+
+    // The holder's name typed without accents, in upper case, finds only that record.
+    let typed = taxi_fiscal_server::office::search::fold(&name_a).to_uppercase();
+    let found = b
+        .get(&format!("/escritorio?busca={}", typed.replace(' ', "+")))
+        .await;
+    assert_eq!(found.status, StatusCode::OK);
+    assert!(
+        found.body.contains(&format!("id=\"linha-{a}\"")),
+        "{typed}: {}",
+        found.body
+    );
+    assert!(!found.body.contains(&format!("id=\"linha-{b_id}\"")));
+    // The old spelling of the plate, and the permit number, find it too.
+    let old = Plate::parse(&plate_a).unwrap().raw().to_lowercase();
+    for q in [old.replace(' ', ""), permit_a.clone()] {
+        let page = b.get(&format!("/escritorio?busca={q}")).await;
+        assert!(page.body.contains(&format!("id=\"linha-{a}\"")), "{q}");
+        assert!(!page.body.contains(&format!("id=\"linha-{b_id}\"")), "{q}");
+    }
+    // The auto number, when the record has one.
+    let row = app
+        .state
+        .store()
+        .record(a.clone())
+        .await
+        .unwrap()
+        .unwrap()
+        .row;
+    if let Some(n) = &row.number {
+        let page = b.get(&format!("/escritorio?busca={n}")).await;
+        assert!(page.body.contains(&format!("id=\"linha-{a}\"")), "{n}");
+    }
+    let nothing = b.get("/escritorio?busca=zzzz-ninguem").await;
+    assert!(nothing.body.contains("id=\"sem-registros\""));
+    // Too long a search is said on the page.
+    let long = "a".repeat(taxi_fiscal_server::limits::MAX_SEARCH_CHARS + 1);
+    let refused = b.get(&format!("/escritorio?busca={long}")).await;
+    assert_eq!(refused.status, StatusCode::OK);
+    assert!(refused.element("erro-filtro").contains("no máximo"));
+
+    // Take a to notified: its appeal deadline shows, counted by the kernel (10/12).
+    notified(&mut b, &a).await;
+    let inbox = b.get("/escritorio").await;
+    assert_eq!(inbox.element(&format!("prazo-{a}")), "até 10/12/2026");
+    assert_eq!(inbox.element(&format!("prazo-{b_id}")), "—");
+
+    // Sorted by deadline, in both directions, the record without one comes last.
+    for dir in ["asc", "desc"] {
+        let page = b
+            .get(&format!("/escritorio?ordem=prazo&sentido={dir}"))
+            .await;
+        assert!(
+            at(&page.body, &format!("id=\"linha-{a}\""))
+                < at(&page.body, &format!("id=\"linha-{b_id}\"")),
+            "{dir}"
+        );
+        assert!(page.body.contains(if dir == "asc" {
+            "aria-sort=\"ascending\""
+        } else {
+            "aria-sort=\"descending\""
+        }));
+    }
+    // Sorted by plate both ways: the two rows swap.
+    let plate_asc = b.get("/escritorio?ordem=placa&sentido=asc").await;
+    let plate_desc = b.get("/escritorio?ordem=placa&sentido=desc").await;
+    let first = |p: &Page| {
+        at(&p.body, &format!("id=\"linha-{a}\"")) < at(&p.body, &format!("id=\"linha-{b_id}\""))
+    };
+    assert_ne!(first(&plate_asc), first(&plate_desc));
+    // Every column sorts without error, and garbage falls back to the default order.
+    for key in [
+        "numero",
+        "tipo",
+        "ocorrencia",
+        "placa",
+        "alvara",
+        "ponto",
+        "autor",
+        "regras",
+        "situacao",
+        "pendencias",
+        "prazo",
+        "nada",
+        "%00",
+        "",
+    ] {
+        let page = b.get(&format!("/escritorio?ordem={key}&sentido=x")).await;
+        assert_eq!(page.status, StatusCode::OK, "{key}");
+        assert!(page.body.contains(&format!("id=\"linha-{a}\"")), "{key}");
+    }
+
+    // "Prazos vencendo" (the next DUE_SOON_DAYS days): 10/12 is further away.
+    let soon = b.get("/escritorio?vencendo=1").await;
+    assert!(soon.body.contains("id=\"sem-registros\""), "{}", soon.body);
+
+    // The export: the filtered list, in the page's order, for a pt-BR Excel.
+    let csv = b.get("/escritorio/caixa.csv?ordem=prazo").await;
+    assert_eq!(csv.status, StatusCode::OK);
+    assert!(
+        csv.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    assert!(
+        csv.headers["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains("caixa-de-entrada.csv")
+    );
+    let lines: Vec<&str> = csv.body.split("\r\n").collect();
+    assert_eq!(
+        lines[0],
+        "\u{feff}Número;Tipo;Ocorrência;Placa;Alvará;Ponto;Autor;Regras;Situação;Pendências;Prazo de recurso"
+    );
+    assert_eq!(lines.len(), 4, "{lines:?}"); // header, two records, the last CRLF
+    assert!(lines[1].ends_with(";10/12/2026"), "{}", lines[1]);
+    assert!(lines[1].contains(&permit_a), "{}", lines[1]);
+    let one = b
+        .get(&format!("/escritorio/caixa.csv?busca={permit_a}"))
+        .await;
+    assert_eq!(one.body.split("\r\n").count(), 3);
+}
+
+#[tokio::test]
+async fn inbox_api_filters_pending_appeals_by_days_to_their_deadline() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (a, _) = issued_record(&app, &mut p, 0, "Primeiro.").await;
+    let (b_id, _) = issued_record(&app, &mut p, 1, "Segundo.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    notified(&mut b, &a).await;
+    let office = api_login(&app, "escritorio", "escritorio-demo", "desktop-escritorio").await;
+    let token = office["access_token"].as_str().unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Today is 30/11 and the last day 10/12: ten days ahead, inclusive.
+    let nine = api(
+        &app,
+        Method::GET,
+        "/v1/office/inbox?appeal_due_within_days=9",
+        Some(token),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(nine["total"], 0, "{nine}");
+    let ten = api(
+        &app,
+        Method::GET,
+        "/v1/office/inbox?appeal_due_within_days=10",
+        Some(token),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(ids(&ten), std::slice::from_ref(&a), "{ten}");
+    assert_eq!(ten["items"][0]["appeal_deadline"], "2026-12-10");
+    let all = api(
+        &app,
+        Method::GET,
+        "/v1/office/inbox?sort=appeal_deadline&direction=desc",
+        Some(token),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(ids(&all), [a.clone(), b_id.clone()], "{all}");
+    assert_eq!(all["total"], 2);
+    let refused = |path: String| {
+        let req = Request::builder()
+            .uri(path)
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        let router = app.router.clone();
+        async move {
+            let res = router.oneshot(req).await.unwrap();
+            let status = res.status();
+            let bytes = res.into_body().collect().await.unwrap().to_bytes();
+            (status, serde_json::from_slice::<Value>(&bytes).unwrap())
+        }
+    };
+    let (status, bad) = refused("/v1/office/inbox?sort=nada".into()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad["error"]["code"], "invalid_query", "{bad}");
+    let words = ["a"; taxi_fiscal_server::limits::MAX_SEARCH_WORDS + 1].join("+");
+    let (status, many) = refused(format!("/v1/office/inbox?search={words}")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{many}");
+    assert!(
+        many["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("palavras"),
+        "{many}"
+    );
+    let words = ["a"; taxi_fiscal_server::limits::MAX_SEARCH_WORDS].join("+");
+    let fine = api(
+        &app,
+        Method::GET,
+        &format!("/v1/office/inbox?search={words}"),
+        Some(token),
+        Value::Null,
+    )
+    .await;
+    assert!(fine["items"].is_array(), "{fine}");
+}
+
+#[tokio::test]
+async fn fines_and_permits_lists_sort_filter_and_export() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let reg = app.state.store().registry().await.unwrap();
+
+    // Fines: sorted by amount, both ways; the export has every listed fine.
+    let desc = b.get("/escritorio/multas?ordem=valor&sentido=desc").await;
+    assert_eq!(desc.status, StatusCode::OK);
+    assert!(desc.body.contains("aria-sort=\"descending\""));
+    let csv = b
+        .get("/escritorio/multas.csv?ordem=valor&sentido=desc")
+        .await;
+    assert_eq!(csv.status, StatusCode::OK);
+    let lines: Vec<&str> = csv.body.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines[0],
+        "\u{feff}Número;Alvará;Titular;Valor;Lançada em;Pagamento"
+    );
+    assert_eq!(lines.len() - 1, reg.fines.len());
+    let amounts: Vec<f64> = lines[1..]
+        .iter()
+        .map(|l| {
+            l.split(';')
+                .nth(3)
+                .unwrap()
+                .replace(',', ".")
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(amounts.windows(2).all(|w| w[0] >= w[1]), "{amounts:?}");
+    let garbage = b.get("/escritorio/multas?ordem=%27%3B--&sentido=%01").await;
+    assert_eq!(garbage.status, StatusCode::OK);
+    assert!(garbage.body.contains("aria-sort=\"descending\"")); // the default: newest first
+
+    // Permits: every permit is in exactly one situation; the revoked ones are the revoked.
+    let all = b.get("/escritorio/alvaras.csv").await;
+    let count = |p: &Page| p.body.split("\r\n").filter(|l| !l.is_empty()).count() - 1;
+    assert_eq!(count(&all), reg.permits.len());
+    let mut sum = 0;
+    for key in ["ativo", "suspenso", "cassado", "sucessao", "nao-renovado"] {
+        let page = b
+            .get(&format!("/escritorio/alvaras.csv?situacao={key}"))
+            .await;
+        assert_eq!(page.status, StatusCode::OK, "{key}");
+        sum += count(&page);
+    }
+    assert_eq!(sum, reg.permits.len());
+    let revoked = reg
+        .permits
+        .iter()
+        .filter(|p| matches!(p.state, sync_core::domain::PermitState::Revoked { .. }))
+        .count();
+    let page = b.get("/escritorio/alvaras.csv?situacao=cassado").await;
+    assert_eq!(count(&page), revoked);
+    // Not renewed in time (the law's judgement, art. 7): listed apart, with the reason.
+    let lapsed: Vec<&str> = reg
+        .permits
+        .iter()
+        .filter(|p| !matches!(p.state, sync_core::domain::PermitState::Revoked { .. }))
+        .filter(|p| {
+            sync_core::rules::office::permit_lapsed(p, now().date_naive(), &reg.law().rules)
+        })
+        .map(|p| p.number.as_str())
+        .collect();
+    assert!(!lapsed.is_empty(), "the demo has a permit not renewed");
+    let page = b.get("/escritorio/alvaras?situacao=nao-renovado").await;
+    for n in &lapsed {
+        assert!(
+            page.element(&format!("alvara-{n}"))
+                .contains("não renovado")
+        );
+    }
+    assert_eq!(page.body.matches("id=\"alvara-").count(), lapsed.len());
+    let html = b
+        .get("/escritorio/alvaras?situacao=cassado&ordem=titular")
+        .await;
+    assert!(html.body.contains("aria-sort=\"ascending\""));
+    assert!(html.body.contains("id=\"filtro-situacao-alvaras\""));
 }

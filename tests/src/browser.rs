@@ -14,6 +14,13 @@
 //!
 //! Binaries: `$CHROMEDRIVER` or `chromedriver` on `PATH`; `$CHROMIUM` or `/usr/bin/chromium`.
 //! `./scripts/test` installs Debian's `chromium` and `chromium-driver` when missing.
+//!
+//! Accessibility: [`Browser::axe`] runs axe-core (npm's `axe-core`, version
+//! [`AXE_CORE_VERSION`], which `./scripts/test` installs under the target directory) in the
+//! page: the script is injected through WebDriver's `execute/sync` (WebDriver scripts are not
+//! bound by the page's Content-Security-Policy, so the pages need no exception for it), then
+//! `axe.run` goes through `execute/async`. [`assert_accessible`] fails on any violation of
+//! impact serious or critical, listing each rule, its help text and the elements.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -37,6 +44,75 @@ pub const TAB: &str = "\u{E004}";
 /// How many Tab presses [`Browser::tab_to`] tries before failing: more than any office page
 /// has focusable elements before its last form.
 pub const MAX_TABS: usize = 400;
+
+/// The axe-core release the tests use (`./scripts/test` installs this one; keep them equal).
+pub const AXE_CORE_VERSION: &str = "4.11.0";
+
+/// One rule axe-core found broken on a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AxeViolation {
+    /// axe's rule id, e.g. `color-contrast`.
+    pub id: String,
+    /// `minor`, `moderate`, `serious` or `critical`.
+    pub impact: String,
+    pub help: String,
+    /// CSS selectors of the offending elements.
+    pub nodes: Vec<String>,
+}
+
+impl AxeViolation {
+    /// Serious or critical: what the project refuses on any page.
+    pub fn is_blocking(&self) -> bool {
+        matches!(self.impact.as_str(), "serious" | "critical")
+    }
+}
+
+/// `axe.min.js`: `$AXE_CORE_JS`, else `<target>/axe-core/node_modules/axe-core/axe.min.js`
+/// (where `./scripts/test` installs it).
+pub fn axe_script_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("AXE_CORE_JS") {
+        return PathBuf::from(p);
+    }
+    let target = artifacts_dir()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("target"));
+    target.join("axe-core/node_modules/axe-core/axe.min.js")
+}
+
+/// The serious or critical violations on the page open in `browser`, as one report naming
+/// `page`; `None` when there are none.
+pub fn accessibility_report(browser: &Browser, page: &str) -> Option<String> {
+    let blocking: Vec<String> = browser
+        .axe()
+        .into_iter()
+        .filter(AxeViolation::is_blocking)
+        .map(|v| {
+            format!(
+                "  [{}] {}: {} — {}",
+                v.impact,
+                v.id,
+                v.help,
+                v.nodes.join(", ")
+            )
+        })
+        .collect();
+    (!blocking.is_empty()).then(|| {
+        format!(
+            "axe-core found serious or critical violations on {page} ({}):\n{}",
+            browser.current_url(),
+            blocking.join("\n")
+        )
+    })
+}
+
+/// Fails the test when axe-core finds a serious or critical violation on the page open in
+/// `browser`, naming `page` and listing every such violation.
+pub fn assert_accessible(browser: &Browser, page: &str) {
+    if let Some(report) = accessibility_report(browser, page) {
+        panic!("{report}");
+    }
+}
 
 /// A reference to an element of the current page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -384,22 +460,6 @@ impl Browser {
         .unwrap_or_else(|e| panic!("script: {e:?}"))
     }
 
-    /// Presses and releases `key` on whatever has the focus (WebDriver actions: what a person
-    /// at the keyboard does, no element targeted).
-    pub fn press(&self, key: &str) {
-        self.cmd(
-            "POST",
-            "/actions",
-            Some(
-                json!({"actions": [{"type": "key", "id": "teclado", "actions": [
-                    {"type": "keyDown", "value": key},
-                    {"type": "keyUp", "value": key},
-                ]}]}),
-            ),
-        )
-        .unwrap_or_else(|e| panic!("press {key:?}: {e:?}"));
-    }
-
     /// Presses Tab from where the focus is until `css` has it, as a keyboard-only user
     /// reaches a control; fails when it is not reachable within [`MAX_TABS`] presses.
     pub fn tab_to(&self, css: &str) -> Element {
@@ -418,6 +478,157 @@ impl Browser {
         let old = self.find("html").expect("a page is open");
         self.press(ENTER);
         self.wait_for_navigation(&old);
+    }
+
+    /// Runs a script asynchronously: it ends by calling its last argument with the result.
+    pub fn execute_async(&self, script: &str, args: Vec<Value>) -> Value {
+        self.cmd(
+            "POST",
+            "/execute/async",
+            Some(json!({ "script": script, "args": args })),
+        )
+        .unwrap_or_else(|e| panic!("async script: {e:?}"))
+    }
+
+    /// Every axe-core violation on the page now (WCAG 2.0/2.1 A and AA rules and axe's best
+    /// practices), with its impact. Injects axe-core when the page does not hold it yet.
+    pub fn axe(&self) -> Vec<AxeViolation> {
+        let loaded = self.execute("return typeof window.axe === 'object'", vec![]);
+        if loaded != json!(true) {
+            let path = axe_script_path();
+            let source = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                panic!(
+                    "cannot read axe-core at {} ({e}): run ./scripts/test, or \
+                     npm install --prefix target/axe-core axe-core@{AXE_CORE_VERSION}, \
+                     or set AXE_CORE_JS",
+                    path.display()
+                )
+            });
+            self.execute(&format!("{source}\n;return typeof window.axe;"), vec![]);
+        }
+        let out = self.execute_async(
+            "const done = arguments[arguments.length - 1];
+             window.axe.run(document, { resultTypes: ['violations'] })
+               .then(r => done({ ok: r.violations.map(v => ({
+                   id: v.id, impact: v.impact || '', help: v.help,
+                   nodes: v.nodes.map(n => n.target.join(' ')) })) }))
+               .catch(e => done({ error: String(e) }));",
+            vec![],
+        );
+        if let Some(e) = out.get("error") {
+            panic!("axe.run failed on {}: {e}", self.current_url());
+        }
+        out["ok"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|v| AxeViolation {
+                id: v["id"].as_str().unwrap_or_default().to_owned(),
+                impact: v["impact"].as_str().unwrap_or_default().to_owned(),
+                help: v["help"].as_str().unwrap_or_default().to_owned(),
+                nodes: v["nodes"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|n| n.as_str().map(str::to_owned))
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Presses `keys` on the keyboard (WebDriver actions: no element is clicked or targeted),
+    /// one key down and up per character; WebDriver key code points such as [`TAB`] and
+    /// [`ENTER`] are keys.
+    pub fn press(&self, keys: &str) {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|c| {
+                let k = c.to_string();
+                [
+                    json!({"type": "keyDown", "value": k}),
+                    json!({"type": "keyUp", "value": k}),
+                ]
+            })
+            .collect();
+        self.cmd(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "teclado", "actions": actions}]})),
+        )
+        .unwrap_or_else(|e| panic!("press {keys:?}: {e:?}"));
+    }
+
+    /// Presses `keys` (ending with [`ENTER`]) and waits for the page that answers.
+    pub fn press_and_wait(&self, keys: &str) {
+        let old = self.find("html").expect("a page is open");
+        self.press(keys);
+        self.wait_for_navigation(&old);
+    }
+
+    /// The id of the focused element (empty when it has none).
+    pub fn focused_id(&self) -> String {
+        self.execute(
+            "return (document.activeElement && document.activeElement.id) || ''",
+            vec![],
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+    }
+
+    /// Form controls whose border is under 3:1 against the white page (WCAG 1.4.11, non-text
+    /// contrast, which axe-core does not check): `id: ratio` of each. Checkboxes, radios and
+    /// file inputs are drawn by the browser and left out.
+    pub fn weak_control_borders(&self) -> Vec<String> {
+        self.execute(
+            "const lum = c => {
+               const m = c.match(/rgba?\\(([^)]+)\\)/);
+               if (!m) return 1;
+               const [r, g, b] = m[1].split(',').map(x => parseFloat(x) / 255)
+                 .map(v => v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4));
+               return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+             };
+             const out = [];
+             for (const el of document.querySelectorAll('input, select, textarea')) {
+               if (['hidden', 'checkbox', 'radio', 'file', 'submit'].includes(el.type)) continue;
+               if (el.offsetParent === null) continue;
+               const cs = getComputedStyle(el);
+               const ratio = 1.05 / (lum(cs.borderTopColor) + 0.05);
+               if (cs.borderTopStyle === 'none' || parseFloat(cs.borderTopWidth) === 0 || ratio < 3)
+                 out.push((el.id || el.name) + ': ' + ratio.toFixed(2) + ':1');
+             }
+             return out;",
+            vec![],
+        )
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect()
+    }
+
+    /// The width in CSS pixels of the focused element's outline (0 when it has none).
+    pub fn focus_outline_px(&self) -> f64 {
+        self.execute(
+            "const cs = getComputedStyle(document.activeElement);
+             return cs.outlineStyle === 'none' ? 0 : parseFloat(cs.outlineWidth) || 0;",
+            vec![],
+        )
+        .as_f64()
+        .unwrap_or(0.0)
+    }
+
+    /// Resizes the window (CSS pixels of the outer window).
+    pub fn set_window_size(&self, width: u32, height: u32) {
+        self.cmd(
+            "POST",
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        )
+        .unwrap_or_else(|e| panic!("resize to {width}×{height}: {e:?}"));
     }
 
     /// Clicks `el` (a submit button or a link) and waits until the browser has left the page

@@ -1116,3 +1116,267 @@ fn the_admin_enrols_a_tablet_with_a_code_and_its_record_reaches_the_office() {
     browser.wait_for(&format!("#abrir-{id}"));
     assert!(browser.find("#menu-usuarios").is_none());
 }
+// ----- accessibility: axe-core on every page, 800 px, keyboard only -----------------------
+
+/// Every office page the accessibility test opens, logged in as the office: (artifact name,
+/// path). `{registro}` is a record's id (one notified, so the appeal deadline shows), `{alvara}`
+/// a permit's number. Add a line for each new page.
+const OFFICE_PAGES: &[(&str, &str)] = &[
+    ("caixa-de-entrada", "/escritorio"),
+    (
+        "caixa-filtrada",
+        "/escritorio?busca=a&situacao=notified&ordem=placa&sentido=desc",
+    ),
+    (
+        "caixa-prazos-vencendo",
+        "/escritorio?vencendo=1&ordem=prazo",
+    ),
+    ("registro", "/escritorio/registros/{registro}"),
+    ("duplicatas", "/escritorio/duplicatas"),
+    ("alvaras", "/escritorio/alvaras"),
+    (
+        "alvaras-suspensos",
+        "/escritorio/alvaras?situacao=suspenso&ordem=titular",
+    ),
+    ("alvara", "/escritorio/alvaras/{alvara}"),
+    ("multas", "/escritorio/multas"),
+    (
+        "multas-nao-pagas",
+        "/escritorio/multas?situacao=nao-pagas&ordem=valor&sentido=desc",
+    ),
+    ("lei", "/escritorio/lei"),
+    ("importar-cadastro", "/escritorio/cadastro/importar"),
+    ("alterar-senha", "/escritorio/senha"),
+];
+
+/// Pages seen without a session: (artifact name, path); `{codigo}` is a notification's
+/// verification code.
+const PUBLIC_PAGES: &[(&str, &str)] = &[
+    ("login", "/login"),
+    ("verificar", "/verificar"),
+    ("verificacao-resultado", "/verificar/{codigo}"),
+];
+
+/// Opens `path` (placeholders filled), checks it with axe-core and saves its screenshot as
+/// `a11y-{name}.png`; the report of serious or critical violations, if any.
+fn visit(
+    browser: &Browser,
+    base: &str,
+    name: &str,
+    path: &str,
+    fill: &[(&str, &str)],
+) -> Option<String> {
+    let mut path = path.to_owned();
+    for (k, v) in fill {
+        path = path.replace(k, v);
+    }
+    browser.goto(&format!("{base}{path}"));
+    browser.wait_for("main h1");
+    // Minor and moderate findings are printed for the record, not failed on.
+    for v in browser.axe().iter().filter(|v| !v.is_blocking()) {
+        println!("axe on {name}: [{}] {}: {}", v.impact, v.id, v.help);
+    }
+    let mut report = e2e::browser::accessibility_report(browser, name);
+    let weak = browser.weak_control_borders();
+    if !weak.is_empty() {
+        let line = format!(
+            "form controls on {name} with borders under 3:1 against white (WCAG 1.4.11): {}",
+            weak.join(", ")
+        );
+        report = Some(report.map_or(line.clone(), |r| format!("{r}\n{line}")));
+    }
+    let shot = browser.save_screenshot(&format!("a11y-{name}.png"));
+    assert!(is_png(&shot), "{}", shot.display());
+    report
+}
+
+fn log_in(browser: &Browser, base: &str, user: &str, password: &str) {
+    browser.goto(&format!("{base}/login"));
+    browser.fill("#usuario", user);
+    browser.fill("#senha", password);
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+}
+
+/// A sample record taken through review, decision, notification and ciência with the API:
+/// its id and the notification's verification code.
+fn notified_sample_record(office: &Api) -> (String, String) {
+    let (_, page) = office.get("/v1/records?limit=10");
+    let id = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["conflicts"].as_u64() == Some(0))
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("a sample record without conflicts: {page}"));
+    let warning = json!({"kind": "written_warning"});
+    for (step, body) in [
+        ("review", json!({})),
+        ("propose", json!({ "penalty": warning })),
+        ("decide", json!({ "penalty": warning })),
+    ] {
+        let (s, v) = office.post(&format!("/v1/office/records/{id}/{step}"), &body);
+        assert_eq!(s, 200, "{step}: {v}");
+    }
+    let (s, v) = office.post(
+        &format!("/v1/office/records/{id}/notifications"),
+        &json!({}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let n = &v["notifications"][0];
+    let today = sync_core::time::local_date(chrono::Utc::now());
+    let (s, v) = office.post(
+        &format!("/v1/office/records/{id}/notify"),
+        &json!({"method": "personal_signature", "on": today, "notification": n["number"]}),
+    );
+    assert_eq!(s, 200, "{v}");
+    (id, n["code"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn every_page_passes_axe_core_and_the_inbox_fits_800_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo_with_samples(&dir.path().join("dados"));
+    let office = Api::login(&server.url, OFFICE);
+    let (record, code) = notified_sample_record(&office);
+    let permit = office.registry().permits[0].number.clone();
+    let fill = [
+        ("{registro}", record.as_str()),
+        ("{alvara}", permit.as_str()),
+        ("{codigo}", code.as_str()),
+    ];
+    let browser = Browser::start();
+    let mut failures = Vec::new();
+    for (name, path) in PUBLIC_PAGES {
+        failures.extend(visit(&browser, &server.url, name, path, &fill));
+    }
+    log_in(&browser, &server.url, "escritorio", "escritorio-demo");
+    for (name, path) in OFFICE_PAGES {
+        failures.extend(visit(&browser, &server.url, name, path, &fill));
+    }
+    // The notified record's appeal deadline is in the inbox.
+    browser.goto(&format!("{}/escritorio?ordem=prazo", server.url));
+    let deadline = browser.text_of(&format!("#prazo-{record}"));
+    assert!(deadline.starts_with("até "), "{deadline}");
+
+    // At 800 px the inbox does not scroll sideways: the table scrolls in its own box.
+    browser.set_window_size(800, 900);
+    browser.goto(&format!("{}/escritorio", server.url));
+    browser.wait_for("#tabela-registros");
+    let widths = browser.execute(
+        "return [document.documentElement.scrollWidth, window.innerWidth]",
+        vec![],
+    );
+    let (scroll, inner) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    assert!(inner <= 800 && inner > 0, "{widths}");
+    if scroll > inner {
+        failures.push(format!(
+            "the inbox overflows at 800 px: the document is {scroll} px wide in {inner} px"
+        ));
+    }
+    let png = browser.screenshot();
+    let shot = e2e::browser::artifacts_dir().join("a11y-caixa-800px.png");
+    std::fs::write(&shot, png).unwrap();
+    assert!(is_png(&shot));
+    failures.extend(e2e::browser::accessibility_report(&browser, "caixa-800px"));
+    browser.set_window_size(1366, 900);
+
+    // An officer signed in sees "Sem permissão" on the office pages.
+    let sair = browser.wait_for("#sair");
+    browser.click_and_wait(&sair);
+    log_in(&browser, &server.url, "fiscal", "fiscal-demo");
+    browser.goto(&format!("{}/escritorio", server.url));
+    browser.wait_for("#sem-permissao");
+    failures.extend(e2e::browser::accessibility_report(
+        &browser,
+        "sem-permissao",
+    ));
+    let shot = browser.save_screenshot("a11y-sem-permissao.png");
+    assert!(is_png(&shot));
+
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_inbox_filter_and_a_fine_payment_work_with_the_keyboard_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo_with_samples(&dir.path().join("dados"));
+    let office = Api::login(&server.url, OFFICE);
+    let unpaid = office
+        .registry()
+        .fines
+        .iter()
+        .find(|f| f.paid_on.is_none())
+        .map(|f| f.id.clone())
+        .expect("an unpaid fine in the demo registry");
+    let browser = Browser::start();
+    browser.goto(&format!("{}/login", server.url));
+    browser.wait_for("#form-login");
+    browser.tab_to("#usuario");
+    browser.press("escritorio");
+    browser.tab_to("#senha");
+    browser.press("escritorio-demo");
+    browser.press_and_wait(ENTER);
+    browser.wait_for("#form-filtros");
+
+    // The inbox's search, typed and sent with Enter; then its checkbox ticked with Space. The
+    // focused field shows a ring.
+    browser.tab_to("#filtro-busca");
+    let ring = browser.focus_outline_px();
+    assert!(ring >= 2.0, "focus ring of {ring} px on the search field");
+    browser.press("zzzz");
+    browser.press_and_wait(ENTER);
+    assert!(
+        browser.current_url().contains("busca=zzzz"),
+        "{}",
+        browser.current_url()
+    );
+    browser.wait_for("#sem-registros");
+    browser.tab_to("#filtro-vencendo");
+    browser.press(" ");
+    browser.tab_to("#filtrar");
+    browser.press_and_wait(ENTER);
+    assert!(
+        browser.current_url().contains("vencendo=1"),
+        "{}",
+        browser.current_url()
+    );
+
+    // A fine's payment: number typed, date left empty (today), sent with Enter on the button.
+    browser.goto(&format!("{}/escritorio/multas", server.url));
+    browser.wait_for("#form-pagamento");
+    browser.tab_to("#pagamento-multa");
+    browser.press(&unpaid);
+    browser.tab_to("#pagar");
+    browser.press_and_wait(ENTER);
+    let done = browser.text_of("#aviso");
+    assert!(done.contains(&unpaid), "{done}");
+    let reg = office.registry();
+    let fine = reg.fines.iter().find(|f| f.id == unpaid).unwrap();
+    assert!(fine.paid_on.is_some(), "{fine:?}");
+}
+
+#[test]
+fn axe_core_reports_what_a_page_gets_wrong() {
+    // The harness itself: a page with an image without a text alternative and a field without
+    // a label, which axe-core calls critical; and a grey field border of 1.8:1.
+    let browser = Browser::start();
+    browser.goto(
+        "data:text/html;charset=utf-8,<!doctype html><html lang=\"pt-BR\"><head><title>t</title></head>\
+         <body><main><h1>t</h1><img src=\"x.png\"><input type=\"text\" id=\"campo\" \
+         style=\"border:2px solid %23b8c0c8\"></main></body></html>",
+    );
+    browser.wait_for("main h1");
+    let found = browser.axe();
+    let blocking: Vec<&str> = found
+        .iter()
+        .filter(|v| v.is_blocking())
+        .map(|v| v.id.as_str())
+        .collect();
+    assert!(blocking.contains(&"image-alt"), "{found:?}");
+    assert!(blocking.contains(&"label"), "{found:?}");
+    assert!(e2e::browser::accessibility_report(&browser, "teste").is_some());
+    let weak = browser.weak_control_borders();
+    assert_eq!(weak.len(), 1, "{weak:?}");
+    assert!(weak[0].starts_with("campo: 1.8"), "{weak:?}");
+}

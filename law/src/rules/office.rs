@@ -725,6 +725,13 @@ fn lapse_refusal(
     })
 }
 
+/// R11, art. 7: whether the permission lapsed by law on `on` — not renewed by the deadline of
+/// the year due (the same test that refuses acts on a lapsed permit). The office's lists show
+/// such a permit as "não renovado" until the cassação is recorded.
+pub fn permit_lapsed(permit: &Permit, on: NaiveDate, config: &RulesConfig) -> bool {
+    lapse_refusal(permit, on, config, "").is_some()
+}
+
 /// Art. 7: the day of January by which the alvará is renewed for that year.
 pub const RENEWAL_DEADLINE_DAY_OF_JANUARY: u32 = 31;
 
@@ -1400,6 +1407,18 @@ mod tests {
             assert!(!text.contains(p.cpf.as_str()), "CPF leaked: {text}");
         }
         assert!(!text.contains(STRANGER_CPF));
+    }
+
+    #[test]
+    fn a_permit_lapses_the_day_after_its_renewal_deadline() {
+        let reg = sample_registry();
+        let mut p = reg.permits[0].clone();
+        p.renewal_year = 2025;
+        assert!(!permit_lapsed(&p, d(2026, 1, 31), &cfg()));
+        assert!(permit_lapsed(&p, d(2026, 2, 1), &cfg()));
+        let mut off = cfg();
+        off.disabled_rules.push(RuleId::R11);
+        assert!(!permit_lapsed(&p, d(2026, 2, 1), &off));
     }
 
     fn person_mut<'a>(reg: &'a mut Registry, id: &str) -> &'a mut Person {

@@ -177,6 +177,7 @@ pub(crate) fn filter_of(q: RecordsQuery) -> Result<RecordFilter, AppError> {
         rule: non_empty(q.rule).map(|r| r.to_uppercase()),
         limit: q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
         offset: q.offset.unwrap_or(0),
+        ..RecordFilter::default()
     })
 }
 

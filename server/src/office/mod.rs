@@ -7,8 +7,15 @@
 //! # Flow
 //!
 //! 1. **Inbox** ([`inbox`]): every record from the field, newest first, filtered by status,
-//!    kind, stand, author (officer or coordinator), plate in any spelling, local dates and rule,
-//!    with the total and the counts per status — one read of the projection.
+//!    kind, stand, author (officer or coordinator), plate in any spelling, local dates, rule and
+//!    free text ([`search`]: the words resolved against the registry's names and the accounts,
+//!    then one SQL clause per word), sorted by any column (in SQL, ties newest first), with the
+//!    total and the counts per status — one read of the projection. Each item carries its
+//!    pending appeal deadline ([`pending_appeal_deadline`], from the record's view: the date the
+//!    replay counted with the kernel), read from the documents of that page's records awaiting
+//!    an appeal. The "due within N days" filter and the sort by deadline read the records
+//!    awaiting an appeal (at most `MAX_APPEAL_DEADLINE_SCAN`, flagged `incomplete` beyond) and
+//!    filter, sort and page them in memory.
 //! 2. **Duplicates** ([`duplicate_groups`], [`merge_duplicates`], [`keep_apart`]): records of
 //!    the same plate from different devices, close in time and place ([`duplicates`] has the
 //!    thresholds and why), grouped; merging appends `duplicate_merged` to each duplicate,
@@ -47,6 +54,7 @@
 pub mod duplicates;
 pub mod effects;
 pub mod notices;
+pub mod search;
 
 use std::sync::Arc;
 
@@ -113,11 +121,43 @@ pub struct InboxQuery {
     /// A rule id of the catalogue, e.g. `R24`.
     #[serde(default)]
     pub rule: Option<String>,
+    /// Free text, every word must match: the auto number, the plate (any spelling), the permit
+    /// number, the name of the permit's holder or of one of its auxiliary drivers, the author's
+    /// name. Folded (case and accents). At most `MAX_SEARCH_CHARS` characters and
+    /// `MAX_SEARCH_WORDS` words.
+    #[serde(default)]
+    pub search: Option<String>,
+    /// The order: `occurred_at` (default), `number`, `kind`, `plate`, `permit`, `stand`,
+    /// `author`, `rules`, `status`, `pending` or `appeal_deadline`.
+    #[serde(default)]
+    pub sort: Option<String>,
+    /// `asc` or `desc` (default: `desc` for `occurred_at` and `pending`, else `asc`).
+    #[serde(default)]
+    pub direction: Option<String>,
+    /// Only records whose appeal is pending with its last day from today to this many days
+    /// ahead ("prazos vencendo").
+    #[serde(default)]
+    pub appeal_due_within_days: Option<u32>,
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
     pub offset: Option<u32>,
 }
+
+/// The orders of the inbox (`InboxQuery::sort`).
+pub const INBOX_SORTS: [&str; 11] = [
+    "occurred_at",
+    "number",
+    "kind",
+    "plate",
+    "permit",
+    "stand",
+    "author",
+    "rules",
+    "status",
+    "pending",
+    "appeal_deadline",
+];
 
 /// How many records are in one status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -136,6 +176,9 @@ pub struct InboxItem {
     /// Rule ids in force (the office's classification, else the author's legal basis).
     pub rules: Vec<String>,
     pub status_label: String,
+    /// The last day to appeal while the appeal is pending ([`pending_appeal_deadline`]),
+    /// possibly already past.
+    pub appeal_deadline: Option<NaiveDate>,
 }
 
 /// The inbox: one page, the total, and the counts per status over the other filters.
@@ -145,6 +188,29 @@ pub struct Inbox {
     /// Every status with records under the other filters, most frequent first.
     pub counts: Vec<StatusCount>,
     pub items: Vec<InboxItem>,
+    /// True when the list needed each record's appeal deadline (the "prazos vencendo" filter
+    /// or the sort by deadline) and more records awaited an appeal than
+    /// `MAX_APPEAL_DEADLINE_SCAN`: only that many were considered.
+    #[serde(default)]
+    pub incomplete: bool,
+}
+
+/// The statuses in which an appeal may be pending: notified of the decision, or of the
+/// reconsideration's (art. 33–35).
+pub const APPEAL_PENDING: [Status; 2] = [Status::Notified, Status::ReconsiderationDecided];
+
+/// The last day to appeal while an appeal is still pending: a penalty decided and notified
+/// (the deadline the records' replay counted with the law kernel from the ciência, art. 35,
+/// R34), no appeal filed yet. `None` otherwise. The date may be past: the appeal is then
+/// lost, and the record waits for the office to close it.
+pub fn pending_appeal_deadline(view: &RecordView) -> Option<NaiveDate> {
+    let appeal_filed = view
+        .events
+        .iter()
+        .any(|e| e.valid && matches!(e.event, EventKind::AppealFiled { .. }));
+    (!appeal_filed && view.penalty.is_some() && APPEAL_PENDING.contains(&view.status))
+        .then_some(view.appeal_deadline)
+        .flatten()
 }
 
 /// Every status a record can be in, in workflow order.
@@ -180,24 +246,63 @@ fn bad(code: &'static str, message: impl Into<String>) -> AppError {
 
 /// The inbox (see the module doc).
 pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox, AppError> {
+    use crate::limits::{MAX_APPEAL_DEADLINE_SCAN, MAX_SEARCH_CHARS, MAX_SEARCH_WORDS};
+    use crate::store::records::{RecordOrder, RecordSort};
+
     auth.require(OFFICE_READERS)?;
+    let invalid = |m: String| AppError::bad_request("invalid_query", m);
     if let Some(s) = q.status.as_deref().map(str::trim).filter(|s| !s.is_empty())
         && !STATUSES.iter().any(|x| x.as_str() == s)
     {
-        return Err(AppError::bad_request(
-            "invalid_query",
-            format!("Situação desconhecida: «{s}»."),
-        ));
+        return Err(invalid(format!("Situação desconhecida: «{s}».")));
     }
     if let Some(r) = q.rule.as_deref().map(str::trim).filter(|s| !s.is_empty())
         && sync_core::rules::lookup(&r.to_uppercase()).is_none()
     {
-        return Err(AppError::bad_request(
-            "invalid_query",
-            format!("Regra desconhecida no catálogo: «{r}» (ex.: R24)."),
-        ));
+        return Err(invalid(format!(
+            "Regra desconhecida no catálogo: «{r}» (ex.: R24)."
+        )));
     }
-    let filter = crate::api::records::filter_of(crate::api::records::RecordsQuery {
+    let text = q.search.as_deref().map(str::trim).unwrap_or_default();
+    let chars = text.chars().count();
+    if chars > MAX_SEARCH_CHARS {
+        return Err(invalid(format!(
+            "A busca tem {chars} caracteres; use no máximo {MAX_SEARCH_CHARS}."
+        )));
+    }
+    let words = text.split_whitespace().count();
+    if words > MAX_SEARCH_WORDS {
+        return Err(invalid(format!(
+            "A busca tem {words} palavras; use no máximo {MAX_SEARCH_WORDS}."
+        )));
+    }
+    let sort = q.sort.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    let sort = match sort {
+        None => "occurred_at",
+        Some(s) => INBOX_SORTS
+            .iter()
+            .copied()
+            .find(|k| *k == s)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "Ordem desconhecida: «{s}» (use uma de: {}).",
+                    INBOX_SORTS.join(", ")
+                ))
+            })?,
+    };
+    let desc = match q.direction.as_deref().map(str::trim) {
+        None | Some("") => matches!(sort, "occurred_at" | "pending"),
+        Some("asc") => false,
+        Some("desc") => true,
+        Some(d) => {
+            return Err(invalid(format!(
+                "Sentido desconhecido: «{d}» (asc ou desc)."
+            )));
+        }
+    };
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    let offset = q.offset.unwrap_or(0);
+    let mut filter = crate::api::records::filter_of(crate::api::records::RecordsQuery {
         status: q.status,
         kind: q.kind,
         stand: q.stand,
@@ -206,31 +311,161 @@ pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox
         from: q.from,
         to: q.to,
         rule: q.rule,
-        limit: Some(q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT)),
-        offset: q.offset,
+        limit: Some(limit),
+        offset: Some(offset),
     })?;
-    let page = state.store().office_inbox(filter).await?;
+    let store = state.store();
+    let registry = store.registry().await?;
+    let users = store.list_users().await?;
+    if !text.is_empty() {
+        filter.search = search::resolve(text, &registry, &users);
+    }
+    filter.order = RecordOrder {
+        desc,
+        by: match sort {
+            "number" => RecordSort::Number,
+            "kind" => RecordSort::Kind,
+            "plate" => RecordSort::Plate,
+            "permit" => RecordSort::Permit,
+            "rules" => RecordSort::Rules,
+            "pending" => RecordSort::Pending,
+            "stand" => {
+                let mut stands: Vec<_> = registry.stands.iter().collect();
+                stands.sort_by_key(|s| (search::fold(&s.name), s.id.clone()));
+                RecordSort::Stand(stands.into_iter().map(|s| s.id.clone()).collect())
+            }
+            "author" => {
+                let mut by_name: Vec<_> = users.iter().collect();
+                by_name.sort_by_key(|u| (search::fold(&u.display_name), u.id.clone()));
+                RecordSort::Author(by_name.into_iter().map(|u| u.id.clone()).collect())
+            }
+            "status" => {
+                RecordSort::Status(STATUSES.iter().map(|s| s.as_str().to_owned()).collect())
+            }
+            _ => RecordSort::Occurred,
+        },
+    };
+    let today = state.clock().today();
+    let due = q.appeal_due_within_days;
+    if due.is_none() && sort != "appeal_deadline" {
+        let page = store.office_inbox(filter).await?;
+        let items = with_deadlines(state, page.items).await?;
+        return Ok(Inbox {
+            total: page.total,
+            counts: counts_of(page.counts),
+            items,
+            incomplete: false,
+        });
+    }
+
+    // The deadline is in each record's document: read the records awaiting an appeal (at most
+    // MAX_APPEAL_DEADLINE_SCAN of them), then filter, sort and page them here.
+    let mut pending_filter = filter.clone();
+    pending_filter.statuses = APPEAL_PENDING
+        .iter()
+        .map(|s| s.as_str().to_owned())
+        .collect();
+    pending_filter.order = RecordOrder::default();
+    pending_filter.limit = MAX_APPEAL_DEADLINE_SCAN;
+    pending_filter.offset = 0;
+    let pending = store.office_inbox(pending_filter).await?;
+    let incomplete = pending.total > u64::from(MAX_APPEAL_DEADLINE_SCAN);
+    let mut candidates = with_deadlines(state, pending.items).await?;
+    if let Some(days) = due {
+        let last = today + Duration::days(i64::from(days));
+        candidates.retain(|i| i.appeal_deadline.is_some_and(|d| today <= d && d <= last));
+    }
+    // Stable: equal deadlines stay newest first; records without one last.
+    candidates.sort_by(|a, b| match (a.appeal_deadline, b.appeal_deadline) {
+        (Some(x), Some(y)) if desc => y.cmp(&x),
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    let take = usize::try_from(limit).unwrap_or(usize::MAX);
+    if due.is_some() {
+        let mut counts: Vec<(String, u64)> = Vec::new();
+        for i in &candidates {
+            match counts.iter_mut().find(|(s, _)| *s == i.row.status) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((i.row.status.clone(), 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let total = candidates.len() as u64;
+        return Ok(Inbox {
+            total,
+            counts: counts_of(counts),
+            items: candidates.into_iter().skip(start).take(take).collect(),
+            incomplete,
+        });
+    }
+    // Sorted by deadline over the whole inbox: the records awaiting an appeal first, by
+    // deadline, then every other record newest first.
+    let k = candidates.len();
+    let mut items: Vec<InboxItem> = candidates.into_iter().skip(start).take(take).collect();
+    if items.len() < take {
+        let mut rest_filter = filter.clone();
+        rest_filter.not_statuses = APPEAL_PENDING
+            .iter()
+            .map(|s| s.as_str().to_owned())
+            .collect();
+        rest_filter.order = RecordOrder::default();
+        rest_filter.offset = u32::try_from(start.saturating_sub(k)).unwrap_or(u32::MAX);
+        rest_filter.limit = u32::try_from(take - items.len()).unwrap_or(1).max(1);
+        let rest = store.office_inbox(rest_filter).await?;
+        items.extend(with_deadlines(state, rest.items).await?);
+    }
+    // The total and the counts of the whole filtered inbox (one row fetched).
+    filter.limit = 1;
+    filter.offset = 0;
+    filter.order = RecordOrder::default();
+    let whole = store.office_inbox(filter).await?;
     Ok(Inbox {
-        total: page.total,
-        counts: page
-            .counts
-            .into_iter()
-            .map(|(status, count)| StatusCount {
-                label: status_label(&status),
-                status,
-                count,
-            })
-            .collect(),
-        items: page
-            .items
-            .into_iter()
-            .map(|InboxRow { row, rules }| InboxItem {
-                status_label: status_label(&row.status),
-                row,
-                rules,
-            })
-            .collect(),
+        total: whole.total,
+        counts: counts_of(whole.counts),
+        items,
+        incomplete,
     })
+}
+
+fn counts_of(counts: Vec<(String, u64)>) -> Vec<StatusCount> {
+    counts
+        .into_iter()
+        .map(|(status, count)| StatusCount {
+            label: status_label(&status),
+            status,
+            count,
+        })
+        .collect()
+}
+
+/// The inbox's items, with the appeal deadline of those awaiting an appeal (their documents
+/// are read; the caller bounds how many rows it passes).
+async fn with_deadlines(state: &AppState, rows: Vec<InboxRow>) -> Result<Vec<InboxItem>, AppError> {
+    let mut out = Vec::with_capacity(rows.len());
+    for InboxRow { row, rules } in rows {
+        let awaiting = APPEAL_PENDING.iter().any(|s| s.as_str() == row.status);
+        let appeal_deadline = if awaiting {
+            match state.store().record(row.id.clone()).await? {
+                Some(doc) => {
+                    pending_appeal_deadline(&view_of(&doc).map_err(|e| AppError::internal(&e))?)
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
+        out.push(InboxItem {
+            status_label: status_label(&row.status),
+            row,
+            rules,
+            appeal_deadline,
+        });
+    }
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -655,13 +890,7 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
     let valid = |f: &dyn Fn(&EventKind) -> bool| view.events.iter().any(|e| e.valid && f(&e.event));
     let appeal_filed = valid(&|e| matches!(e, EventKind::AppealFiled { .. }));
     let reconsideration_filed = valid(&|e| matches!(e, EventKind::ReconsiderationFiled { .. }));
-    let appeal_open = !appeal_filed
-        && view.penalty.is_some()
-        && matches!(
-            view.status,
-            Status::Notified | Status::ReconsiderationDecided
-        )
-        && view.appeal_deadline.is_some_and(|d| today <= d);
+    let appeal_open = pending_appeal_deadline(&view).is_some_and(|d| today <= d);
     let appeal = AppealInfo {
         notified_on: view.notified_on,
         deadline: view.appeal_deadline,

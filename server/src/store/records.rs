@@ -83,8 +83,70 @@ pub struct RecordFilter {
     /// A rule id (`R24`) among the rules the record is classified under (the office's
     /// classification, else the author's legal basis).
     pub rule: Option<String>,
+    /// Free text: every word must match one of the record's columns (see [`SearchWord`]).
+    pub search: Vec<SearchWord>,
+    /// Only records in one of these statuses (empty: any).
+    pub statuses: Vec<String>,
+    /// No record in any of these statuses.
+    pub not_statuses: Vec<String>,
+    /// The order of the page (newest first by default); ties by newest, then id.
+    pub order: RecordOrder,
     pub limit: u32,
     pub offset: u32,
+}
+
+/// One word of a free-text search over the records, resolved beforehand against the registry
+/// and the accounts (names live there, not in the records' columns): a record matches when
+/// any of these holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchWord {
+    /// Upper case, found inside the auto number, the permit number or the plate.
+    pub text: String,
+    /// The canonical plate, when the word is one (any spelling).
+    pub plate: Option<String>,
+    /// Permit numbers whose holder or auxiliary driver has the word in their name.
+    pub permits: Vec<String>,
+    /// Authors (user ids) with the word in their name.
+    pub authors: Vec<String>,
+}
+
+/// What a page of records is sorted by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RecordSort {
+    /// When it happened.
+    #[default]
+    Occurred,
+    /// The auto number, numerically when it is one.
+    Number,
+    Kind,
+    Plate,
+    Permit,
+    Rules,
+    /// Conflicts plus refused events.
+    Pending,
+    /// The stand, by its position in this list of stand ids (e.g. sorted by name).
+    Stand(Vec<String>),
+    /// The author, by its position in this list of user ids.
+    Author(Vec<String>),
+    /// The status, by its position in this list of statuses (e.g. workflow order).
+    Status(Vec<String>),
+}
+
+/// A sort and its direction. Records without the value (no plate, no number) come last in
+/// both directions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordOrder {
+    pub by: RecordSort,
+    pub desc: bool,
+}
+
+impl Default for RecordOrder {
+    fn default() -> Self {
+        Self {
+            by: RecordSort::Occurred,
+            desc: true,
+        }
+    }
 }
 
 /// A record's row: the projection the office lists and filters.

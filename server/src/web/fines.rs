@@ -14,7 +14,8 @@
 //!
 //! | route | ids |
 //! |---|---|
-//! | `GET /escritorio/multas?situacao=…&multa=…` | `form-filtro-multas`, `filtro-situacao-multas` (`todas`, `nao-pagas`), `filtrar-multas`, `total-multas`, `tabela-multas` (rows `multa-{id}`, links `alvara-da-multa-{id}`, and on unpaid rows `pagar-multa-{id}`), `sem-multas` |
+//! | `GET /escritorio/multas?situacao=…&busca=…&ordem=…&sentido=…&multa=…` | `form-filtro-multas`, `filtro-situacao-multas` (`todas`, `nao-pagas`), `busca-multas` (fine, permit or holder, accents ignored), `filtrar-multas`, `total-multas`, `exportar-multas`, `tabela-multas` (header links `ordenar-multa-{column}`, rows `multa-{id}`, links `alvara-da-multa-{id}`, and on unpaid rows `pagar-multa-{id}`), `sem-multas` |
+//! | `GET /escritorio/multas.csv?…` | the same list as a spreadsheet ([`super::listing::Csv`]) |
 //! | `POST /escritorio/multas/pagamento` | `form-pagamento`, `pagamento-multa` (prefilled from `?multa=`), `pagamento-data`, `pagar`, error `erro-pagamento` |
 //!
 //! The permit page links each unpaid fine here (`pagar-multa-{id}`), and so does a refused
@@ -33,6 +34,7 @@ use sync_core::domain::Fine;
 use super::layout::{
     date_br, date_field, money, page, post_form, see_other, select_field, submit, text_field,
 };
+use super::listing::{self, Column, Columns, Csv, Dir, Key, Params, Search, Sort, sort_rows};
 use super::registry::refusal_box;
 use super::session::{OfficeUser, Posted};
 use super::{PageError, url_encode};
@@ -44,6 +46,7 @@ use crate::server::AppState;
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/escritorio/multas", get(list))
+        .route("/escritorio/multas.csv", get(export))
         .route("/escritorio/multas/pagamento", post(pay))
 }
 
@@ -58,12 +61,88 @@ pub(crate) fn payment_link(id: &str) -> String {
     )
 }
 
+/// The list's columns; newest first by default (the fine just imposed or just paid).
+const COLUMNS: Columns = Columns {
+    columns: &[
+        Column::asc("numero", "Número"),
+        Column::asc("alvara", "Alvará"),
+        Column::asc("titular", "Titular"),
+        Column::desc("valor", "Valor"),
+        Column::desc("lancada", "Lançada em"),
+        Column::desc("pagamento", "Pagamento"),
+    ],
+    default_key: "lancada",
+    default_dir: Dir::Desc,
+    id_prefix: "ordenar-multa",
+};
+
 #[derive(Debug, Clone, Default, Deserialize)]
 struct ListQuery {
     #[serde(default)]
     situacao: Option<String>,
     #[serde(default)]
+    busca: Option<String>,
+    #[serde(default)]
+    ordem: Option<String>,
+    #[serde(default)]
+    sentido: Option<String>,
+    #[serde(default)]
     multa: Option<String>,
+}
+
+impl ListQuery {
+    fn sort(&self) -> Sort {
+        COLUMNS.parse(self.ordem.as_deref(), self.sentido.as_deref())
+    }
+
+    fn params(&self) -> Params {
+        let situacao = self.situacao.as_deref().unwrap_or_default().trim();
+        Params::default()
+            .with("situacao", if situacao == UNPAID { UNPAID } else { "" })
+            .with("busca", self.busca.as_deref().unwrap_or_default().trim())
+    }
+}
+
+/// The fines the list shows, filtered and sorted, with each one's holder; or the search's
+/// refusal.
+fn listed<'a>(
+    reg: &'a sync_core::domain::Registry,
+    q: &ListQuery,
+) -> Result<Vec<(&'a Fine, String)>, String> {
+    let index = reg.index();
+    let search = Search::parse(q.busca.as_deref().unwrap_or_default())?;
+    let unpaid_only = q.situacao.as_deref().map(str::trim) == Some(UNPAID);
+    let holder = |number: &str| {
+        index
+            .permit(number)
+            .and_then(|p| index.person(&p.holder_id))
+            .map_or(String::new(), |x| x.name.clone())
+    };
+    let mut shown: Vec<(&Fine, String)> = reg
+        .fines
+        .iter()
+        .filter(|f| !unpaid_only || f.paid_on.is_none())
+        .map(|f| (f, holder(&f.permit_number)))
+        .filter(|(f, h)| search.matches(&[&f.id, &f.permit_number, h]))
+        .collect();
+    // The default order, then the one asked (stable: ties stay newest first).
+    shown.sort_by(|a, b| b.0.issued_on.cmp(&a.0.issued_on).then(b.0.id.cmp(&a.0.id)));
+    let sort = q.sort();
+    sort_rows(&mut shown, sort.dir, |(f, h)| match sort.key {
+        "numero" => Key::text(&f.id),
+        "alvara" => Key::text(&f.permit_number),
+        "titular" => Key::text(h),
+        "valor" => {
+            use rust_decimal::prelude::ToPrimitive;
+            (f.amount * rust_decimal::Decimal::ONE_HUNDRED)
+                .trunc()
+                .to_i64()
+                .map_or(Key::Blank, Key::Int)
+        }
+        "pagamento" => f.paid_on.map_or(Key::Blank, Key::Date),
+        _ => Key::Date(f.issued_on),
+    });
+    Ok(shown)
 }
 
 /// What the payment form holds, and the refusal to show above it.
@@ -79,43 +158,66 @@ async fn list(
     user: OfficeUser,
     Query(q): Query<ListQuery>,
 ) -> Result<Markup, PageError> {
-    let situacao = q.situacao.unwrap_or_default();
     let form = PaymentForm {
-        fine: q.multa.unwrap_or_default().trim().to_owned(),
+        fine: q.multa.clone().unwrap_or_default().trim().to_owned(),
         ..PaymentForm::default()
     };
-    fines_page(&state, &user, situacao.trim(), form).await
+    fines_page(&state, &user, &q, form).await
+}
+
+/// `GET /escritorio/multas.csv`: the list as filtered and sorted on the page.
+async fn export(
+    State(state): State<AppState>,
+    _user: OfficeUser,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, PageError> {
+    let reg = state.store().registry().await?;
+    let shown =
+        listed(&reg, &q).map_err(|m| PageError::Status(StatusCode::UNPROCESSABLE_ENTITY, m))?;
+    listing::check_export(shown.len() as u64)
+        .map_err(|m| PageError::Status(StatusCode::UNPROCESSABLE_ENTITY, m))?;
+    let mut csv = Csv::new(&COLUMNS.labels());
+    for (f, h) in &shown {
+        csv.row([
+            f.id.clone(),
+            f.permit_number.clone(),
+            h.clone(),
+            format!("{:.2}", f.amount.round_dp(2)).replace('.', ","),
+            date_br(f.issued_on),
+            f.paid_on.map_or_else(
+                || "não paga".to_owned(),
+                |d| format!("paga em {}", date_br(d)),
+            ),
+        ]);
+    }
+    Ok(csv.into_response("multas.csv"))
 }
 
 async fn fines_page(
     state: &AppState,
     user: &OfficeUser,
-    situacao: &str,
+    q: &ListQuery,
     form: PaymentForm,
 ) -> Result<Markup, PageError> {
     let flash = user.take_flash();
     let reg = state.store().registry().await?;
-    let index = reg.index();
-    let unpaid_only = situacao == UNPAID;
-    let mut shown: Vec<&Fine> = reg
-        .fines
-        .iter()
-        .filter(|f| !unpaid_only || f.paid_on.is_none())
-        .collect();
-    // The newest first: the clerk looks for the fine just imposed or just paid.
-    shown.sort_by(|a, b| b.issued_on.cmp(&a.issued_on).then(b.id.cmp(&a.id)));
+    let (problem, shown) = match listed(&reg, q) {
+        Ok(shown) => (None, shown),
+        Err(m) => (Some(m), Vec::new()),
+    };
+    let unpaid_only = q.situacao.as_deref().map(str::trim) == Some(UNPAID);
     let unpaid = reg.fines.iter().filter(|f| f.paid_on.is_none()).count();
     let filters = vec![
         (String::from("todas"), String::from("todas as multas")),
         (UNPAID.to_owned(), String::from("só as não pagas")),
     ];
     let selected = if unpaid_only { UNPAID } else { "todas" };
-    let holder = |number: &str| {
-        index
-            .permit(number)
-            .and_then(|p| index.person(&p.holder_id))
-            .map_or(String::from("—"), |x| x.name.clone())
-    };
+    let sort = q.sort();
+    let order_link = |s: &Sort| q.params().with_sort(&COLUMNS, s).url("/escritorio/multas");
+    let export = q
+        .params()
+        .with_sort(&COLUMNS, &sort)
+        .url("/escritorio/multas.csv");
     let body = html! {
         p {
             "Uma multa não paga impede a renovação e a transferência do alvará (art. 17, § 2º, III). "
@@ -138,27 +240,36 @@ async fn fines_page(
             h2 #h-lista-multas { "Multas do cadastro" }
             form .filtros method="get" action="/escritorio/multas" id="form-filtro-multas" {
                 (select_field("filtro-situacao-multas", "situacao", "Situação", &filters, selected))
+                (text_field("busca-multas", "busca", "Multa, alvará ou titular", q.busca.as_deref().unwrap_or_default().trim(), false))
+                @if sort != COLUMNS.default() {
+                    input type="hidden" name="ordem" value=(sort.key);
+                    input type="hidden" name="sentido" value=(sort.dir.as_str());
+                }
                 div .acoes { (submit("filtrar-multas", "Filtrar")) }
+            }
+            @if let Some(p) = &problem {
+                p #erro-filtro-multas role="alert" .erro { (p) }
             }
             p #total-multas role="status" {
                 (count(shown.len(), "multa listada", "multas listadas")) "; "
                 (count(unpaid, "não paga", "não pagas")) " no cadastro."
+                @if !shown.is_empty() {
+                    " " a #exportar-multas .nao-imprimir href=(export) { "Exportar esta lista para planilha (CSV)" }
+                }
             }
             @if shown.is_empty() {
                 p #sem-multas { "Nenhuma multa nesta situação." }
             } @else {
+                div .tabela-rolavel role="region" aria-labelledby="legenda-multas" tabindex="0" {
                 table #tabela-multas {
-                    caption { "Multas" }
-                    thead { tr {
-                        th scope="col" { "Número" } th scope="col" { "Alvará" } th scope="col" { "Titular" }
-                        th scope="col" { "Valor" } th scope="col" { "Lançada em" } th scope="col" { "Pagamento" }
-                    } }
+                    caption #legenda-multas { "Multas" }
+                    thead { (COLUMNS.header(&sort, &order_link)) }
                     tbody {
-                        @for f in &shown {
+                        @for (f, h) in &shown {
                             tr id=(format!("multa-{}", f.id)) {
                                 td { (f.id) }
                                 td { a id=(format!("alvara-da-multa-{}", f.id)) href=(format!("/escritorio/alvaras/{}", url_encode(&f.permit_number))) { (f.permit_number) } }
-                                td { (holder(&f.permit_number)) }
+                                td { @if h.is_empty() { "—" } @else { (h) } }
                                 td { (money(f.amount)) }
                                 td { (date_br(f.issued_on)) }
                                 td {
@@ -173,6 +284,7 @@ async fn fines_page(
                             }
                         }
                     }
+                }
                 }
             }
         }
@@ -267,7 +379,7 @@ async fn pay(
                 date: form.data.clone(),
                 error: Some(refusal_box("erro-pagamento", &e)),
             };
-            let markup = fines_page(&state, &user, "", kept).await?;
+            let markup = fines_page(&state, &user, &ListQuery::default(), kept).await?;
             Ok((status, markup).into_response())
         }
         Err(e) => Err(e.into()),

@@ -14,6 +14,7 @@
 //! | [`layout`] | the page shell, navigation, form fields, error and flash boxes, pt-BR formatting |
 //! | [`login`] | `/`, `/login`, `/logout` |
 //! | [`inbox`] | `/escritorio` — records with filters and counts per status |
+//! | [`listing`] | what every list shares: sortable columns (`ordem`, `sentido`, `aria-sort`), folded free-text search, the CSV export for a pt-BR Excel |
 //! | [`record`] | `/escritorio/registros/{id}` and its forms — evidence, verdict, events, conflicts, decision |
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, grant, auxiliaries, state, renewal, transfer, swap, CSV import and export |
@@ -56,6 +57,11 @@
 //! 5. Form fields: `layout::text_field`, `date_field`, `select_field`, `textarea_field`,
 //!    `submit` — each writes a `<label for>` bound to a stable `id`, so the pages stay
 //!    accessible and the browser test can drive them by id. Tables use `<th scope="col">`.
+//!    A list declares its columns once as a [`listing::Columns`] (header row with sort links,
+//!    `ordem`/`sentido` parsing) and exports with [`listing::Csv`]; a wide table goes in
+//!    `div .tabela-rolavel role="region" tabindex="0" aria-labelledby=…` so that it scrolls
+//!    in its own box instead of widening the page. Add the page to `OFFICE_PAGES` in
+//!    `tests/tests/browser.rs`: the browser test checks it with axe-core.
 //! 6. API errors convert: `?` on an [`AppError`](crate::AppError) yields a [`PageError`],
 //!    which always renders HTML (the router's JSON-error layer leaves `text/html` alone).
 //! 7. Tests: `server/tests/web.rs` shows how to log in, keep the cookie and post forms with
@@ -67,6 +73,7 @@ pub mod fines;
 pub mod inbox;
 pub mod law;
 pub mod layout;
+pub mod listing;
 pub mod login;
 pub mod password;
 pub mod people;

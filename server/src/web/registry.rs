@@ -16,7 +16,8 @@
 //!
 //! | route | ids |
 //! |---|---|
-//! | `GET /escritorio/alvaras?busca=…&ponto=…&pagina=…` | `form-busca-alvaras`, `busca-alvaras`, `filtro-ponto-alvaras`, `buscar-alvaras`, `resumo-cadastro`, `total-alvaras`, `tabela-alvaras` (rows `alvara-{número}`, links `abrir-alvara-{número}`), `sem-resultados` |
+//! | `GET /escritorio/alvaras?busca=…&ponto=…&situacao=…&ordem=…&sentido=…&pagina=…` | `form-busca-alvaras`, `busca-alvaras`, `filtro-ponto-alvaras`, `filtro-situacao-alvaras` (`ativo`, `suspenso`, `cassado`, `sucessao`, `nao-renovado`), `buscar-alvaras`, `resumo-cadastro`, `total-alvaras`, `exportar-alvaras`, `tabela-alvaras` (header links `ordenar-alvara-{column}`, rows `alvara-{número}`, links `abrir-alvara-{número}`), `sem-resultados` |
+//! | `GET /escritorio/alvaras.csv?…` | the list as filtered and sorted, as a spreadsheet ([`super::listing::Csv`]) |
 //! | `GET /escritorio/alvaras/{número}` | `situacao-alvara`, `titular`, `auxiliares` (rows `auxiliar-{pessoa}`), `veiculo`, `ponto`, `penalidades` (`tabela-penalidades`, rows `penalidade-{id}`), `multas` (`tabela-multas`, rows `multa-{id}`, on unpaid ones `pagar-multa-{id}` to the fines page), `transferencias` |
 //! | `POST …/auxiliares` | `form-auxiliar`, `auxiliar-pessoa` (a person's code), `auxiliar-alvara` (prefilled `{número}-A{n}`), `auxiliar-data`, `incluir-auxiliar`, error `erro-auxiliar`; `auxiliares-no-limite` when the permit has two |
 //! | `POST …/auxiliares/{pessoa}/remover` | one form per auxiliary row, button `remover-auxiliar-{pessoa}`; error `erro-remover-auxiliar` |
@@ -53,6 +54,7 @@ use super::layout::{
     date_br, date_field, money, page, penalty_label, post_form, see_other, select_field, submit,
     text_field,
 };
+use super::listing::{self, Column, Columns, Csv, Dir, Key, Params, Sort, sort_rows};
 use super::session::{FormLimit, OfficeUser, Posted, check_origin};
 use super::{PageError, url_encode};
 use crate::api::registry::write;
@@ -65,6 +67,7 @@ use crate::server::AppState;
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/escritorio/alvaras", get(list))
+        .route("/escritorio/alvaras.csv", get(export_list))
         .route("/escritorio/alvaras/{number}", get(show))
         .route("/escritorio/alvaras/{number}/renovacao", post(renew))
         .route("/escritorio/alvaras/{number}/transferencia", post(transfer))
@@ -247,7 +250,163 @@ struct ListQuery {
     #[serde(default)]
     ponto: Option<String>,
     #[serde(default)]
+    situacao: Option<String>,
+    #[serde(default)]
+    ordem: Option<String>,
+    #[serde(default)]
+    sentido: Option<String>,
+    #[serde(default)]
     pagina: Option<usize>,
+}
+
+/// The permits list's columns; by number by default (the prontuário order of the counter).
+const PERMIT_COLUMNS: Columns = Columns {
+    columns: &[
+        Column::asc("alvara", "Alvará"),
+        Column::asc("titular", "Titular"),
+        Column::asc("placa", "Placa"),
+        Column::asc("ponto", "Ponto"),
+        Column::asc("situacao", "Situação"),
+        Column::desc("renovado", "Renovado para"),
+    ],
+    default_key: "alvara",
+    default_dir: Dir::Asc,
+    id_prefix: "ordenar-alvara",
+};
+
+/// A permit's situation for the list's filter: its state, except that a permit not renewed by
+/// the law's deadline (R11, art. 7, judged by the kernel) is "não renovado" until its cassação
+/// is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Situation {
+    Active,
+    Suspended,
+    Revoked,
+    InSuccession,
+    Lapsed,
+}
+
+impl Situation {
+    const ALL: [Situation; 5] = [
+        Situation::Active,
+        Situation::Suspended,
+        Situation::Revoked,
+        Situation::InSuccession,
+        Situation::Lapsed,
+    ];
+
+    fn of(p: &Permit, today: NaiveDate, reg: &Registry) -> Self {
+        match p.state {
+            PermitState::Revoked { .. } => Situation::Revoked,
+            _ if sync_core::rules::office::permit_lapsed(p, today, &reg.law().rules) => {
+                Situation::Lapsed
+            }
+            PermitState::Active => Situation::Active,
+            PermitState::Suspended { .. } => Situation::Suspended,
+            PermitState::InSuccession { .. } => Situation::InSuccession,
+        }
+    }
+
+    /// The query value (`situacao=`).
+    fn key(self) -> &'static str {
+        match self {
+            Situation::Active => "ativo",
+            Situation::Suspended => "suspenso",
+            Situation::Revoked => "cassado",
+            Situation::InSuccession => "sucessao",
+            Situation::Lapsed => "nao-renovado",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Situation::Active => "ativos",
+            Situation::Suspended => "suspensos",
+            Situation::Revoked => "cassados",
+            Situation::InSuccession => "em sucessão",
+            Situation::Lapsed => "não renovados no prazo (art. 7º)",
+        }
+    }
+}
+
+/// The situation shown in the list's cell.
+fn situation_text(p: &Permit, situation: Situation) -> String {
+    match situation {
+        Situation::Lapsed => format!(
+            "{}, mas não renovado para {} no prazo (art. 7º)",
+            state_label(&p.state),
+            p.renewal_year.saturating_add(1)
+        ),
+        _ => state_label(&p.state),
+    }
+}
+
+/// One row of the permits list: the permit and the texts it is shown and sorted by.
+struct PermitRow<'a> {
+    permit: &'a Permit,
+    holder: String,
+    plate: String,
+    stand: String,
+    situation: String,
+}
+
+impl ListQuery {
+    fn sort(&self) -> Sort {
+        PERMIT_COLUMNS.parse(self.ordem.as_deref(), self.sentido.as_deref())
+    }
+
+    fn situation(&self) -> Option<Situation> {
+        let asked = trimmed(&self.situacao);
+        Situation::ALL.into_iter().find(|s| s.key() == asked)
+    }
+
+    fn params(&self) -> Params {
+        Params::default()
+            .with("busca", trimmed(&self.busca))
+            .with("ponto", trimmed(&self.ponto))
+            .with("situacao", self.situation().map_or("", Situation::key))
+    }
+
+    /// The permits matching the filters, sorted.
+    fn rows<'a>(&self, reg: &'a Registry, today: NaiveDate) -> Vec<PermitRow<'a>> {
+        let index = reg.index();
+        let ponto = trimmed(&self.ponto);
+        let search = Search::new(&trimmed(&self.busca));
+        let situation = self.situation();
+        let mut rows: Vec<PermitRow<'a>> = reg
+            .permits
+            .iter()
+            .filter(|p| ponto.is_empty() || p.stand_id == ponto)
+            .filter(|p| search.matches(&index, p))
+            .filter_map(|p| {
+                let s = Situation::of(p, today, reg);
+                situation.is_none_or(|want| want == s).then(|| PermitRow {
+                    permit: p,
+                    holder: index
+                        .person(&p.holder_id)
+                        .map_or_else(|| "?".to_owned(), |x| x.name.clone()),
+                    plate: index
+                        .vehicle(&p.vehicle_id)
+                        .map_or_else(|| "?".to_owned(), |v| v.plate.canonical().to_owned()),
+                    stand: index
+                        .stand(&p.stand_id)
+                        .map_or(p.stand_id.clone(), |s| format!("{} – {}", s.id, s.name)),
+                    situation: situation_text(p, s),
+                })
+            })
+            .collect();
+        rows.sort_by(|a, b| a.permit.number.cmp(&b.permit.number));
+        let sort = self.sort();
+        sort_rows(&mut rows, sort.dir, |r| match sort.key {
+            "titular" => Key::text(&r.holder),
+            "placa" => Key::text(&r.plate),
+            "ponto" => Key::text(&r.stand),
+            "situacao" => Key::text(&r.situation),
+            "renovado" => Key::Int(i64::from(r.permit.renewal_year)),
+            _ => Key::text(&r.permit.number),
+        });
+        rows
+    }
 }
 
 fn trimmed(s: &Option<String>) -> String {
@@ -261,16 +420,10 @@ async fn list(
 ) -> Result<Markup, PageError> {
     let flash = user.take_flash();
     let reg = state.store().registry().await?;
-    let index = reg.index();
     let busca = trimmed(&q.busca);
     let ponto = trimmed(&q.ponto);
-    let search = Search::new(&busca);
-    let found: Vec<&Permit> = reg
-        .permits
-        .iter()
-        .filter(|p| ponto.is_empty() || p.stand_id == ponto)
-        .filter(|p| search.matches(&index, p))
-        .collect();
+    let sort = q.sort();
+    let found = q.rows(&reg, state.clock().today());
     let pages = found.len().div_ceil(PAGE_SIZE).max(1);
     let page_no = q.pagina.unwrap_or(1).clamp(1, pages);
     let shown = found.iter().skip((page_no - 1) * PAGE_SIZE).take(PAGE_SIZE);
@@ -286,13 +439,27 @@ async fn list(
             .iter()
             .map(|s| (s.id.clone(), format!("{} – {}", s.id, s.name))),
     );
+    let mut situations = vec![(String::new(), String::from("todas"))];
+    situations.extend(
+        Situation::ALL
+            .iter()
+            .map(|s| (s.key().to_owned(), s.label().to_owned())),
+    );
     let link = |n: usize| {
-        format!(
-            "/escritorio/alvaras?busca={}&ponto={}&pagina={n}",
-            url_encode(&busca),
-            url_encode(&ponto)
-        )
+        q.params()
+            .with_sort(&PERMIT_COLUMNS, &sort)
+            .with("pagina", n.to_string())
+            .url("/escritorio/alvaras")
     };
+    let order_link = |s: &Sort| {
+        q.params()
+            .with_sort(&PERMIT_COLUMNS, s)
+            .url("/escritorio/alvaras")
+    };
+    let export = q
+        .params()
+        .with_sort(&PERMIT_COLUMNS, &sort)
+        .url("/escritorio/alvaras.csv");
     let body = html! {
         p #resumo-cadastro {
             "Cadastro na versão " (reg.version) ": " (live) " alvarás vigentes (não cassados) de "
@@ -306,37 +473,41 @@ async fn list(
         form .filtros method="get" action="/escritorio/alvaras" id="form-busca-alvaras" role="search" {
             (text_field("busca-alvaras", "busca", "Placa, número do alvará, CPF ou nome", &busca, false))
             (select_field("filtro-ponto-alvaras", "ponto", "Ponto", &stands, &ponto))
+            (select_field("filtro-situacao-alvaras", "situacao", "Situação", &situations, q.situation().map_or("", Situation::key)))
+            @if sort != PERMIT_COLUMNS.default() {
+                input type="hidden" name="ordem" value=(sort.key);
+                input type="hidden" name="sentido" value=(sort.dir.as_str());
+            }
             div .acoes { (submit("buscar-alvaras", "Buscar")) }
         }
         p #total-alvaras role="status" {
             (super::layout::plural(found.len(), "alvará encontrado", "alvarás encontrados"))
             @if pages > 1 { " — página " (page_no) " de " (pages) }
+            @if !found.is_empty() {
+                ". " a #exportar-alvaras .nao-imprimir href=(export) { "Exportar esta lista para planilha (CSV)" }
+            }
         }
         @if found.is_empty() {
             p #sem-resultados { "Nenhum alvará corresponde à busca." }
         } @else {
+            div .tabela-rolavel role="region" aria-labelledby="legenda-alvaras" tabindex="0" {
             table #tabela-alvaras {
-                caption { "Alvarás (prontuários)" }
-                thead { tr {
-                    th scope="col" { "Alvará" }
-                    th scope="col" { "Titular" }
-                    th scope="col" { "Placa" }
-                    th scope="col" { "Ponto" }
-                    th scope="col" { "Situação" }
-                    th scope="col" { "Renovado para" }
-                } }
+                caption #legenda-alvaras { "Alvarás (prontuários)" }
+                thead { (PERMIT_COLUMNS.header(&sort, &order_link)) }
                 tbody {
-                    @for p in shown {
+                    @for r in shown {
+                        @let p = r.permit;
                         tr id=(format!("alvara-{}", p.number)) {
                             td { a id=(format!("abrir-alvara-{}", p.number)) href=(format!("/escritorio/alvaras/{}", url_encode(&p.number))) { (p.number) } }
-                            td { (index.person(&p.holder_id).map_or("?", |x| x.name.as_str())) }
-                            td { (index.vehicle(&p.vehicle_id).map_or("?", |v| v.plate.canonical())) }
-                            td { (index.stand(&p.stand_id).map_or(p.stand_id.clone(), |s| format!("{} – {}", s.id, s.name))) }
-                            td { (state_label(&p.state)) }
+                            td { (r.holder) }
+                            td { (r.plate) }
+                            td { (r.stand) }
+                            td { (r.situation) }
                             td { (p.renewal_year) }
                         }
                     }
                 }
+            }
             }
             @if pages > 1 {
                 nav aria-label="Páginas" {
@@ -347,6 +518,30 @@ async fn list(
         }
     };
     Ok(page(Some(&user), "Alvarás", flash, body))
+}
+
+/// `GET /escritorio/alvaras.csv`: the permits list as filtered and sorted on the page.
+async fn export_list(
+    State(state): State<AppState>,
+    _user: OfficeUser,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, PageError> {
+    let reg = state.store().registry().await?;
+    let rows = q.rows(&reg, state.clock().today());
+    listing::check_export(rows.len() as u64)
+        .map_err(|m| PageError::Status(StatusCode::UNPROCESSABLE_ENTITY, m))?;
+    let mut csv = Csv::new(&PERMIT_COLUMNS.labels());
+    for r in &rows {
+        csv.row([
+            r.permit.number.clone(),
+            r.holder.clone(),
+            r.plate.clone(),
+            r.stand.clone(),
+            r.situation.clone(),
+            r.permit.renewal_year.to_string(),
+        ]);
+    }
+    Ok(csv.into_response("alvaras.csv"))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,8 @@ use sync_core::feed;
 
 use super::parse_time;
 use super::records::{
-    ROW_COLUMNS, append_office_event, corrupt, record, row_from, rules_of, to_u64, where_of,
+    ROW_COLUMNS, append_office_event, corrupt, order_of, record, row_from, rules_of, to_u64,
+    where_of,
 };
 use crate::store::office::{InboxPage, InboxRow, OfficeJob, OfficeOutcome, RegistryApplied};
 use crate::store::records::{EventOutcome, RecordDoc, RecordFilter, view_of};
@@ -34,12 +35,14 @@ pub(super) fn inbox(conn: &Connection, f: &RecordFilter) -> Result<InboxPage, St
         params_from_iter(args.iter()),
         |r| r.get(0),
     )?;
+    let (order, order_args) = order_of(&f.order);
     let mut page_args = args.clone();
+    page_args.extend(order_args);
     page_args.push(SqlValue::Integer(i64::from(f.limit)));
     page_args.push(SqlValue::Integer(i64::from(f.offset)));
     let mut stmt = conn.prepare(&format!(
         "SELECT {ROW_COLUMNS}, rules FROM records {filter}
-         ORDER BY occurred_at DESC, id DESC LIMIT ? OFFSET ?"
+         ORDER BY {order} LIMIT ? OFFSET ?"
     ))?;
     let items = stmt
         .query_map(params_from_iter(page_args.iter()), |r| {

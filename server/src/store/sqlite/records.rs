@@ -881,10 +881,10 @@ pub(super) fn record(conn: &Connection, id: &str) -> Result<Option<RecordDoc>, S
 /// The `WHERE` clause of a filter and its arguments; `with_status: false` leaves the status
 /// out (the inbox's counts per status).
 pub(super) fn where_of(f: &RecordFilter, with_status: bool) -> (String, Vec<SqlValue>) {
-    let mut clauses: Vec<&str> = Vec::new();
+    let mut clauses: Vec<String> = Vec::new();
     let mut args: Vec<SqlValue> = Vec::new();
     let mut push = |clause: &'static str, v: SqlValue| {
-        clauses.push(clause);
+        clauses.push(clause.to_owned());
         args.push(v);
     };
     if let Some(s) = f.status.as_ref().filter(|_| with_status) {
@@ -916,12 +916,94 @@ pub(super) fn where_of(f: &RecordFilter, with_status: bool) -> (String, Vec<SqlV
             SqlValue::Text(format!(" {} ", r.trim().to_uppercase())),
         );
     }
+    if !f.statuses.is_empty() {
+        push(
+            "status IN (SELECT value FROM json_each(?))",
+            json_list(&f.statuses),
+        );
+    }
+    if !f.not_statuses.is_empty() {
+        push(
+            "status NOT IN (SELECT value FROM json_each(?))",
+            json_list(&f.not_statuses),
+        );
+    }
+    // One clause per word, each an OR over the columns; `instr`, not LIKE, so that `%` and `_`
+    // typed in the search mean themselves. The lists are bound as JSON arrays: one parameter
+    // each, whatever their length.
+    for w in &f.search {
+        clauses.push(
+            "(instr(coalesce(number, ''), ?) > 0
+              OR instr(upper(coalesce(permit_number, '')), ?) > 0
+              OR instr(coalesce(plate, ''), ?) > 0
+              OR plate = ?
+              OR permit_number IN (SELECT value FROM json_each(?))
+              OR author_user_id IN (SELECT value FROM json_each(?)))"
+                .to_owned(),
+        );
+        let text = SqlValue::Text(w.text.clone());
+        args.push(text.clone());
+        args.push(text.clone());
+        args.push(text);
+        args.push(w.plate.clone().map_or(SqlValue::Null, SqlValue::Text));
+        args.push(json_list(&w.permits));
+        args.push(json_list(&w.authors));
+    }
     let filter = if clauses.is_empty() {
         String::new()
     } else {
         format!("WHERE {}", clauses.join(" AND "))
     };
     (filter, args)
+}
+
+fn json_list(items: &[String]) -> SqlValue {
+    SqlValue::Text(serde_json::to_string(items).unwrap_or_else(|_| "[]".to_owned()))
+}
+
+/// The `ORDER BY` of a page and its arguments (bound after the `WHERE`'s). The expressions are
+/// fixed strings chosen by the enum; only the rank lists are bound. Missing values last, then
+/// newest first and the id, so that every order is total and pages do not overlap.
+pub(super) fn order_of(o: &crate::store::records::RecordOrder) -> (String, Vec<SqlValue>) {
+    use crate::store::records::RecordSort as S;
+    let rank = "(SELECT key FROM json_each(?) WHERE value = {col})";
+    let (expr, args) = match &o.by {
+        S::Occurred => ("occurred_at".to_owned(), vec![]),
+        S::Number => (
+            "CASE WHEN number GLOB '[0-9]*' AND NOT number GLOB '*[^0-9]*'
+                THEN CAST(number AS INTEGER) END"
+                .to_owned(),
+            vec![],
+        ),
+        S::Kind => ("kind".to_owned(), vec![]),
+        S::Plate => ("plate".to_owned(), vec![]),
+        S::Permit => ("permit_number".to_owned(), vec![]),
+        S::Rules => ("nullif(rules, '')".to_owned(), vec![]),
+        S::Pending => ("(conflicts + invalid_events)".to_owned(), vec![]),
+        S::Stand(ids) => (
+            rank.replace("{col}", "records.stand_id"),
+            vec![json_list(ids)],
+        ),
+        S::Author(ids) => (
+            rank.replace("{col}", "records.author_user_id"),
+            vec![json_list(ids)],
+        ),
+        S::Status(ids) => (
+            rank.replace("{col}", "records.status"),
+            vec![json_list(ids)],
+        ),
+    };
+    let dir = if o.desc { "DESC" } else { "ASC" };
+    // Numbers that are not integers sort after the integers, by their text.
+    let then_text = if matches!(o.by, S::Number) {
+        format!(", number {dir} NULLS LAST")
+    } else {
+        String::new()
+    };
+    (
+        format!("{expr} {dir} NULLS LAST{then_text}, occurred_at DESC, id DESC"),
+        args,
+    )
 }
 
 /// The projection, filtered, newest first, with the total.
@@ -932,12 +1014,14 @@ pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, St
         params_from_iter(args.iter()),
         |r| r.get(0),
     )?;
+    let (order, order_args) = order_of(&f.order);
     let mut page_args = args.clone();
+    page_args.extend(order_args);
     page_args.push(SqlValue::Integer(i64::from(f.limit)));
     page_args.push(SqlValue::Integer(i64::from(f.offset)));
     let mut stmt = conn.prepare(&format!(
         "SELECT {ROW_COLUMNS} FROM records {filter}
-         ORDER BY occurred_at DESC, id DESC LIMIT ? OFFSET ?"
+         ORDER BY {order} LIMIT ? OFFSET ?"
     ))?;
     let items = stmt
         .query_map(params_from_iter(page_args.iter()), row_from)?
