@@ -131,7 +131,7 @@ fn render(
             h2 { "Regras" }
             dl #lei-regras {
                 dt { "Habitantes por táxi (art. 14)" } dd { (rules.inhabitants_per_taxi) }
-                dt { "População do censo" } dd { (rules.census_population) }
+                dt { "População do censo" } dd { (thousands(rules.census_population)) }
                 dt { "Limite de táxis (art. 14)" } dd { (sync_core::rules::office::taxi_cap(rules)) }
                 dt { "Categorias de CNH aceitas" } dd { (rules.categories_covering_b.join(", ")) }
                 dt { "CNH sem EAR" } dd { @if rules.ear_missing == sync_core::rules::EarMissing::Irregular { "irregular" } @else { "advertência" } }
