@@ -230,9 +230,13 @@ fn rules_of(body: &serde_json::Value) -> Result<RulesConfig, AppError> {
     parse_json(&bytes)
 }
 
+/// Most characters of an unknown rule id repeated in its refusal: ids have three (`R24`), so
+/// sixteen show any typo whole, while a long input sent as an id is not sent back.
+pub const MAX_UNKNOWN_RULE_SHOWN_CHARS: usize = 16;
+
 /// The refusal of a rule id the catalogue lacks (what was sent, cut short: it is echoed).
 pub(crate) fn unknown_rule(text: &str) -> String {
-    let shown: String = text.chars().take(16).collect();
+    let shown: String = text.chars().take(MAX_UNKNOWN_RULE_SHOWN_CHARS).collect();
     format!("A regra «{shown}» não existe no catálogo.")
 }
 
@@ -351,4 +355,18 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(post_holiday))
         .routes(routes!(post_remove_holiday))
         .routes(routes!(get_amount))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_rule_is_repeated_up_to_its_limit() {
+        let at = "X".repeat(MAX_UNKNOWN_RULE_SHOWN_CHARS);
+        assert!(unknown_rule(&at).contains(&format!("«{at}»")));
+        let over = format!("{at}Y");
+        assert!(unknown_rule(&over).contains(&format!("«{at}»")));
+        assert!(!unknown_rule(&over).contains('Y'));
+    }
 }

@@ -23,7 +23,7 @@
 //! | [`stands`] | `/escritorio/pontos` — stands and their coordinators |
 //! | [`users`] | `/escritorio/usuarios` — accounts (admin): create, role, deactivate, password reset |
 //! | [`devices`] | `/escritorio/dispositivos` — devices (admin): list, revoke, enrolment codes |
-//! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
+//! | [`law`] | `/escritorio/lei` — the law's parameters: rules configuration (values, each rule on or off), IPCA series (enter the next year), holidays |
 //! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
