@@ -2417,7 +2417,20 @@ async fn notified(b: &mut Browser<'_>, id: &str) {
         vec![("acao", "decidir"), ("penalidade", "suspensao-15")],
         vec![("acao", "notificar")],
     ] {
-        let r = b.submit(&path, &action, &fields).await;
+        let mut r = b.submit(&path, &action, &fields).await;
+        if fields[0].1 == "decidir" {
+            // A suspension is confirmed on its own page before it is stored.
+            assert!(r.body.contains("id=\"efeitos-cadastro\""), "{}", r.body);
+            let token = r.field_value("confirmacao");
+            let mut confirmed = fields.clone();
+            confirmed.push(("confirmacao", token.as_str()));
+            r = b
+                .post(
+                    &action,
+                    &[&[("csrf", r.csrf().as_str())], &confirmed[..]].concat(),
+                )
+                .await;
+        }
         assert_eq!(r.status, StatusCode::SEE_OTHER, "{fields:?}: {}", r.body);
     }
     let page = b.get(&path).await;

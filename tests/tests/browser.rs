@@ -1380,3 +1380,59 @@ fn axe_core_reports_what_a_page_gets_wrong() {
     assert_eq!(weak.len(), 1, "{weak:?}");
     assert!(weak[0].starts_with("campo: 1.8"), "{weak:?}");
 }
+
+/// The law's parameters by keyboard: on `/escritorio/lei` the clerk types a 15-day CNH grace
+/// into its field, switches R24 off with the space bar on its checkbox and sends the form with
+/// Enter. The page shows the new grace and the rule unchecked, and the devices' `GET /v1/law`
+/// has both at the new registry version. A screenshot of the page is kept.
+#[test]
+fn the_clerk_changes_the_cnh_grace_and_switches_a_rule_off_by_keyboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let officer = Api::login(&server.url, ("fiscal", "fiscal-demo", "tablet-fiscal-01"));
+    let before = officer.get("/v1/law").1["version"].as_u64().unwrap();
+    let browser = Browser::start();
+    office_login(&browser, &server);
+    // The menu link followed with Enter.
+    let menu = browser.wait_for("#menu-lei");
+    browser.type_and_wait(&menu, ENTER);
+    browser.wait_for("#form-regras");
+
+    let rule = sync_core::rules::RuleId::R24;
+    let grace = browser.wait_for("#regras-tolerancia");
+    browser.fill("#regras-tolerancia", "15");
+    let checkbox = browser.wait_for(&format!("#regra-{}", rule.as_str()));
+    assert_eq!(browser.property(&checkbox, "checked"), json!(true));
+    browser.send_keys(&checkbox, " ");
+    assert!(
+        browser.is_focused(&checkbox),
+        "the space bar acted on the focused box"
+    );
+    assert_eq!(browser.property(&checkbox, "checked"), json!(false));
+    browser.type_and_wait(&grace, ENTER);
+
+    if let Some(e) = browser.find("#erro-form-regras") {
+        panic!("refused: {}", browser.text(&e));
+    }
+    browser.wait_text("#aviso", "Configuração das regras alterada");
+    assert!(browser.text_of("#lei-regras").contains("15 dia(s)"));
+    let field = browser.wait_for("#regras-tolerancia");
+    assert_eq!(browser.property(&field, "value"), json!("15"));
+    let checkbox = browser.wait_for(&format!("#regra-{}", rule.as_str()));
+    assert_eq!(browser.property(&checkbox, "checked"), json!(false));
+    let shot = browser.save_screenshot("law-parameters.png");
+    assert!(is_png(&shot), "{}", shot.display());
+
+    // What the devices read.
+    let (s, view) = officer.get("/v1/law");
+    assert_eq!(s, 200, "{view}");
+    assert_eq!(view["version"].as_u64().unwrap(), before + 1);
+    assert_eq!(view["parameters"]["rules"]["cnh_grace_days"], 15);
+    let disabled = view["parameters"]["rules"]["disabled_rules"]
+        .as_array()
+        .unwrap();
+    assert!(disabled.contains(&json!(rule.as_str())), "{disabled:?}");
+    drop(browser);
+    let (ok, out) = server.audit_verify();
+    assert!(ok, "{out}");
+}

@@ -9,8 +9,8 @@
 //! | `GET /v1/law/amount?base=&year=` | a 2004 amount corrected by the registry's IPCA series |
 //!
 //! Reading is for every authenticated role (devices receive the same parameters in the feed);
-//! changing them is for the office only. Every change is a registry write: checked by the law
-//! kernel (422 `law_parameters_invalid` with its Portuguese message), audited, a new registry
+//! changing them is for the office only. Every change is a registry write, one function of
+//! [`write`] each (the law's page calls the same ones): checked by the law kernel (422 `law_parameters_invalid` with its Portuguese message), audited, a new registry
 //! version that devices receive as `UpsertLawParameters`.
 
 use axum::Json;
@@ -97,20 +97,77 @@ pub(crate) fn add_components(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<AmountQuery>();
 }
 
-/// Runs a parameter change as the office, today, and commits it as a registry version.
-async fn change<F>(
-    state: &AppState,
-    auth: &Auth,
-    action: &str,
-    op: F,
-) -> Result<Json<RegistryUpdate>, AppError>
-where
-    F: Fn(&sync_core::domain::Registry) -> Result<sync_core::domain::Registry, reg::EditError>,
-{
-    auth.require(LAW_WRITERS)?;
-    let actor = auth.actor(state.clock().now());
-    let u = reg::commit(state.store().as_ref(), actor, action, "law:parameters", op).await?;
-    Ok(Json(u))
+/// The parameter changes, one function each, which the API handlers and the law's page
+/// (`web::law`) both call: the role, the audit action and subject, and the kernel's check are
+/// written once, so a change made on the page and one made through the API cannot differ.
+pub(crate) mod write {
+    use super::*;
+    use sync_core::domain::Registry;
+
+    /// Runs a parameter change as `auth` (the office only) and commits it as a registry version.
+    async fn change<F>(
+        state: &AppState,
+        auth: &Auth,
+        action: &str,
+        op: F,
+    ) -> Result<RegistryUpdate, AppError>
+    where
+        F: Fn(&Registry) -> Result<Registry, reg::EditError>,
+    {
+        auth.require(LAW_WRITERS)?;
+        let actor = auth.actor(state.clock().now());
+        reg::commit(state.store().as_ref(), actor, action, "law:parameters", op).await
+    }
+
+    /// Replaces the rules configuration by `edit` of the one in force, read at commit time (so
+    /// the page, which edits all but the calendar, cannot undo a holiday added meanwhile).
+    pub(crate) async fn rules(
+        state: &AppState,
+        auth: &Auth,
+        edit: impl Fn(&RulesConfig) -> RulesConfig,
+    ) -> Result<RegistryUpdate, AppError> {
+        change(state, auth, "registry.law.rules", |r| {
+            law::set_rules(r, edit(&r.law().rules))
+        })
+        .await
+    }
+
+    /// Enters the next year's IPCA (today decides which years are over).
+    pub(crate) async fn ipca(
+        state: &AppState,
+        auth: &Auth,
+        entry: IpcaYear,
+    ) -> Result<RegistryUpdate, AppError> {
+        let today = state.clock().today();
+        change(state, auth, "registry.law.ipca", |r| {
+            law::add_ipca(r, entry, today)
+        })
+        .await
+    }
+
+    /// Adds a holiday or decreed closure.
+    pub(crate) async fn add_holiday(
+        state: &AppState,
+        auth: &Auth,
+        holiday: NewHoliday,
+    ) -> Result<RegistryUpdate, AppError> {
+        change(state, auth, "registry.law.holiday.add", |r| {
+            law::add_holiday(r, holiday.clone())
+        })
+        .await
+    }
+
+    /// Removes a holiday or decreed closure.
+    pub(crate) async fn remove_holiday(
+        state: &AppState,
+        auth: &Auth,
+        day: HolidayDay,
+    ) -> Result<RegistryUpdate, AppError> {
+        change(state, auth, "registry.law.holiday.remove", |r| {
+            law::remove_holiday(r, day)
+        })
+        .await
+    }
 }
 
 #[utoipa::path(
@@ -150,10 +207,9 @@ async fn put_rules(
 ) -> Result<Json<RegistryUpdate>, AppError> {
     auth.require(LAW_WRITERS)?;
     let rules = rules_of(&body)?;
-    change(&state, &auth, "registry.law.rules", |r| {
-        law::set_rules(r, rules.clone())
-    })
-    .await
+    write::rules(&state, &auth, |_| rules.clone())
+        .await
+        .map(Json)
 }
 
 /// The body as a `RulesConfig`, naming an unknown rule id in words (the generic parse error
@@ -165,17 +221,23 @@ fn rules_of(body: &serde_json::Value) -> Result<RulesConfig, AppError> {
             if let Some(text) = id.as_str()
                 && RuleId::parse(text).is_none()
             {
-                let shown: String = text.chars().take(16).collect();
-                return Err(AppError::unprocessable(
-                    law::INVALID,
-                    format!("A regra {shown:?} não existe no catálogo."),
-                ));
+                return Err(AppError::unprocessable(law::INVALID, unknown_rule(text)));
             }
         }
     }
     let bytes = serde_json::to_vec(body)
         .map_err(|_| AppError::unprocessable("invalid_body", "Corpo JSON inválido."))?;
     parse_json(&bytes)
+}
+
+/// Most characters of an unknown rule id repeated in its refusal: ids have three (`R24`), so
+/// sixteen show any typo whole, while a long input sent as an id is not sent back.
+pub const MAX_UNKNOWN_RULE_SHOWN_CHARS: usize = 16;
+
+/// The refusal of a rule id the catalogue lacks (what was sent, cut short: it is echoed).
+pub(crate) fn unknown_rule(text: &str) -> String {
+    let shown: String = text.chars().take(MAX_UNKNOWN_RULE_SHOWN_CHARS).collect();
+    format!("A regra «{shown}» não existe no catálogo.")
 }
 
 #[utoipa::path(
@@ -195,11 +257,7 @@ async fn post_ipca(
     auth: Auth,
     JsonBody(entry): JsonBody<IpcaYear>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    let today = state.clock().today();
-    change(&state, &auth, "registry.law.ipca", |r| {
-        law::add_ipca(r, entry, today)
-    })
-    .await
+    write::ipca(&state, &auth, entry).await.map(Json)
 }
 
 #[utoipa::path(
@@ -219,10 +277,7 @@ async fn post_holiday(
     auth: Auth,
     JsonBody(holiday): JsonBody<NewHoliday>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    change(&state, &auth, "registry.law.holiday.add", |r| {
-        law::add_holiday(r, holiday.clone())
-    })
-    .await
+    write::add_holiday(&state, &auth, holiday).await.map(Json)
 }
 
 #[utoipa::path(
@@ -242,10 +297,7 @@ async fn post_remove_holiday(
     auth: Auth,
     JsonBody(day): JsonBody<HolidayDay>,
 ) -> Result<Json<RegistryUpdate>, AppError> {
-    change(&state, &auth, "registry.law.holiday.remove", |r| {
-        law::remove_holiday(r, day)
-    })
-    .await
+    write::remove_holiday(&state, &auth, day).await.map(Json)
 }
 
 #[utoipa::path(
@@ -303,4 +355,18 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(post_holiday))
         .routes(routes!(post_remove_holiday))
         .routes(routes!(get_amount))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_rule_is_repeated_up_to_its_limit() {
+        let at = "X".repeat(MAX_UNKNOWN_RULE_SHOWN_CHARS);
+        assert!(unknown_rule(&at).contains(&format!("«{at}»")));
+        let over = format!("{at}Y");
+        assert!(unknown_rule(&over).contains(&format!("«{at}»")));
+        assert!(!unknown_rule(&over).contains('Y'));
+    }
 }

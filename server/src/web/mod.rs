@@ -24,7 +24,7 @@
 //! | [`stands`] | `/escritorio/pontos` — stands and their coordinators |
 //! | [`users`] | `/escritorio/usuarios` — accounts (admin): create, role, deactivate, password reset code; and the public `/redefinir-senha`, `/redefinir-senha/{code}` where the user chooses a new password with it |
 //! | [`devices`] | `/escritorio/dispositivos` — devices (admin): list, revoke (after a confirmation), enrolment code as text and QR code |
-//! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
+//! | [`law`] | `/escritorio/lei` — the law's parameters: rules configuration (values, each rule on or off), IPCA series (enter the next year), holidays |
 //! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
