@@ -62,6 +62,8 @@ pub fn action_label(action: &str) -> String {
         "record.office.create" | "record.office.change" => "ato da Unidade de Transportes",
         "office.notification" => "notificação de penalidade gerada",
         "photo.upload" => "foto recebida",
+        "record.observed_persons.upload" => "identificação das testemunhas recebida do dispositivo",
+        "record.observed_persons.erase" => "dados pessoais das testemunhas apagados",
         a if a.starts_with("office.effect.") => "cadastro atualizado pela decisão",
         other => return other.to_owned(),
     };

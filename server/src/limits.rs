@@ -127,3 +127,12 @@ pub const MAX_QUARANTINE_ROWS_PER_DEVICE: u64 = 1_000;
 /// Bytes of quarantined evidence one device may accumulate (same policy as the row quota).
 /// Each row holds at most one record's bytes (`sync_core::limits::MAX_RECORD_BYTES`, 1 MiB).
 pub const MAX_QUARANTINE_BYTES_PER_DEVICE: u64 = 64 * 1024 * 1024;
+
+// ----- observed persons of records ------------------------------------------------------------
+
+/// Largest body of `PUT /v1/records/{id}/observed-persons`. The most one upload may carry is
+/// `sync_core::limits::MAX_OBSERVED_PERSONS` (25) people at every text limit (name 200,
+/// three documents and a phone of 32, address 300 characters: 628, at most 4 bytes each in
+/// UTF-8, ≈ 2.6 KB with the id and the keys): about 65 KB. 128 KiB leaves room for JSON
+/// escapes while an author cannot make the server buffer the general 16 MiB body limit.
+pub const OBSERVED_PERSONS_BODY_LIMIT: usize = 128 * 1024;

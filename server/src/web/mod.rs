@@ -25,6 +25,7 @@
 //! | [`devices`] | `/escritorio/dispositivos` — devices (admin): list, revoke, enrolment codes |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules, IPCA series (enter the next year), holidays |
 //! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
+//! | [`witnesses`] | the record page's identity of witnesses, and `/escritorio/registros/{id}/testemunhas/apagar` (LGPD erasure) |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
 //!
@@ -73,6 +74,7 @@ pub mod stands;
 pub mod users;
 pub mod vehicles;
 pub mod verify;
+pub mod witnesses;
 
 use axum::Router;
 use axum::http::header::{
@@ -128,6 +130,7 @@ pub fn routes() -> Router<AppState> {
         .merge(stands::routes())
         .merge(users::routes())
         .merge(devices::routes())
+        .merge(witnesses::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
 }

@@ -277,6 +277,7 @@ async fn render(
 ) -> Result<Markup, PageError> {
     let ctx = context(state, user, id).await?;
     let view = &ctx.case.record;
+    let witnesses = super::witnesses::section(state, user, id, view).await?;
     let flash = if retry.is_none() {
         user.take_flash()
     } else {
@@ -306,6 +307,7 @@ async fn render(
             div { (verdict(view, &ctx)) }
         }
         (photos(view, &ctx))
+        (witnesses)
         (conflicts(user, id, view, &ctx))
         (duplicates(user, id, &ctx))
         (decision(user, id, &ctx, retry.as_ref()))

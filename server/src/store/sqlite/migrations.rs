@@ -41,6 +41,11 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "010_notifications",
         include_str!("migrations/010_notifications.sql"),
     ),
+    // 011 is the accounts helper's; until both are merged this branch runs 012 as version 11.
+    (
+        "012_observed_persons",
+        include_str!("migrations/012_observed_persons.sql"),
+    ),
 ];
 
 /// The schema version this code writes.
