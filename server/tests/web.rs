@@ -1655,3 +1655,98 @@ async fn everyone_changes_their_password_on_the_page_and_their_other_sessions_en
     assert_eq!(p.status, StatusCode::OK, "{}", p.body);
     assert!(p.body.contains("id=\"senha-atual\""));
 }
+
+// ----- witnesses the office can reach ------------------------------------------------------------
+
+/// The officer's device sends the identity of witness `w-1` of `id`.
+async fn send_witness(app: &App, p: &Phone, id: &str) {
+    api(
+        app,
+        Method::PUT,
+        &format!("/v1/records/{id}/observed-persons"),
+        Some(&p.token),
+        json!({ "persons": [{ "id": "w-1", "name": "Joana Passageira",
+                 "phone": "(19) 98888-1111", "address": "Av. Brasil, 900, Americana" }] }),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_office_sees_who_the_witness_is_and_erases_it_when_the_case_ends() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let page = format!("/escritorio/registros/{id}");
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+
+    // Not yet sent by the device: the page says so.
+    let r = b.get(&page).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.element("testemunhas-nao-enviadas")
+            .contains("ainda não enviou")
+    );
+
+    send_witness(&app, &p, &id).await;
+    let r = b.get(&page).await;
+    let row = r.element("pessoa-1");
+    assert!(row.contains("Joana Passageira"), "{row}");
+    assert!(row.contains("testemunha"), "{row}");
+    assert!(row.contains("(19) 98888-1111"), "{row}");
+    assert!(row.contains("Av. Brasil, 900, Americana"), "{row}");
+    // The case still runs: no erasure offered.
+    assert!(!r.body.contains("form-apagar-testemunhas"));
+    // The admin reads the page too, and is offered no erasure either.
+    let mut admin = Browser::new(&app);
+    admin.login_demo("admin").await;
+    let a = admin.get(&page).await;
+    assert!(
+        a.element("tabela-identificacao")
+            .contains("Joana Passageira")
+    );
+    assert!(!a.body.contains("form-apagar-testemunhas"));
+
+    // Archived, the case is over: the form appears; without the confirmation nothing is erased.
+    let r = b
+        .submit(&page, &format!("{page}/evento"), &[("acao", "arquivar")])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    let erase = format!("{page}/testemunhas/apagar");
+    let r = b.submit(&page, &erase, &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = b.get(&page).await;
+    assert!(r.body.contains("marque a confirmação"), "{}", r.body);
+    assert!(
+        r.element("tabela-identificacao")
+            .contains("Joana Passageira")
+    );
+    // The admin may not erase.
+    let a = admin.submit(&page, &erase, &[("confirmo", "sim")]).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+
+    let r = b.submit(&page, &erase, &[("confirmo", "sim")]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = b.get(&page).await;
+    let erased = r.element("testemunhas-apagadas");
+    assert!(erased.contains("foram apagados em 30/11/2026"), "{erased}");
+    assert!(erased.contains("1 pessoa"), "{erased}");
+    assert!(!r.body.contains("Joana"), "the name is gone from the page");
+    assert!(!r.body.contains("98888-1111"));
+    assert!(!r.body.contains("form-apagar-testemunhas"));
+    // The audit trail names the act in Portuguese.
+    assert!(r.body.contains("dados pessoais das testemunhas apagados"));
+}
+
+#[tokio::test]
+async fn an_officer_never_sees_the_witness_identity_on_a_page() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    send_witness(&app, &p, &id).await;
+    let mut b = Browser::new(&app);
+    b.login_demo("fiscal").await;
+    let r = b.get(&format!("/escritorio/registros/{id}")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert!(!r.body.contains("Joana"));
+}

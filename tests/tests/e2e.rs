@@ -942,3 +942,129 @@ fn an_auto_printed_offline_and_its_notification_verify_at_the_server_and_altered
     let (ok, report) = w.server.audit_verify();
     assert!(ok, "{report}");
 }
+
+// ------------------------------------------------------------------------------ witnesses
+
+/// An office browser session over plain HTTP: logs in through the form, keeps the cookie.
+struct OfficeSession {
+    http: reqwest::blocking::Client,
+    url: String,
+    cookie: String,
+}
+
+impl OfficeSession {
+    fn login(url: &str) -> Self {
+        let http = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let r = http
+            .post(format!("{url}/login"))
+            .header("origin", url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio")
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 303, "{:?}", r.text());
+        let cookie = r.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        Self {
+            http,
+            url: url.to_owned(),
+            cookie,
+        }
+    }
+
+    fn page(&self, path: &str) -> String {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .header("cookie", &self.cookie)
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        r.text().unwrap()
+    }
+}
+
+#[test]
+fn a_witness_heard_on_the_spot_reaches_the_office_page_and_an_erasure_is_final() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    let mut person = sync_core::store::ObservedPerson {
+        name: Some("Rosa Comerciante".into()),
+        ..Default::default()
+    };
+    person.details = json!({ "telefone": "(19) 97777-2222", "endereco": "Rua 7 de Setembro, 50" });
+    let witness = WitnessEntry {
+        person: sync_core::field::PersonInput::Observed(person),
+        statement: "Vi o táxi recusar a corrida.".into(),
+    };
+    let rec = w.officer1.infraction_with_witnesses(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Recusou passageiro.",
+        vec![witness],
+    );
+    let s = w.officer1.sync_ok();
+    let o = s.observed.unwrap();
+    assert_eq!((o.records, o.persons), (1, 1), "{o:?}");
+    // Nothing pending any more: the next sync sends nothing.
+    let o = w.officer1.sync_ok().observed.unwrap();
+    assert_eq!((o.records, o.persons), (0, 0), "{o:?}");
+
+    // The office's page names the witness and how to reach her; the record itself does not.
+    let office = OfficeSession::login(&w.server.url);
+    let page = office.page(&format!("/escritorio/registros/{}", rec.id));
+    assert!(page.contains("Rosa Comerciante"), "{page}");
+    assert!(page.contains("(19) 97777-2222"));
+    assert!(page.contains("Rua 7 de Setembro, 50"));
+    assert!(!w.office.record(&rec.id).to_string().contains("Rosa"));
+    // Another officer's device, syncing, never receives her.
+    w.officer2.sync_ok();
+    assert!(
+        w.officer2
+            .store
+            .observed_people_of_record(&rec.id)
+            .unwrap()
+            .is_empty()
+    );
+
+    // A second record's witness is written, but the device syncs only the records; the office
+    // closes that case and erases before the identity arrives: the device's upload is refused
+    // as erased, the device stops sending it, and the server keeps nothing.
+    let rec2 = w.officer1.infraction_with_witnesses(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Segunda ocorrência.",
+        vec![WitnessEntry::named("Pedro Vizinho", "Presenciei.")],
+    );
+    w.officer1.sync_records();
+    let (s, v) = w.office.post(
+        &format!("/v1/office/records/{}/archive", rec2.id),
+        &json!({}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = w
+        .office
+        .delete(&format!("/v1/records/{}/observed-persons", rec2.id));
+    assert_eq!(s, 200, "{v}");
+    let o = w.officer1.sync_ok().observed.unwrap();
+    assert_eq!((o.records, o.erased_on_server), (0, 1), "{o:?}");
+    let o = w.officer1.sync_ok().observed.unwrap();
+    assert_eq!(o, sync_core::client::ObservedUpload::default());
+    let (s, held) = w
+        .office
+        .get(&format!("/v1/records/{}/observed-persons", rec2.id));
+    assert_eq!(s, 200);
+    assert_eq!(held["persons"], json!([]));
+    let page = office.page(&format!("/escritorio/registros/{}", rec2.id));
+    assert!(page.contains("foram apagados em"), "{page}");
+    assert!(!page.contains("Pedro Vizinho"));
+}
