@@ -182,13 +182,17 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
         "conflict resolved"
     );
     assert!(browser.text_of("#prova-fatos").contains(FACTS_TABLET));
-    // The photo went up after its record and the page shows it (decoded by the browser).
+    // The photo went up after its record and the page shows its thumbnail (decoded by the
+    // browser, at the thumbnail's size: the original is 480 px wide).
     let img = browser.wait_for("#foto-1");
     let width = browser.wait_until("the photo to load", || {
         let w = browser.property(&img, "naturalWidth").as_u64().unwrap_or(0);
         (w > 0).then_some(w)
     });
-    assert_eq!(width, 480);
+    assert_eq!(
+        u32::try_from(width).unwrap(),
+        taxi_fiscal_server::limits::THUMBNAIL_MAX_SIDE_PX
+    );
 
     // Review, proposal and decision of a 15-day suspension (art. 32, III).
     let step = |button: &str| {

@@ -17,6 +17,7 @@
 //! | [`record`] | `/escritorio/registros/{id}` and its forms — evidence, verdict, events, conflicts, decision |
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, renewal, transfer, swap, CSV import and export |
+//! | [`evidence`] | map links, stand distance, photo thumbnails (`/escritorio/fotos/{sha256}/miniatura`), duplicates and merged records side by side |
 //! | [`fines`] | `/escritorio/multas` — fines, unpaid filter, recording a payment |
 //! | [`people`] | `/escritorio/pessoas` — people (holders, auxiliaries, owners): list, create, edit |
 //! | [`vehicles`] | `/escritorio/veiculos` — vehicles: owner, taximeter, documents |
@@ -60,6 +61,7 @@
 
 pub mod devices;
 pub mod duplicates;
+pub mod evidence;
 pub mod fines;
 pub mod inbox;
 pub mod law;
@@ -131,6 +133,7 @@ pub fn routes() -> Router<AppState> {
         .merge(users::routes())
         .merge(devices::routes())
         .merge(witnesses::routes())
+        .merge(evidence::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
 }
