@@ -182,3 +182,108 @@ pub fn check_upload(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::limits::{
+        MAX_PERSON_ADDRESS_CHARS, MAX_PERSON_DOCUMENT_CHARS, MAX_PERSON_PHONE_CHARS,
+    };
+
+    /// A record view naming `observed:w1` as witness (built from a real document).
+    fn view() -> RecordView {
+        use crate::domain::{DriverRole, Plate};
+        use crate::records::{Agent, InfractionDraft, RecordDoc, UserRole, WitnessInput};
+        let agent = Agent::new("U1", UserRole::GuardaMunicipal, uuid::Uuid::from_u128(7));
+        let draft = InfractionDraft {
+            id: uuid::Uuid::now_v7(),
+            number: None,
+            issuing_body: "Guarda Municipal de Americana".into(),
+            occurred_at: chrono::Utc::now(),
+            monotonic: 1,
+            position: None,
+            stand_id: None,
+            plate: Plate::parse("ABC1D23").unwrap(),
+            driver: PersonRef::Registry("P01".into()),
+            driver_role: DriverRole::Holder,
+            permit_number: None,
+            holder_id: None,
+            facts: "Fatos.".into(),
+            legal_basis: Vec::new(),
+            verdict: None,
+            witnesses: vec![WitnessInput {
+                person: PersonRef::Observed("w1".into()),
+                statement: "Vi.".into(),
+            }],
+            photos: Vec::new(),
+        };
+        RecordDoc::new_infraction(draft, &agent)
+            .unwrap()
+            .view()
+            .unwrap()
+    }
+
+    fn one(p: ObservedIdentity) -> ObservedPersonsUpload {
+        ObservedPersonsUpload { persons: vec![p] }
+    }
+
+    fn w1() -> ObservedIdentity {
+        ObservedIdentity {
+            id: "w1".into(),
+            name: Some("Maria".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_text_passes_at_its_limit_and_is_refused_one_over() {
+        type Set = fn(&mut ObservedIdentity, String);
+        let cases: [(Set, usize, &str); 4] = [
+            (|p, v| p.cpf = Some(v), MAX_PERSON_DOCUMENT_CHARS, "o CPF"),
+            (
+                |p, v| p.document = Some(v),
+                MAX_PERSON_DOCUMENT_CHARS,
+                "o documento",
+            ),
+            (
+                |p, v| p.phone = Some(v),
+                MAX_PERSON_PHONE_CHARS,
+                "o telefone",
+            ),
+            (
+                |p, v| p.address = Some(v),
+                MAX_PERSON_ADDRESS_CHARS,
+                "o endereço",
+            ),
+        ];
+        for (set, limit, label) in cases {
+            let mut at = w1();
+            set(&mut at, "ç".repeat(limit));
+            assert_eq!(check_upload(&view(), one(at)).unwrap().len(), 1, "{label}");
+            let mut over = w1();
+            set(&mut over, "ç".repeat(limit + 1));
+            let e = check_upload(&view(), one(over)).unwrap_err();
+            assert!(e.0.contains(&format!("{label} passa de {limit}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn texts_are_trimmed_and_a_person_with_nothing_left_is_dropped() {
+        let p = ObservedIdentity {
+            id: " w1 ".into(),
+            name: Some("  Maria  ".into()),
+            phone: Some("   ".into()),
+            ..Default::default()
+        };
+        let out = check_upload(&view(), one(p)).unwrap();
+        assert_eq!(out[0].id, "w1");
+        assert_eq!(out[0].name.as_deref(), Some("Maria"));
+        assert_eq!(out[0].phone, None);
+        let empty = ObservedIdentity {
+            id: "w1".into(),
+            ..Default::default()
+        };
+        assert!(check_upload(&view(), one(empty)).unwrap().is_empty());
+    }
+}
