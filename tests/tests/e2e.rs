@@ -516,9 +516,14 @@ fn cut_dropped_replayed_killed_and_a_day_off_clock_lose_nothing() {
         .iter()
         .map(|r| r["action"].as_str().unwrap())
         .collect();
+    // The report's witness is an observed person: her identity follows the record, once.
     assert_eq!(
         actions,
-        ["record.sync.create", "record.receipt"],
+        [
+            "record.sync.create",
+            "record.receipt",
+            "record.observed_persons.upload"
+        ],
         "a replay writes no audit row: {audit}"
     );
 
@@ -1067,4 +1072,46 @@ fn a_witness_heard_on_the_spot_reaches_the_office_page_and_an_erasure_is_final()
     let page = office.page(&format!("/escritorio/registros/{}", rec2.id));
     assert!(page.contains("foram apagados em"), "{page}");
     assert!(!page.contains("Pedro Vizinho"));
+}
+
+#[test]
+fn a_lost_answer_to_the_witness_upload_is_retried_and_stored_once() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    let proxy = Proxy::start(w.server.addr);
+    w.officer1.use_url(&proxy.url);
+    let rec = w.officer1.infraction_with_witnesses(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Recusou passageiro.",
+        vec![WitnessEntry::named("Rosa Comerciante", "Vi a recusa.")],
+    );
+    // The server stores the set, the device never hears: the retry finds it stored.
+    proxy.push("PUT /v1/records/", Fault::CutResponse(0));
+    let s = w.officer1.sync_ok();
+    assert!(s.wire.retries >= 1, "{:?}", s.wire);
+    let o = s.observed.unwrap();
+    assert_eq!((o.records, o.persons), (1, 1), "{o:?}");
+    let faulted = loop {
+        match proxy.next_event(EVENT_WAIT) {
+            ProxyEvent::Faulted { request, fault } => break (request, fault),
+            ProxyEvent::Forwarded { .. } => continue,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(faulted.0.starts_with("PUT /v1/records/"), "{faulted:?}");
+    assert!(matches!(faulted.1, Fault::CutResponse(0)));
+    let (_, audit) = w.office.get(&format!("/v1/records/{}/audit", rec.id));
+    let uploads = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["action"] == "record.observed_persons.upload")
+        .count();
+    assert_eq!(uploads, 1, "{audit}");
+    let (_, held) = w
+        .office
+        .get(&format!("/v1/records/{}/observed-persons", rec.id));
+    assert_eq!(held["persons"][0]["name"], "Rosa Comerciante");
+    assert_eq!(held["persons"].as_array().unwrap().len(), 1);
 }
