@@ -438,6 +438,13 @@ pub(crate) fn case_file(c: &CaseFileContent) -> Doc<'_> {
         );
     }
 
+    b.heading("Identificação das testemunhas");
+    if c.witness_contacts.is_empty() {
+        b.para("Nenhuma pessoa fora do cadastro identificada.");
+    } else {
+        b.list(c.witness_contacts.iter().cloned());
+    }
+
     b.heading("Notificações");
     if c.notifications.is_empty() {
         b.para("Nenhuma notificação emitida.");
@@ -566,6 +573,7 @@ mod tests {
             timeline: vec![],
             photos,
             notifications: vec![],
+            witness_contacts: vec![],
             generated_at: at("2026-01-02T12:00:00Z"),
             generated_by: "C".to_owned(),
         }

@@ -233,6 +233,11 @@ pub struct CaseFileContent {
     pub timeline: Vec<TimelineEntry>,
     pub photos: Vec<PhotoContent>,
     pub notifications: Vec<String>,
+    /// Identity and contact of the witnesses and of a driver outside the registry, one per
+    /// line, as the office holds them apart from the record (empty: none; after the LGPD
+    /// erasure, one line saying when they were erased).
+    #[serde(default)]
+    pub witness_contacts: Vec<String>,
     pub generated_at: DateTime<Utc>,
     pub generated_by: String,
 }

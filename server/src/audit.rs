@@ -99,6 +99,14 @@ pub const ACTION_LABELS: &[(&str, &str)] = &[
         "penalidade retirada do cadastro pela decisão",
     ),
     ("photo.upload", "foto recebida"),
+    (
+        "record.observed_persons.upload",
+        "identificação das testemunhas recebida do dispositivo",
+    ),
+    (
+        "record.observed_persons.erase",
+        "dados pessoais das testemunhas apagados",
+    ),
     ("numbers.lease", "faixa de números reservada ao dispositivo"),
     (
         "device.key.register",

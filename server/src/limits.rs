@@ -211,3 +211,42 @@ pub const MAX_EXPORT_ROWS: usize = 10_000;
 /// document, so each is loaded. A city of this size has tens of such records at a time; past
 /// this many the page says the list is incomplete and asks for narrower filters.
 pub const MAX_APPEAL_DEADLINE_SCAN: u32 = 2_000;
+
+// ----- observed persons of records ------------------------------------------------------------
+
+/// Largest body of `PUT /v1/records/{id}/observed-persons`. The most one upload may carry is
+/// `sync_core::limits::MAX_OBSERVED_PERSONS` (25) people at every text limit (name 200,
+/// three documents and a phone of 32, address 300 characters: 628, at most 4 bytes each in
+/// UTF-8, ≈ 2.6 KB with the id and the keys): about 65 KB. 128 KiB leaves room for JSON
+/// escapes while an author cannot make the server buffer the general 16 MiB body limit.
+pub const OBSERVED_PERSONS_BODY_LIMIT: usize = 128 * 1024;
+
+// ----- photo thumbnails of the office pages ---------------------------------------------------
+
+/// Longest side, in pixels, of a thumbnail (`/escritorio/fotos/{sha256}/miniatura`). The pages
+/// show photos at most 18rem wide (288 CSS px): 320 is sharp there, and a 12 MP phone photo of
+/// 2–4 MB becomes some 20 KB, so a record with ten photos, or a group of duplicates side by
+/// side, loads at once.
+pub const THUMBNAIL_MAX_SIDE_PX: u32 = 320;
+
+/// Pixels (width × height) of the largest photo a thumbnail is made from. Decoding holds the
+/// whole picture in memory (3 bytes a pixel, 4 with transparency): 24 MP is at most ~96 MB.
+/// A phone's photo is 12 MP (4032 × 3024) and a 24 MP camera fits too; a larger photo (a 48 MP
+/// mode) gets no thumbnail, the page says why, and its full photo is one click away. Checked
+/// from the header, before any pixel is decoded.
+pub const THUMBNAIL_MAX_INPUT_PIXELS: u64 = 24_000_000;
+
+/// Thumbnails made at once. Each holds up to [`THUMBNAIL_MAX_INPUT_PIXELS`] decoded and takes
+/// a core for a fraction of a second: two bound the memory to ~200 MB and leave the other
+/// cores to syncing devices, while the office's pages (content-addressed, cached by the
+/// browser and here) rarely ask for more than a page's worth once.
+pub const THUMBNAIL_CONCURRENCY: usize = 2;
+
+/// Thumbnails kept in memory, most recent first out last. A thumbnail is 10–40 KB (at most
+/// ~100 KB for a photo of pure noise): 256 are a few pages of records and duplicates, at most
+/// ~25 MB.
+pub const THUMBNAIL_CACHE_ENTRIES: usize = 256;
+
+/// JPEG quality of thumbnails: 80 shows the plate and the scene at thumbnail size at about a
+/// third of the bytes of 95.
+pub const THUMBNAIL_JPEG_QUALITY: u8 = 80;

@@ -917,7 +917,11 @@ async fn record_page_shows_evidence_verdict_and_photos() {
     assert!(page.body.contains("Vi o táxi parado no ponto errado."));
     assert!(
         page.body
-            .contains(&format!("src=\"/escritorio/fotos/{sha}\""))
+            .contains(&format!("src=\"/escritorio/fotos/{sha}/miniatura\""))
+    );
+    assert!(
+        page.body
+            .contains(&format!("href=\"/escritorio/fotos/{sha}\""))
     );
     assert!(page.body.contains("id=\"foto-ausente-2\""));
 
@@ -2766,4 +2770,359 @@ async fn fines_and_permits_lists_sort_filter_and_export() {
         .await;
     assert!(html.body.contains("aria-sort=\"ascending\""));
     assert!(html.body.contains("id=\"filtro-situacao-alvaras\""));
+}
+
+// ----- witnesses the office can reach ------------------------------------------------------------
+
+/// The officer's device sends the identity of witness `w-1` of `id`.
+async fn send_witness(app: &App, p: &Phone, id: &str) {
+    api(
+        app,
+        Method::PUT,
+        &format!("/v1/records/{id}/observed-persons"),
+        Some(&p.token),
+        json!({ "persons": [{ "id": "w-1", "name": "Joana Passageira",
+                 "phone": "(19) 98888-1111", "address": "Av. Brasil, 900, Americana" }] }),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_office_sees_who_the_witness_is_and_erases_it_when_the_case_ends() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let page = format!("/escritorio/registros/{id}");
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+
+    // Not yet sent by the device: the page says so.
+    let r = b.get(&page).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.element("testemunhas-nao-enviadas")
+            .contains("ainda não enviou")
+    );
+
+    send_witness(&app, &p, &id).await;
+    let r = b.get(&page).await;
+    let row = r.element("pessoa-1");
+    assert!(row.contains("Joana Passageira"), "{row}");
+    assert!(row.contains("testemunha"), "{row}");
+    assert!(row.contains("(19) 98888-1111"), "{row}");
+    assert!(row.contains("Av. Brasil, 900, Americana"), "{row}");
+    // The case still runs: no erasure offered.
+    assert!(!r.body.contains("form-apagar-testemunhas"));
+    // The admin reads the page too, and is offered no erasure either.
+    let mut admin = Browser::new(&app);
+    admin.login_demo("admin").await;
+    let a = admin.get(&page).await;
+    assert!(
+        a.element("tabela-identificacao")
+            .contains("Joana Passageira")
+    );
+    assert!(!a.body.contains("form-apagar-testemunhas"));
+
+    // Archived, the case is over: the form appears; without the confirmation nothing is erased.
+    let r = b
+        .submit(&page, &format!("{page}/evento"), &[("acao", "arquivar")])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    let erase = format!("{page}/testemunhas/apagar");
+    let r = b.submit(&page, &erase, &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = b.get(&page).await;
+    assert!(r.body.contains("marque a confirmação"), "{}", r.body);
+    assert!(
+        r.element("tabela-identificacao")
+            .contains("Joana Passageira")
+    );
+    // The admin may not erase.
+    let a = admin.submit(&page, &erase, &[("confirmo", "sim")]).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+
+    let r = b.submit(&page, &erase, &[("confirmo", "sim")]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = b.get(&page).await;
+    let erased = r.element("testemunhas-apagadas");
+    assert!(erased.contains("foram apagados em 30/11/2026"), "{erased}");
+    assert!(erased.contains("1 pessoa"), "{erased}");
+    assert!(!r.body.contains("Joana"), "the name is gone from the page");
+    assert!(!r.body.contains("98888-1111"));
+    assert!(!r.body.contains("form-apagar-testemunhas"));
+    // The audit trail names the act in Portuguese.
+    assert!(r.body.contains("dados pessoais das testemunhas apagados"));
+}
+
+#[tokio::test]
+async fn an_officer_never_sees_the_witness_identity_on_a_page() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    send_witness(&app, &p, &id).await;
+    let mut b = Browser::new(&app);
+    b.login_demo("fiscal").await;
+    let r = b.get(&format!("/escritorio/registros/{id}")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert!(!r.body.contains("Joana"));
+}
+
+// ----- evidence: map, stand distance, thumbnails, duplicates and merged records side by side -----
+
+/// A JPEG of `w` × `h` with gradients and stripes (detail for the encoder, like a scene).
+fn test_jpeg(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        let stripe = if (x / 40 + y / 40) % 2 == 0 { 40 } else { 0 };
+        image::Rgb([
+            ((x * 255 / w) as u8).saturating_add(stripe),
+            (y * 255 / h) as u8,
+            (((x + y) * 255 / (w + h)) as u8).saturating_add(stripe),
+        ])
+    });
+    let mut out = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90)
+        .encode_image(&img)
+        .unwrap();
+    out
+}
+
+/// A grey PNG of `w` × `h` (zeros: a few KB whatever its size).
+fn test_png(w: u32, h: u32) -> Vec<u8> {
+    let img = image::GrayImage::new(w, h);
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+/// Uploads `bytes` as a photo (of `record`, if given); returns its SHA-256.
+async fn upload_photo(app: &App, p: &Phone, bytes: &[u8], record: Option<&str>) -> String {
+    let sha = hex::encode(Sha256::digest(bytes));
+    let query = record
+        .map(|r| format!("?record_id={r}"))
+        .unwrap_or_default();
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .method(Method::PUT)
+                .uri(format!("/v1/photos/{sha}{query}"))
+                .header("authorization", format!("Bearer {}", p.token))
+                .header("content-type", "image/jpeg")
+                .body(Body::from(bytes.to_vec()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    sha
+}
+
+#[tokio::test]
+async fn thumbnails_are_small_and_a_bad_or_huge_photo_is_refused_saying_why() {
+    let app = app().await;
+    let p = phone(&app).await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let thumb = |sha: &str| format!("/escritorio/fotos/{sha}/miniatura");
+
+    // A phone's 12 MP photo.
+    let photo = test_jpeg(4032, 3024);
+    let sha = upload_photo(&app, &p, &photo, None).await;
+    let started = std::time::Instant::now();
+    let t = b.get(&thumb(&sha)).await;
+    let first = started.elapsed();
+    assert_eq!(t.status, StatusCode::OK, "{}", t.body);
+    assert_eq!(t.headers["content-type"], "image/jpeg");
+    assert!(
+        t.headers["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("immutable")
+    );
+    let res = app
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri(thumb(&sha))
+                .header("host", HOST)
+                .header("cookie", b.cookie.clone().unwrap())
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    let second = started.elapsed() - first;
+    let small = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((small.width(), small.height()), (320, 240));
+    assert!(
+        bytes.len() * 20 < photo.len(),
+        "{} vs {}",
+        bytes.len(),
+        photo.len()
+    );
+    // What the README's limits table quotes (debug build, dependencies at opt-level 1).
+    eprintln!(
+        "thumbnail of a 12 MP JPEG ({} KB → {} KB): {first:?} to make, {second:?} from the cache",
+        photo.len() / 1024,
+        bytes.len() / 1024
+    );
+
+    // Bytes that are no image: a clear refusal, the original still served.
+    let junk = upload_photo(&app, &p, b"isto nao e uma foto", None).await;
+    let t = b.get(&thumb(&junk)).await;
+    assert_eq!(t.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        t.element("erro")
+            .contains("não é uma imagem JPEG ou PNG legível"),
+        "{}",
+        t.body
+    );
+    assert_eq!(
+        b.get(&format!("/escritorio/fotos/{junk}")).await.status,
+        StatusCode::OK
+    );
+
+    // Pixels: exactly at the limit a thumbnail is made, one column more is refused from the
+    // header, before decoding.
+    let limit = taxi_fiscal_server::limits::THUMBNAIL_MAX_INPUT_PIXELS;
+    assert_eq!(limit, 6000 * 4000);
+    let at = upload_photo(&app, &p, &test_png(6000, 4000), None).await;
+    let t = b.get(&thumb(&at)).await;
+    assert_eq!(t.status, StatusCode::OK, "{}", t.body);
+    let over = upload_photo(&app, &p, &test_png(6001, 4000), None).await;
+    let t = b.get(&thumb(&over)).await;
+    assert_eq!(t.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        t.element("erro")
+            .contains("6001 × 4000 pixels, acima do limite de 24 milhões"),
+        "{}",
+        t.body
+    );
+
+    // Unknown photo, bad hash, and someone who is not the office.
+    let unknown = "0".repeat(64);
+    assert_eq!(b.get(&thumb(&unknown)).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(b.get(&thumb("xyz")).await.status, StatusCode::NOT_FOUND);
+    let mut officer = Browser::new(&app);
+    officer.login_demo("fiscal").await;
+    assert_eq!(
+        officer.get(&thumb(&sha)).await.status,
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[tokio::test]
+async fn the_position_links_the_map_and_says_how_far_the_stand_is() {
+    let app = app().await;
+    let mut p = phone(&app).await;
+    let (id, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto.").await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let page = format!("/escritorio/registros/{id}");
+
+    let r = b.get(&page).await;
+    assert!(r.body.contains(
+        "href=\"https://www.openstreetmap.org/?mlat=-22.739500&amp;mlon=-47.331700#map=18/-22.739500/-47.331700\""
+    ), "{}", r.element("prova-posicao"));
+    assert!(
+        r.body
+            .contains("target=\"_blank\" rel=\"noopener noreferrer\"")
+    );
+    assert!(r.element("prova-mapa").contains("abre em nova aba"));
+    // The demo stand has no position: no distance is claimed.
+    assert!(!r.body.contains("prova-distancia-ponto"));
+
+    // The office gives stand S02 its position: ~56 m south of the record's.
+    let office = api_login(&app, "escritorio", "escritorio-demo", "desktop-escritorio").await;
+    let token = office["access_token"].as_str().unwrap();
+    let mut stand = api(
+        &app,
+        Method::GET,
+        "/v1/stands/S02",
+        Some(token),
+        Value::Null,
+    )
+    .await;
+    stand["latitude"] = json!(-22.7400);
+    stand["longitude"] = json!(-47.3317);
+    api(&app, Method::PUT, "/v1/stands/S02", Some(token), stand).await;
+    let r = b.get(&page).await;
+    assert_eq!(r.element("prova-distancia-ponto"), "a 56 m do ponto S02");
+}
+
+#[tokio::test]
+async fn duplicates_are_compared_photo_to_photo_and_the_kept_record_lists_the_merged_ones() {
+    let app = app().await;
+    let (mut p, mut p2) = two_phones(&app).await;
+    let (first, _) = issued_record(&app, &mut p, 0, "Parado fora do ponto (tablet).").await;
+    let (second, _) = issued_record(&app, &mut p2, 0, "Parado fora do ponto (celular).").await;
+    // Each device adds its photo of the scene to its record.
+    let mut photos = Vec::new();
+    for (phone, id, shade) in [(&mut p, &first, 10), (&mut p2, &second, 200)] {
+        let mut bytes = test_jpeg(640, 480);
+        bytes.push(shade); // different bytes, different hashes
+        let sha = upload_photo(&app, phone, &bytes, Some(id)).await;
+        let mut d = phone.doc(id);
+        let agent = phone.agent.clone();
+        d.add_photo(&agent, now() - Duration::minutes(100), &sha)
+            .unwrap();
+        phone.persist(&mut d);
+        phone.sync(&app).await;
+        photos.push(sha);
+    }
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+
+    // The duplicates page: both records side by side, each with its photo and facts.
+    let page = b.get("/escritorio/duplicatas").await;
+    let group = page.element("comparar-grupo-1");
+    assert!(
+        group.contains("(tablet)") && group.contains("(celular)"),
+        "{group}"
+    );
+    for (id, sha) in [(&first, &photos[0]), (&second, &photos[1])] {
+        assert!(page.body.contains(&format!("id=\"comparar-{id}\"")));
+        assert!(page.body.contains(&format!(
+            "id=\"miniatura-{id}-1\" src=\"/escritorio/fotos/{sha}/miniatura\""
+        )));
+    }
+    // The record's page compares it with the other.
+    let rec = b.get(&format!("/escritorio/registros/{first}")).await;
+    let cmp = rec.element("comparacao-duplicatas");
+    assert!(
+        cmp.contains("(tablet)") && cmp.contains("(celular)"),
+        "{cmp}"
+    );
+    assert!(
+        rec.body
+            .contains(&format!("/escritorio/fotos/{}/miniatura", photos[1]))
+    );
+
+    // Merged: the kept record still shows the merged one and its photo.
+    let ids = format!("{first},{second}");
+    let merged = b
+        .submit(
+            "/escritorio/duplicatas",
+            "/escritorio/duplicatas/juntar",
+            &[("registros", &ids), ("manter", &first)],
+        )
+        .await;
+    assert_eq!(merged.status, StatusCode::SEE_OTHER, "{}", merged.body);
+    let rec = b.get(&format!("/escritorio/registros/{first}")).await;
+    let list = rec.element("juntados");
+    assert!(list.contains("Registros juntados a este (1)"), "{list}");
+    assert!(list.contains("(celular)"), "{list}");
+    assert!(rec.body.contains(&format!(
+        "id=\"miniatura-{second}-1\" src=\"/escritorio/fotos/{}/miniatura\"",
+        photos[1]
+    )));
+    assert!(!rec.body.contains("comparacao-duplicatas"));
+    let t = b
+        .get(&format!("/escritorio/fotos/{}/miniatura", photos[1]))
+        .await;
+    assert_eq!(t.status, StatusCode::OK);
 }

@@ -82,3 +82,25 @@ pub const MAX_OCCURRENCE_AGE_DAYS: i64 = 365;
 /// How far after the check an occurrence may be, in hours: a device clock a timezone or a day
 /// ahead is tolerated, a record from next week is not.
 pub const MAX_OCCURRENCE_AHEAD_HOURS: i64 = 24;
+
+// ----- observed persons (identity and contact sent apart from the document) -----------------
+
+/// Observed persons one record may name, and so the most one upload may carry: the driver, every
+/// witness and every person charged, each of them possibly someone the registry does not know.
+pub const MAX_OBSERVED_PERSONS: usize = 1 + MAX_WITNESSES + MAX_CHARGED;
+
+/// Characters of an observed person's name: a full Brazilian name with every surname is well
+/// under 100; 200 is the limit of every short text of a record.
+pub const MAX_PERSON_NAME_CHARS: usize = MAX_TEXT_FIELD_CHARS;
+
+/// Characters of a document number (CPF, CNH, RG, passport) as typed, with dots and dashes: the
+/// longest, a foreign passport or an RG with its issuer, is under 25.
+pub const MAX_PERSON_DOCUMENT_CHARS: usize = 32;
+
+/// Characters of a phone number as typed: `+55 (19) 99999-0000` is 19; 32 leaves room for an
+/// extension.
+pub const MAX_PERSON_PHONE_CHARS: usize = 32;
+
+/// Characters of a postal address as typed: street, number, complement, district, city and CEP
+/// fit in about 150; 300 is two such lines.
+pub const MAX_PERSON_ADDRESS_CHARS: usize = 300;

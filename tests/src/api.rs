@@ -77,6 +77,17 @@ impl Api {
         (status, r.json().unwrap_or(Value::Null))
     }
 
+    pub fn delete(&self, path: &str) -> (u16, Value) {
+        let r = self
+            .http
+            .delete(format!("{}{path}", self.url))
+            .bearer_auth(&self.token)
+            .send()
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().unwrap_or(Value::Null))
+    }
+
     /// The whole registry as the server holds it (`GET /v1/registry/snapshot`, plain JSON).
     pub fn registry(&self) -> sync_core::domain::Registry {
         let r = self

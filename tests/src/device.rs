@@ -209,6 +209,28 @@ impl Device {
         facts: &str,
         photos: Vec<Vec<u8>>,
     ) -> RecordOutcome {
+        self.infraction_with(plate, driver, facts, photos, Vec::new())
+    }
+
+    /// `infraction` with witnesses heard on the spot.
+    pub fn infraction_with_witnesses(
+        &mut self,
+        plate: &str,
+        driver: &str,
+        facts: &str,
+        witnesses: Vec<sync_core::field::WitnessEntry>,
+    ) -> RecordOutcome {
+        self.infraction_with(plate, driver, facts, Vec::new(), witnesses)
+    }
+
+    fn infraction_with(
+        &mut self,
+        plate: &str,
+        driver: &str,
+        facts: &str,
+        photos: Vec<Vec<u8>>,
+        witnesses: Vec<sync_core::field::WitnessEntry>,
+    ) -> RecordOutcome {
         let at = self.now();
         let input = NewInfraction {
             vehicle: VehicleQuery::Plate(Plate::parse(plate).unwrap()),
@@ -220,7 +242,7 @@ impl Device {
             position: None,
             facts: Some(facts.to_owned()),
             extra_legal_basis: vec![LegalBasis::of(RuleId::R24)],
-            witnesses: Vec::new(),
+            witnesses,
             photos,
             confirm_vehicle: true,
             issue: Some(Signature::Missing {

@@ -183,13 +183,17 @@ fn the_office_resolves_a_conflict_and_decides_a_suspension_that_reaches_the_devi
         "conflict resolved"
     );
     assert!(browser.text_of("#prova-fatos").contains(FACTS_TABLET));
-    // The photo went up after its record and the page shows it (decoded by the browser).
+    // The photo went up after its record and the page shows its thumbnail (decoded by the
+    // browser, at the thumbnail's size: the original is 480 px wide).
     let img = browser.wait_for("#foto-1");
     let width = browser.wait_until("the photo to load", || {
         let w = browser.property(&img, "naturalWidth").as_u64().unwrap_or(0);
         (w > 0).then_some(w)
     });
-    assert_eq!(width, 480);
+    assert_eq!(
+        u32::try_from(width).unwrap(),
+        taxi_fiscal_server::limits::THUMBNAIL_MAX_SIDE_PX
+    );
 
     // Review, proposal and decision of a 15-day suspension (art. 32, III).
     let step = |button: &str| {
@@ -1435,4 +1439,140 @@ fn the_clerk_changes_the_cnh_grace_and_switches_a_rule_off_by_keyboard() {
     drop(browser);
     let (ok, out) = server.audit_verify();
     assert!(ok, "{out}");
+}
+
+/// A second drawing of the scene, as the other patrol's photo.
+const SCENE_PHOTO_2: &[u8] = include_bytes!("../../server/src/demo/foto-2.png");
+
+#[test]
+fn the_clerk_compares_duplicates_photo_to_photo_and_the_kept_record_keeps_the_merged_photos() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let admin = Api::login(&server.url, ADMIN);
+    let (s, v) = admin.post(
+        "/v1/devices",
+        &json!({"id": "celular-fiscal-teste", "user_id": "u-fiscal",
+                "label": "Celular de teste do fiscal"}),
+    );
+    assert_eq!(s, 201, "{v}");
+    let mut tablet = Device::login(
+        "tablet",
+        &server.url,
+        "tablet-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Duration::zero(),
+    );
+    let mut phone = Device::login(
+        "celular",
+        &server.url,
+        "celular-fiscal-teste",
+        "fiscal",
+        "fiscal-demo",
+        Duration::zero(),
+    );
+    tablet.sync_ok();
+    phone.sync_ok();
+    let taxi = regular_taxi_of_s03(&tablet);
+    // The same taxi seen by two patrols a few metres apart, each with its photo.
+    let write = |d: &mut Device, photo: &[u8], lat: f64, facts: &str| {
+        let at = d.now();
+        let out = d
+            .field()
+            .create_infraction(NewInfraction {
+                vehicle: VehicleQuery::Plate(Plate::parse(&taxi.0).unwrap()),
+                driver: DriverId::parse(&taxi.1).unwrap(),
+                driver_name: None,
+                at,
+                monotonic: u64::try_from(at.timestamp_millis()).unwrap(),
+                observation: Observation::default(),
+                position: Some(sync_core::records::Position {
+                    lat,
+                    lon: -47.3317,
+                    accuracy_m: 8.0,
+                }),
+                facts: Some(facts.into()),
+                extra_legal_basis: vec![LegalBasis {
+                    rule_id: "R28".into(),
+                    citation: "Lei 4.019/2004, art. 19, VIII; art. 31, VII".into(),
+                }],
+                witnesses: Vec::new(),
+                photos: vec![photo.to_vec()],
+                confirm_vehicle: true,
+                issue: Some(Signature::Missing {
+                    reason: "recusou-se a assinar".into(),
+                }),
+            })
+            .unwrap();
+        let s = d.sync_ok();
+        assert_eq!(s.photos.unwrap().uploaded, 1);
+        out.id
+    };
+    let first = write(
+        &mut tablet,
+        SCENE_PHOTO,
+        -22.7395,
+        "Recusou corrida (tablet).",
+    );
+    let second = write(
+        &mut phone,
+        SCENE_PHOTO_2,
+        -22.7397,
+        "Recusou corrida (celular).",
+    );
+
+    let browser = Browser::start();
+    browser.goto(&format!("{}/login", server.url));
+    browser.fill("#usuario", "escritorio");
+    browser.fill("#senha", "escritorio-demo");
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+    browser.goto(&format!("{}/escritorio/duplicatas", server.url));
+    browser.wait_for("#comparar-grupo-1");
+    // Both records side by side, each photo a loaded thumbnail linking the original.
+    let loaded_width = |css: &str| {
+        let img = browser.wait_for(css);
+        browser.wait_until(&format!("{css} to load"), || {
+            let w = browser.property(&img, "naturalWidth").as_u64().unwrap_or(0);
+            (w > 0).then_some(w)
+        })
+    };
+    let side = u64::from(taxi_fiscal_server::limits::THUMBNAIL_MAX_SIDE_PX);
+    for id in [&first, &second] {
+        assert_eq!(loaded_width(&format!("#miniatura-{id}-1")), side);
+        let card = browser.text_of(&format!("#comparar-{id}"));
+        assert!(card.contains("ver no mapa"), "{card}");
+    }
+    assert!(
+        browser
+            .text_of(&format!("#comparar-{first}"))
+            .contains("(tablet)")
+    );
+    assert!(
+        browser
+            .text_of(&format!("#comparar-{second}"))
+            .contains("(celular)")
+    );
+    let link = browser.wait_for(&format!("#comparar-{first}-mapa"));
+    assert_eq!(browser.attr(&link, "target").as_deref(), Some("_blank"));
+    assert!(
+        browser
+            .attr(&link, "href")
+            .unwrap()
+            .starts_with("https://www.openstreetmap.org/?mlat=-22.739500&mlon=-47.331700")
+    );
+    let shot = browser.save_screenshot("duplicates-side-by-side.png");
+    assert!(is_png(&shot));
+
+    // Keep the tablet's record (checked first) and merge the other into it.
+    let merge = browser.wait_for("#juntar-grupo-1");
+    browser.click_and_wait(&merge);
+    browser.wait_for("#sem-duplicatas");
+    browser.goto(&format!("{}/escritorio/registros/{first}", server.url));
+    browser.wait_for("#juntados");
+    assert!(browser.text_of("#juntados").contains("(celular)"));
+    assert_eq!(loaded_width(&format!("#miniatura-{second}-1")), side);
+    assert_eq!(loaded_width("#foto-1"), side);
+    let shot = browser.save_screenshot("merged-record-photos.png");
+    assert!(is_png(&shot));
 }

@@ -516,9 +516,14 @@ fn cut_dropped_replayed_killed_and_a_day_off_clock_lose_nothing() {
         .iter()
         .map(|r| r["action"].as_str().unwrap())
         .collect();
+    // The report's witness is an observed person: her identity follows the record, once.
     assert_eq!(
         actions,
-        ["record.sync.create", "record.receipt"],
+        [
+            "record.sync.create",
+            "record.receipt",
+            "record.observed_persons.upload"
+        ],
         "a replay writes no audit row: {audit}"
     );
 
@@ -1007,4 +1012,172 @@ fn an_auto_printed_offline_and_its_notification_verify_at_the_server_and_altered
     assert!(page.contains(&shown), "the ciência is shown: {page}");
     let (ok, report) = w.server.audit_verify();
     assert!(ok, "{report}");
+}
+
+// ------------------------------------------------------------------------------ witnesses
+
+/// An office browser session over plain HTTP: logs in through the form, keeps the cookie.
+struct OfficeSession {
+    http: reqwest::blocking::Client,
+    url: String,
+    cookie: String,
+}
+
+impl OfficeSession {
+    fn login(url: &str) -> Self {
+        let http = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let r = http
+            .post(format!("{url}/login"))
+            .header("origin", url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio")
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 303, "{:?}", r.text());
+        let cookie = r.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        Self {
+            http,
+            url: url.to_owned(),
+            cookie,
+        }
+    }
+
+    fn page(&self, path: &str) -> String {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .header("cookie", &self.cookie)
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        r.text().unwrap()
+    }
+}
+
+#[test]
+fn a_witness_heard_on_the_spot_reaches_the_office_page_and_an_erasure_is_final() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    let mut person = sync_core::store::ObservedPerson {
+        name: Some("Rosa Comerciante".into()),
+        ..Default::default()
+    };
+    person.details = json!({ "telefone": "(19) 97777-2222", "endereco": "Rua 7 de Setembro, 50" });
+    let witness = WitnessEntry {
+        person: sync_core::field::PersonInput::Observed(person),
+        statement: "Vi o táxi recusar a corrida.".into(),
+    };
+    let rec = w.officer1.infraction_with_witnesses(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Recusou passageiro.",
+        vec![witness],
+    );
+    let s = w.officer1.sync_ok();
+    let o = s.observed.unwrap();
+    assert_eq!((o.records, o.persons), (1, 1), "{o:?}");
+    // Nothing pending any more: the next sync sends nothing.
+    let o = w.officer1.sync_ok().observed.unwrap();
+    assert_eq!((o.records, o.persons), (0, 0), "{o:?}");
+
+    // The office's page names the witness and how to reach her; the record itself does not.
+    let office = OfficeSession::login(&w.server.url);
+    let page = office.page(&format!("/escritorio/registros/{}", rec.id));
+    assert!(page.contains("Rosa Comerciante"), "{page}");
+    assert!(page.contains("(19) 97777-2222"));
+    assert!(page.contains("Rua 7 de Setembro, 50"));
+    assert!(!w.office.record(&rec.id).to_string().contains("Rosa"));
+    // Another officer's device, syncing, never receives her.
+    w.officer2.sync_ok();
+    assert!(
+        w.officer2
+            .store
+            .observed_people_of_record(&rec.id)
+            .unwrap()
+            .is_empty()
+    );
+
+    // A second record's witness is written, but the device syncs only the records; the office
+    // closes that case and erases before the identity arrives: the device's upload is refused
+    // as erased, the device stops sending it, and the server keeps nothing.
+    let rec2 = w.officer1.infraction_with_witnesses(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Segunda ocorrência.",
+        vec![WitnessEntry::named("Pedro Vizinho", "Presenciei.")],
+    );
+    w.officer1.sync_records();
+    let (s, v) = w.office.post(
+        &format!("/v1/office/records/{}/archive", rec2.id),
+        &json!({}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = w
+        .office
+        .delete(&format!("/v1/records/{}/observed-persons", rec2.id));
+    assert_eq!(s, 200, "{v}");
+    let o = w.officer1.sync_ok().observed.unwrap();
+    assert_eq!((o.records, o.erased_on_server), (0, 1), "{o:?}");
+    let o = w.officer1.sync_ok().observed.unwrap();
+    assert_eq!(o, sync_core::client::ObservedUpload::default());
+    let (s, held) = w
+        .office
+        .get(&format!("/v1/records/{}/observed-persons", rec2.id));
+    assert_eq!(s, 200);
+    assert_eq!(held["persons"], json!([]));
+    let page = office.page(&format!("/escritorio/registros/{}", rec2.id));
+    assert!(page.contains("foram apagados em"), "{page}");
+    assert!(!page.contains("Pedro Vizinho"));
+}
+
+#[test]
+fn a_lost_answer_to_the_witness_upload_is_retried_and_stored_once() {
+    let mut w = world(Days::zero());
+    let taxi = w.taxi.clone();
+    let proxy = Proxy::start(w.server.addr);
+    w.officer1.use_url(&proxy.url);
+    let rec = w.officer1.infraction_with_witnesses(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Recusou passageiro.",
+        vec![WitnessEntry::named("Rosa Comerciante", "Vi a recusa.")],
+    );
+    // The server stores the set, the device never hears: the retry finds it stored.
+    proxy.push("PUT /v1/records/", Fault::CutResponse(0));
+    let s = w.officer1.sync_ok();
+    assert!(s.wire.retries >= 1, "{:?}", s.wire);
+    let o = s.observed.unwrap();
+    assert_eq!((o.records, o.persons), (1, 1), "{o:?}");
+    let faulted = loop {
+        match proxy.next_event(EVENT_WAIT) {
+            ProxyEvent::Faulted { request, fault } => break (request, fault),
+            ProxyEvent::Forwarded { .. } => continue,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(faulted.0.starts_with("PUT /v1/records/"), "{faulted:?}");
+    assert!(matches!(faulted.1, Fault::CutResponse(0)));
+    let (_, audit) = w.office.get(&format!("/v1/records/{}/audit", rec.id));
+    let uploads = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["action"] == "record.observed_persons.upload")
+        .count();
+    assert_eq!(uploads, 1, "{audit}");
+    let (_, held) = w
+        .office
+        .get(&format!("/v1/records/{}/observed-persons", rec.id));
+    assert_eq!(held["persons"][0]["name"], "Rosa Comerciante");
+    assert_eq!(held["persons"].as_array().unwrap().len(), 1);
 }

@@ -223,6 +223,11 @@ pub fn sample_case_file() -> CaseFileContent {
         notifications: vec![
             "NP-2026-000012, emitida em 15/04/2026; ciência em 16/04/2026".to_owned(),
         ],
+        witness_contacts: vec![
+            "Maria da Silva — testemunha — CPF 123.456.789-09; telefone (19) 99999-0000; \
+             endereço Rua das Flores, 10, Centro"
+                .to_owned(),
+        ],
         generated_at: at("2026-04-20T12:00:00Z"),
         generated_by: "Regina Álvares".to_owned(),
     }

@@ -23,6 +23,7 @@ pub mod auth;
 pub mod extract;
 pub mod health;
 pub mod law;
+pub mod observed;
 pub mod office;
 pub mod openapi;
 pub mod photos;
@@ -63,6 +64,7 @@ pub(crate) fn api_router_with(photo_limit: usize) -> OpenApiRouter<AppState> {
         .merge(photos::routes(photo_limit))
         .merge(sync::routes())
         .merge(records::routes())
+        .merge(observed::routes())
         .merge(office::routes())
 }
 

@@ -212,6 +212,10 @@ fn components() -> serde_json::Map<String, Value> {
         sync_core::records::FieldConflict,
         sync_core::sync::SyncRequest,
         sync_core::sync::SyncResponse,
+        sync_core::sync::ObservedPersonsUpload,
+        super::observed::ObservedPersonsReceipt,
+        crate::store::observed::ObservedPersons,
+        crate::store::observed::Erasure,
     );
     super::office::add_components(&mut generator);
     super::law::add_components(&mut generator);

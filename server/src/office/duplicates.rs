@@ -42,6 +42,12 @@ pub struct DuplicateMember {
     pub position: Option<Position>,
     /// E.g. "emitido", "em análise".
     pub status_label: String,
+    /// SHA-256 of its photos, to compare them side by side.
+    #[serde(default)]
+    pub photos: Vec<String>,
+    /// What the author described.
+    #[serde(default)]
+    pub facts: String,
 }
 
 /// Why two records look like one occurrence.
@@ -190,6 +196,8 @@ pub fn groups(members: &[(RecordRow, RecordView)], reg: &Registry) -> Vec<Duplic
                     author_device_id: members[i].1.author.device_id.to_string(),
                     position: members[i].1.position,
                     status_label: members[i].1.status.label_pt().to_owned(),
+                    photos: members[i].1.photos.clone(),
+                    facts: members[i].1.facts.clone(),
                 })
                 .collect();
             let group_pairs = pairs

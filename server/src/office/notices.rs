@@ -687,7 +687,9 @@ pub async fn case_file(
             code,
             base_url: base_url(state),
         });
+    let held = state.store().observed_persons(doc.row.id.clone()).await?;
     Ok(CaseFileContent {
+        witness_contacts: crate::api::observed::contact_lines(&view, &held),
         auto,
         verdict: verdict_lines(&view),
         timeline,

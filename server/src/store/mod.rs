@@ -16,6 +16,7 @@
 //! same on a single SQLite writer and on several PostgreSQL nodes.
 
 pub mod notifications;
+pub mod observed;
 pub mod office;
 pub mod records;
 pub mod sqlite;
@@ -509,4 +510,25 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         record_id: String,
         at: DateTime<Utc>,
     ) -> StoreFuture<'_, ()>;
+
+    // ----- observed persons of records (`observed`) -------------------------------------
+
+    /// Replaces a record's observed persons with `persons` (already checked against the
+    /// record), with its audit row; nothing when the set is the same or was erased.
+    fn put_observed_persons(
+        &self,
+        record_id: String,
+        persons: Vec<sync_core::sync::ObservedIdentity>,
+        actor: Actor,
+    ) -> StoreFuture<'_, observed::PutObserved>;
+    /// What the server holds of a record's observed persons, and their erasure.
+    fn observed_persons(&self, record_id: String) -> StoreFuture<'_, observed::ObservedPersons>;
+    /// Deletes a record's observed persons and records the erasure (idempotent).
+    fn erase_observed_persons(
+        &self,
+        record_id: String,
+        actor: Actor,
+    ) -> StoreFuture<'_, observed::Erasure>;
+    /// Ids of the records merged as duplicates into `kept_id`.
+    fn merged_into(&self, kept_id: String) -> StoreFuture<'_, Vec<String>>;
 }

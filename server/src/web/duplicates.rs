@@ -7,7 +7,9 @@
 //! Element ids: `grupos-duplicatas`; per group (n from 1) the table `grupo-{n}` with a link
 //! `abrir-{record id}` per record, the radio `manter-{n}-{record id}` (label "Manter …"), the
 //! buttons `juntar-grupo-{n}` and `separar-grupo-{n}`; `sem-duplicatas` when there is nothing
-//! to settle.
+//! to settle. Above each table, `comparar-grupo-{n}` shows the records side by side — time,
+//! author, position with its map link and distance to the stand, facts, photo thumbnails
+//! (`comparar-{record id}`, `miniatura-{record id}-{k}`; `web::evidence`).
 
 use axum::Router;
 use axum::extract::State;
@@ -46,6 +48,10 @@ async fn render(
         None
     };
     let groups = office::duplicate_groups(state, &user.auth).await?;
+    let mut compared = Vec::with_capacity(groups.len());
+    for g in &groups {
+        compared.push(super::evidence::side_by_side(state, None, &g.records).await?);
+    }
     let users = state.store().list_users().await?;
     let name = |id: &str| {
         users
@@ -72,6 +78,10 @@ async fn render(
                     section aria-labelledby={ "titulo-grupo-" (n) } {
                         h2 id={ "titulo-grupo-" (n) } { "Grupo " (n) ": placa " (g.plate) }
                         ul { @for p in &g.pairs { li { (p.reason) } } }
+                        div id={ "comparar-grupo-" (n) } {
+                            h3 { "Lado a lado, com as fotos" }
+                            (compared[i])
+                        }
                         (post_form(user, "/escritorio/duplicatas/juntar", &format!("form-juntar-grupo-{n}"), html! {
                             input type="hidden" name="registros" value=(ids);
                             table id={ "grupo-" (n) } {

@@ -18,6 +18,7 @@
 //! | [`record`] | `/escritorio/registros/{id}` and its forms — evidence, verdict, events, conflicts, decision |
 //! | [`duplicates`] | `/escritorio/duplicatas` — groups of records that look like the same facts |
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, grant, auxiliaries, state, renewal, transfer, swap, CSV import and export |
+//! | [`evidence`] | map links, stand distance, photo thumbnails (`/escritorio/fotos/{sha256}/miniatura`), duplicates and merged records side by side |
 //! | [`fines`] | `/escritorio/multas` — fines, unpaid filter, recording a payment |
 //! | [`people`] | `/escritorio/pessoas` — people (holders, auxiliaries, owners): list, create, edit |
 //! | [`vehicles`] | `/escritorio/veiculos` — vehicles: owner, taximeter, documents |
@@ -26,6 +27,7 @@
 //! | [`devices`] | `/escritorio/dispositivos` — devices (admin): list, revoke (after a confirmation), enrolment code as text and QR code |
 //! | [`law`] | `/escritorio/lei` — the law's parameters: rules configuration (values, each rule on or off), IPCA series (enter the next year), holidays |
 //! | [`password`] | `/escritorio/senha` — "Alterar minha senha", for every signed-in user |
+//! | [`witnesses`] | the record page's identity of witnesses, and `/escritorio/registros/{id}/testemunhas/apagar` (LGPD erasure) |
 //! | [`verify`] | `/verificar`, `/verificar/{code}` — public, no login: is a printed auto or notification authentic, and where does it stand |
 //! | `/escritorio/fotos/{sha256}` | photos of records, for a logged-in office session ([`record`]) |
 //!
@@ -69,6 +71,7 @@
 
 pub mod devices;
 pub mod duplicates;
+pub mod evidence;
 pub mod fines;
 pub mod inbox;
 pub mod law;
@@ -84,6 +87,7 @@ pub mod stands;
 pub mod users;
 pub mod vehicles;
 pub mod verify;
+pub mod witnesses;
 
 use axum::Router;
 use axum::http::header::{
@@ -139,6 +143,8 @@ pub fn routes() -> Router<AppState> {
         .merge(stands::routes())
         .merge(users::routes())
         .merge(devices::routes())
+        .merge(witnesses::routes())
+        .merge(evidence::routes())
         .route("/escritorio/{*resto}", get(unknown_page))
         .layer(map_response(page_headers))
 }

@@ -351,6 +351,8 @@ async fn render(
 ) -> Result<Markup, PageError> {
     let ctx = context(state, user, id).await?;
     let view = &ctx.case.record;
+    let witnesses = super::witnesses::section(state, user, id, view).await?;
+    let compared = super::evidence::compared(state, id, view, &ctx.duplicates).await?;
     let flash = if retry.is_none() {
         user.take_flash()
     } else {
@@ -376,8 +378,10 @@ async fn render(
             div { (verdict(view, &ctx)) }
         }
         (photos(view, &ctx))
+        (witnesses)
         (conflicts(user, id, view, &ctx))
         (duplicates(user, id, &ctx))
+        (compared)
         (procedure_timeline(view, &ctx))
         (decision(user, id, &ctx, retry.as_ref()))
         (timeline(view, &ctx))
@@ -415,12 +419,7 @@ fn evidence(view: &RecordView, ctx: &Context) -> Markup {
                 dt { "Ocorrência" }
                 dd #prova-ocorrencia { (local_time(view.occurred_at)) " (horário de Brasília, relógio do dispositivo)" }
                 dt { "Posição" }
-                dd #prova-posicao {
-                    @match &view.position {
-                        Some(p) => { (format!("{:.5}, {:.5}", p.lat, p.lon)) " (precisão ± " (format!("{:.0}", p.accuracy_m)) " m)" }
-                        None => { "não registrada" }
-                    }
-                }
+                dd #prova-posicao { (super::evidence::position("prova", view.position.as_ref(), &ctx.registry, view.stand_id.as_deref())) }
                 dt { "Placa" }
                 dd #prova-placa {
                     @match &view.vehicle {
@@ -635,21 +634,8 @@ fn photos(view: &RecordView, ctx: &Context) -> Markup {
             @if view.photos.is_empty() {
                 p { "Nenhuma foto." }
             } @else {
-                div .fotos {
-                    @for (i, sha) in view.photos.iter().enumerate() {
-                        figure {
-                            @if ctx.photos_present.contains(sha) {
-                                a href={ "/escritorio/fotos/" (sha) } {
-                                    img id={ "foto-" (i + 1) } src={ "/escritorio/fotos/" (sha) }
-                                        alt={ "Foto " (i + 1) " do registro" } loading="lazy";
-                                }
-                            } @else {
-                                p id={ "foto-ausente-" (i + 1) } .alerta { "Foto " (i + 1) " ainda não recebida do dispositivo." }
-                            }
-                            figcaption { "SHA-256 " (sha) }
-                        }
-                    }
-                }
+                p .dica .nao-imprimir { "Miniaturas: clique numa foto para abri-la em tamanho original." }
+                (super::evidence::gallery("foto", "do registro", &view.photos, &ctx.photos_present))
             }
         }
     }

@@ -14,6 +14,7 @@ mod feed;
 mod import;
 mod law;
 mod notices;
+mod observed;
 mod office;
 mod openapi;
 mod photos;

@@ -50,7 +50,7 @@ async fn public(app: &App, path: &str) -> crate::common::Resp {
 }
 
 /// The office's clerk, as the office functions take them.
-async fn clerk_auth(app: &App) -> taxi_fiscal_server::auth::Auth {
+pub(crate) async fn clerk_auth(app: &App) -> taxi_fiscal_server::auth::Auth {
     let users = app.state.store().list_users().await.unwrap();
     let clerk = users.iter().find(|u| u.username == "escritorio").unwrap();
     taxi_fiscal_server::auth::Auth {
@@ -423,7 +423,7 @@ async fn verificar_is_rate_limited_per_address_at_its_edge() {
 }
 
 /// The text of a PDF, through poppler's `pdftotext` (Debian's `poppler-utils`).
-fn pdf_text(bytes: &[u8]) -> String {
+pub(crate) fn pdf_text(bytes: &[u8]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("doc.pdf");
     std::fs::write(&path, bytes).unwrap();
@@ -440,7 +440,7 @@ fn pdf_text(bytes: &[u8]) -> String {
 }
 
 /// Whitespace folded, so words a PDF line wraps still match.
-fn folded(s: &str) -> String {
+pub(crate) fn folded(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

@@ -86,6 +86,11 @@ pub(crate) async fn two_officers(app: &App) -> (Phone, Phone) {
 }
 
 impl Phone {
+    /// The access token of this phone's login.
+    pub(crate) fn token(&self) -> &str {
+        &self.token
+    }
+
     fn persist(&mut self, doc: &mut RecordDoc) {
         let id = doc.id().to_string();
         let meta = meta_of(doc, now()).unwrap();
@@ -95,7 +100,7 @@ impl Phone {
             .unwrap();
     }
 
-    fn edit(&mut self, id: &str, f: impl FnOnce(&mut RecordDoc, &Agent)) {
+    pub(crate) fn edit(&mut self, id: &str, f: impl FnOnce(&mut RecordDoc, &Agent)) {
         let mut d = RecordDoc::load(&self.store.load_record_bytes(id).unwrap().concat()).unwrap();
         let agent = self.agent.clone();
         f(&mut d, &agent);
@@ -103,7 +108,7 @@ impl Phone {
     }
 
     /// Sync rounds until the server has nothing more.
-    async fn sync_all(&mut self, app: &App) {
+    pub(crate) async fn sync_all(&mut self, app: &App) {
         for _ in 0..10 {
             let req = self.sync.build_request(&self.store).unwrap().request;
             let resp: SyncResponse = serde_json::from_value(

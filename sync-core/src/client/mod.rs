@@ -16,7 +16,9 @@
 //! numbers   fewer than `number_low_water` left → POST /v1/devices/{id}/number-blocks,
 //!           then number the records that were waiting for one
 //! records   loop: DeviceSync::build_request → POST /v1/sync (zstd) → apply_response, one
-//!           store transaction per response; until the report says nothing is left
+//!           store transaction per response; until the report says nothing is left; then
+//!           PUT /v1/records/{id}/observed-persons for each record whose witnesses' identity
+//!           changed (apart from the document: `observed`)
 //! photos    POST /v1/photos/have for what is pending → PUT /v1/photos/{sha256} for the rest,
 //!           each marked `uploaded_at` as soon as the server confirms it
 //! registry  GET /v1/registry/changes?since=V; 410 (too old or unknown) → GET
@@ -42,6 +44,7 @@
 
 mod error;
 mod numbers;
+mod observed;
 mod photos;
 mod records;
 mod registry;
@@ -57,6 +60,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::{ClientError, ErrorKind};
 pub use numbers::NumberTopUp;
+pub use observed::{ObservedIssue, ObservedUpload};
 pub use photos::{PhotoIssue, PhotoUpload};
 pub use records::{RecordIssue, RecordSync};
 pub use registry::{RegistryMode, RegistryPull};
@@ -162,6 +166,8 @@ pub struct SyncSummary {
     pub errors: Vec<StepError>,
     pub numbers: Option<NumberTopUp>,
     pub records: Option<RecordSync>,
+    /// Identity and contact of witnesses and unregistered drivers, sent after the records.
+    pub observed: Option<ObservedUpload>,
     pub photos: Option<PhotoUpload>,
     pub registry: Option<RegistryPull>,
     pub wire: WireStats,
@@ -303,6 +309,7 @@ impl SyncClient {
 
         let mut numbers = None;
         let mut records = None;
+        let mut observed = None;
         let mut photos = None;
         let mut registry = None;
         on_step(Step::Session);
@@ -320,6 +327,12 @@ impl SyncClient {
             on_step(Step::Records);
             match self.sync_records(store) {
                 Ok(r) => records = Some(r),
+                Err(e) => stopped = fail(Step::Records, e, &mut errors),
+            }
+        }
+        if !stopped {
+            match self.upload_observed_persons(store) {
+                Ok(o) => observed = Some(o),
                 Err(e) => stopped = fail(Step::Records, e, &mut errors),
             }
         }
@@ -348,6 +361,7 @@ impl SyncClient {
             errors,
             numbers,
             records,
+            observed,
             photos,
             registry,
             wire: self.wire_stats().since(before),

@@ -245,6 +245,65 @@ fn unknown_driver_is_an_observed_person_outside_the_document() {
 }
 
 #[test]
+fn observed_people_are_due_for_upload_until_confirmed_and_again_after_an_erasure() {
+    let mut d = device(&officer(), true);
+    let mut f = FieldRecords::open(&mut d.store).unwrap();
+    let mut input = infraction_input();
+    input.driver = DriverId::parse(&format!("cpf:{STRANGER_CPF}")).unwrap();
+    input.driver_name = Some("Fulano de Tal".into());
+    input.witnesses = vec![WitnessEntry::named("Beltrana Souza", "Vi tudo.")];
+    input.issue = Some(unsigned());
+    let out = f.create_infraction(input).unwrap();
+    let view = out.view.clone();
+    let ids = crate::sync::observed_ids(&view);
+    assert_eq!(ids.len(), 2, "the driver and the witness");
+
+    // Written with the record: due, and what the device would send passes the server's check.
+    assert_eq!(
+        d.store.records_with_pending_observed().unwrap(),
+        vec![out.id.clone()]
+    );
+    let rows = d.store.observed_people_of_record(&out.id).unwrap();
+    let persons: Vec<_> = rows
+        .iter()
+        .filter_map(|(id, p)| crate::sync::ObservedIdentity::from_store(id, p))
+        .collect();
+    let checked =
+        crate::sync::check_upload(&view, crate::sync::ObservedPersonsUpload { persons }).unwrap();
+    assert_eq!(checked.len(), 2);
+    assert!(
+        checked
+            .iter()
+            .any(|p| p.cpf.as_deref() == Some(STRANGER_CPF))
+    );
+
+    // Confirmed: nothing due. Erased here: due again, with that person left out.
+    let all: Vec<String> = rows.iter().map(|(id, _)| id.clone()).collect();
+    assert_eq!(
+        d.store
+            .mark_observed_uploaded(&out.id, &all, at(8))
+            .unwrap(),
+        2
+    );
+    assert!(d.store.records_with_pending_observed().unwrap().is_empty());
+    let PersonRef::Observed(wid) = &view.witnesses[0].person else {
+        panic!()
+    };
+    d.store.erase_observed_person(wid, at(9)).unwrap();
+    assert_eq!(
+        d.store.records_with_pending_observed().unwrap(),
+        vec![out.id.clone()]
+    );
+    let rows = d.store.observed_people_of_record(&out.id).unwrap();
+    let left: Vec<_> = rows
+        .iter()
+        .filter_map(|(id, p)| crate::sync::ObservedIdentity::from_store(id, p))
+        .collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].name.as_deref(), Some("Fulano de Tal"));
+}
+
+#[test]
 fn infraction_by_permit_number_takes_the_plate_from_the_registry() {
     let mut d = device(&officer(), true);
     let mut f = FieldRecords::open(&mut d.store).unwrap();

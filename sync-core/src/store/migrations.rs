@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_check_bundles.sql"),
     include_str!("migrations/0007_law_parameters.sql"),
     include_str!("migrations/0008_device_key.sql"),
+    include_str!("migrations/0009_observed_upload.sql"),
 ];
 
 /// The schema version this code writes.

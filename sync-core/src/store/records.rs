@@ -273,7 +273,7 @@ impl Store {
         let number_i64 = number.map(|n| to_i64(n, "records")).transpose()?;
         let at = ts(write.meta.at);
         for (oid, person) in &extras.observed_people {
-            insert_observed_in(&tx, oid, person, write.meta.at)?;
+            insert_observed_in(&tx, oid, person, Some(id), write.meta.at)?;
         }
         for photo in &extras.photos {
             put_photo_in(&tx, photo)?;
@@ -533,7 +533,7 @@ impl Store {
         at: DateTime<Utc>,
     ) -> StoreResult<String> {
         let id = uuid::Uuid::now_v7().to_string();
-        insert_observed_in(&self.conn, &id, person, at)?;
+        insert_observed_in(&self.conn, &id, person, None, at)?;
         Ok(id)
     }
 
@@ -563,17 +563,73 @@ impl Store {
     }
 
     /// Erases an observed person's data (LGPD), keeping the id so references still resolve.
-    /// Returns false if the id is unknown.
+    /// Returns false if the id is unknown. The record's set is sent to the server again, so the
+    /// server forgets the person too.
     pub fn erase_observed_person(&mut self, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
         let n = self
             .conn
             .prepare_cached(
                 "UPDATE observed_people SET name = NULL, cpf = NULL, cnh = NULL, details = '{}',
-                     erased_at = coalesce(erased_at, ?2)
+                     erased_at = coalesce(erased_at, ?2), uploaded_at = NULL
                  WHERE id = ?1",
             )?
             .execute(params![id, ts(at)])?;
         Ok(n > 0)
+    }
+}
+
+impl Store {
+    /// Records whose observed people the server has not confirmed since they last changed.
+    pub fn records_with_pending_observed(&self) -> StoreResult<Vec<String>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT record_id FROM observed_people
+                 WHERE record_id IS NOT NULL AND uploaded_at IS NULL ORDER BY record_id",
+            )?
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Every observed person a record's changes named, by id (erased ones with empty fields).
+    pub fn observed_people_of_record(
+        &self,
+        record_id: &str,
+    ) -> StoreResult<Vec<(String, ObservedPerson)>> {
+        let ids: Vec<String> = self
+            .conn
+            .prepare_cached("SELECT id FROM observed_people WHERE record_id = ?1 ORDER BY id")?
+            .query_map([record_id], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(p) = self.observed_person(&id)? {
+                out.push((id, p));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The server holds the record's set as read (`ids`, every row read for the upload, erased
+    /// ones included): those rows are no longer pending. A row written meanwhile stays pending.
+    pub fn mark_observed_uploaded(
+        &mut self,
+        record_id: &str,
+        ids: &[String],
+        at: DateTime<Utc>,
+    ) -> StoreResult<u64> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        for id in ids {
+            n += tx
+                .prepare_cached(
+                    "UPDATE observed_people SET uploaded_at = ?3
+                     WHERE record_id = ?1 AND id = ?2 AND uploaded_at IS NULL",
+                )?
+                .execute(params![record_id, id, ts(at)])?;
+        }
+        tx.commit()?;
+        Ok(n as u64)
     }
 }
 
@@ -599,6 +655,7 @@ fn insert_observed_in(
     conn: &Connection,
     id: &str,
     person: &ObservedPerson,
+    record_id: Option<&str>,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
     let details = if person.details.is_null() {
@@ -607,8 +664,8 @@ fn insert_observed_in(
         person.details.to_string()
     };
     conn.prepare_cached(
-        "INSERT INTO observed_people (id, name, cpf, cnh, details, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO observed_people (id, name, cpf, cnh, details, created_at, record_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
         id,
@@ -616,7 +673,8 @@ fn insert_observed_in(
         person.cpf,
         person.cnh,
         details,
-        ts(at)
+        ts(at),
+        record_id
     ])?;
     Ok(())
 }

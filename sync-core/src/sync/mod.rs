@@ -72,6 +72,7 @@
 //! where they were, so the next request repeats the same exchange and converges.
 
 mod device;
+mod observed;
 mod server;
 mod vetting;
 mod wire;
@@ -79,6 +80,10 @@ mod wire;
 pub use device::{
     DeviceBatch, DeviceSync, DeviceSyncStore, DeviceWrite, Prepared, SERVER_PEER, SyncIssue,
     SyncReport, heads_bytes, hex_heads, meta_of,
+};
+pub use observed::{
+    DETAIL_ADDRESS, DETAIL_DOCUMENT, DETAIL_PHONE, ObservedIdentity, ObservedPersonsUpload,
+    UploadRefused, check_upload, observed_ids,
 };
 pub use server::{
     Changed, EditOutcome, PeerState, QuarantineEntry, RegisteredKey, Sender, SentHeads,

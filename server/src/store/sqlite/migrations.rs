@@ -45,6 +45,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "011_account_codes",
         include_str!("migrations/011_account_codes.sql"),
     ),
+    (
+        "012_observed_persons",
+        include_str!("migrations/012_observed_persons.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

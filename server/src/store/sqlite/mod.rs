@@ -21,6 +21,7 @@ mod field;
 mod file;
 pub mod migrations;
 pub mod notifications;
+mod observed;
 mod office;
 mod pool;
 mod records;
@@ -574,5 +575,39 @@ impl Store for SqliteStore {
             }
             Ok(outcome)
         })
+    }
+
+    fn put_observed_persons(
+        &self,
+        record_id: String,
+        persons: Vec<sync_core::sync::ObservedIdentity>,
+        actor: Actor,
+    ) -> StoreFuture<'_, crate::store::observed::PutObserved> {
+        Box::pin(
+            self.pool
+                .write(move |tx| observed::put(tx, &record_id, &persons, &actor)),
+        )
+    }
+
+    fn observed_persons(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, crate::store::observed::ObservedPersons> {
+        Box::pin(self.pool.read(move |c| observed::of_record(c, &record_id)))
+    }
+
+    fn erase_observed_persons(
+        &self,
+        record_id: String,
+        actor: Actor,
+    ) -> StoreFuture<'_, crate::store::observed::Erasure> {
+        Box::pin(
+            self.pool
+                .write(move |tx| observed::erase(tx, &record_id, &actor)),
+        )
+    }
+
+    fn merged_into(&self, kept_id: String) -> StoreFuture<'_, Vec<String>> {
+        Box::pin(self.pool.read(move |c| observed::merged_into(c, &kept_id)))
     }
 }

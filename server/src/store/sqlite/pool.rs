@@ -88,6 +88,9 @@ pub(super) fn connect(path: &Path, reader: bool) -> Result<Connection, StoreErro
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
+    // Deleted rows are overwritten with zeros, not left in free pages: erasing a witness's
+    // personal data (LGPD) must remove it from the file, not only from the tables.
+    conn.pragma_update(None, "secure_delete", true)?;
     conn.set_prepared_statement_cache_capacity(64);
     if reader {
         conn.pragma_update(None, "query_only", true)?;

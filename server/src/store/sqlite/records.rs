@@ -580,6 +580,7 @@ fn store_change(
     if let Some(number) = &s.view.number {
         claim_number(tx, &id, number)?;
     }
+    super::observed::note_merge(tx, &id, s.view.duplicate_of.as_deref())?;
     let what = if s.created { "create" } else { "change" };
     let row = super::audit::append(
         tx,
