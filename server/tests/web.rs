@@ -2101,9 +2101,11 @@ async fn admin_reads_the_office_pages_without_their_forms_and_cannot_post_them()
     let law = b.get("/escritorio/lei").await;
     assert_eq!(law.status, StatusCode::OK, "{}", law.body);
     assert!(!law.body.contains("id=\"form-ipca\""), "{}", law.body);
+    // The law page says it once for all its forms.
+    assert!(!law.body.contains("id=\"form-regras\""), "{}", law.body);
     assert!(
-        law.element("form-ipca-somente-leitura")
-            .contains("Somente leitura")
+        law.element("somente-leitura")
+            .contains("só a Unidade de Transportes altera")
     );
     let import = b.get("/escritorio/cadastro/importar").await;
     assert!(!import.body.contains("id=\"form-importar\""));

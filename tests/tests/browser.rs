@@ -1151,6 +1151,27 @@ const OFFICE_PAGES: &[(&str, &str)] = &[
     ("lei", "/escritorio/lei"),
     ("importar-cadastro", "/escritorio/cadastro/importar"),
     ("alterar-senha", "/escritorio/senha"),
+    ("conceder-alvara", "/escritorio/alvaras/novo"),
+    ("pessoas", "/escritorio/pessoas"),
+    ("pessoas-busca", "/escritorio/pessoas?busca=silva"),
+    ("pessoa", "/escritorio/pessoas/{pessoa}"),
+    ("nova-pessoa", "/escritorio/pessoas/nova"),
+    ("veiculos", "/escritorio/veiculos"),
+    ("veiculo", "/escritorio/veiculos/{veiculo}"),
+    ("novo-veiculo", "/escritorio/veiculos/novo"),
+    ("pontos", "/escritorio/pontos"),
+    ("ponto", "/escritorio/pontos/{ponto}"),
+    ("novo-ponto", "/escritorio/pontos/novo"),
+];
+
+/// The administrator's pages, and the office's as the administrator reads them ("somente
+/// leitura" in place of the forms): (artifact name, path).
+const ADMIN_PAGES: &[(&str, &str)] = &[
+    ("admin-usuarios", "/escritorio/usuarios"),
+    ("admin-dispositivos", "/escritorio/dispositivos"),
+    ("admin-alvara", "/escritorio/alvaras/{alvara}"),
+    ("admin-registro", "/escritorio/registros/{registro}"),
+    ("admin-lei", "/escritorio/lei"),
 ];
 
 /// Pages seen without a session: (artifact name, path); `{codigo}` is a notification's
@@ -1159,6 +1180,7 @@ const PUBLIC_PAGES: &[(&str, &str)] = &[
     ("login", "/login"),
     ("verificar", "/verificar"),
     ("verificacao-resultado", "/verificar/{codigo}"),
+    ("redefinir-senha", "/redefinir-senha"),
 ];
 
 /// Opens `path` (placeholders filled), checks it with axe-core and saves its screenshot as
@@ -1243,11 +1265,21 @@ fn every_page_passes_axe_core_and_the_inbox_fits_800_pixels() {
     let server = Server::start_demo_with_samples(&dir.path().join("dados"));
     let office = Api::login(&server.url, OFFICE);
     let (record, code) = notified_sample_record(&office);
-    let permit = office.registry().permits[0].number.clone();
+    let registry = office.registry();
+    let first = &registry.permits[0];
+    let (permit, person, vehicle, stand) = (
+        first.number.clone(),
+        first.holder_id.to_string(),
+        first.vehicle_id.to_string(),
+        first.stand_id.to_string(),
+    );
     let fill = [
         ("{registro}", record.as_str()),
         ("{alvara}", permit.as_str()),
         ("{codigo}", code.as_str()),
+        ("{pessoa}", person.as_str()),
+        ("{veiculo}", vehicle.as_str()),
+        ("{ponto}", stand.as_str()),
     ];
     let browser = Browser::start();
     let mut failures = Vec::new();
@@ -1284,6 +1316,14 @@ fn every_page_passes_axe_core_and_the_inbox_fits_800_pixels() {
     assert!(is_png(&shot));
     failures.extend(e2e::browser::accessibility_report(&browser, "caixa-800px"));
     browser.set_window_size(1366, 900);
+
+    // The administrator's pages, and office pages read by the administrator.
+    let sair = browser.wait_for("#sair");
+    browser.click_and_wait(&sair);
+    log_in(&browser, &server.url, "admin", "admin-demo");
+    for (name, path) in ADMIN_PAGES {
+        failures.extend(visit(&browser, &server.url, name, path, &fill));
+    }
 
     // An officer signed in sees "Sem permissão" on the office pages.
     let sair = browser.wait_for("#sair");
