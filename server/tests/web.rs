@@ -3128,3 +3128,31 @@ async fn duplicates_are_compared_photo_to_photo_and_the_kept_record_lists_the_me
         .await;
     assert_eq!(t.status, StatusCode::OK);
 }
+
+/// A form the parser cannot read (a field sent twice, as no page of ours sends it) is refused
+/// in one Portuguese sentence: the parser's own words name fields and types, and stay in the
+/// log. (Before, the page said "Formulário incompleto ou inválido (duplicate field …)".)
+#[tokio::test]
+async fn an_unreadable_form_is_refused_without_the_parsers_words() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let page = b.get("/escritorio/senha").await;
+    let csrf = page.csrf();
+    let r = b
+        .post(
+            "/escritorio/senha",
+            &[
+                ("csrf", csrf.as_str()),
+                ("senha_atual", "a"),
+                ("senha_atual", "b"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    let said = r.element("erro");
+    assert!(said.contains("O formulário chegou incompleto"), "{said}");
+    for internal in ["duplicate", "field", "`", "senha_atual"] {
+        assert!(!said.contains(internal), "{internal} in {said}");
+    }
+}

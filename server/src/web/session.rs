@@ -555,10 +555,15 @@ where
             tracing::warn!("formulário sem o token CSRF da sessão recusado");
             return Err(PageError::Csrf);
         }
+        // The parser's words name fields and Rust types: they go to the log, the person reads
+        // one sentence.
         let form = serde_urlencoded::from_bytes(&bytes).map_err(|e| {
+            tracing::debug!(error = %e, "form refused by the parser");
             PageError::Status(
                 StatusCode::BAD_REQUEST,
-                format!("Formulário incompleto ou inválido ({e})."),
+                "O formulário chegou incompleto ou com um valor que não é aceito; nada foi \
+                 gravado. Volte, recarregue a página e envie de novo."
+                    .to_owned(),
             )
         })?;
         Ok(Posted { user, form })
