@@ -1459,7 +1459,7 @@ fn the_clerk_changes_the_cnh_grace_and_switches_a_rule_off_by_keyboard() {
         panic!("refused: {}", browser.text(&e));
     }
     browser.wait_text("#aviso", "Configuração das regras alterada");
-    assert!(browser.text_of("#lei-regras").contains("15 dia(s)"));
+    assert!(browser.text_of("#lei-regras").contains("15 dias"));
     let field = browser.wait_for("#regras-tolerancia");
     assert_eq!(browser.property(&field, "value"), json!("15"));
     let checkbox = browser.wait_for(&format!("#regra-{}", rule.as_str()));
