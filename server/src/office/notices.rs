@@ -479,7 +479,8 @@ pub async fn check_ciencia(
 }
 
 /// What an event says besides its name, in Portuguese (the record page and the case file).
-pub fn event_detail(e: &EventKind) -> String {
+/// `record_name` names another record by its number ("Auto nº 501"), never by its id.
+pub fn event_detail(e: &EventKind, record_name: &dyn Fn(&str) -> String) -> String {
     let penalty = |p: &sync_core::domain::PenaltyKind| {
         format!(
             "{} ({})",
@@ -530,16 +531,21 @@ pub fn event_detail(e: &EventKind) -> String {
             None => outcome(o).to_owned(),
         },
         EventKind::Annulled { reason } => reason.clone(),
-        EventKind::DuplicateMerged { into_record_id } => format!("juntado a {into_record_id}"),
+        EventKind::DuplicateMerged { into_record_id } => {
+            format!("juntado a {}", record_name(into_record_id))
+        }
         EventKind::DuplicateKeptApart { other_record_id } => {
-            format!("mantido separado de {other_record_id}")
+            format!("mantido separado de {}", record_name(other_record_id))
         }
         EventKind::ConflictResolved { field, value } => {
             let shown = match value {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            format!("«{field}» = {shown}")
+            format!(
+                "{}: {shown}",
+                capitalised(&sync_core::records::field_label_pt(field))
+            )
         }
         _ => String::new(),
     }
@@ -641,11 +647,34 @@ pub async fn case_file(
             jpeg,
         });
     }
+    // Records this one's events name, by their number ("Auto nº 501"): the paper never shows
+    // an internal id.
+    let mut linked: Vec<(String, String)> = Vec::new();
+    for e in &view.events {
+        let other = match &e.event {
+            EventKind::DuplicateMerged { into_record_id } => into_record_id,
+            EventKind::DuplicateKeptApart { other_record_id } => other_record_id,
+            _ => continue,
+        };
+        if linked.iter().any(|(i, _)| i == other) {
+            continue;
+        }
+        if let Some(doc) = state.store().record(other.clone()).await? {
+            let name = crate::web::layout::record_name(&doc.row.kind, doc.row.number.as_deref());
+            linked.push((other.clone(), name));
+        }
+    }
+    let record_name = |id: &str| {
+        linked
+            .iter()
+            .find(|(i, _)| i == id)
+            .map_or_else(|| "outro registro".to_owned(), |(_, n)| n.clone())
+    };
     let timeline = view
         .events
         .iter()
         .map(|e| {
-            let detail = event_detail(&e.event);
+            let detail = event_detail(&e.event, &record_name);
             let mut what = capitalised(e.event.label_pt());
             if !detail.is_empty() {
                 what.push_str(": ");

@@ -1222,22 +1222,7 @@ fn step_date(e: &sync_core::records::EventView) -> NaiveDate {
 
 /// What an event decided, in a sentence fragment, naming other records by their number.
 fn step_detail(e: &EventKind, ctx: &Context) -> String {
-    match e {
-        EventKind::DuplicateMerged { into_record_id } => {
-            format!("juntado a {}", ctx.record_name(into_record_id))
-        }
-        EventKind::DuplicateKeptApart { other_record_id } => {
-            format!("mantido separado de {}", ctx.record_name(other_record_id))
-        }
-        EventKind::ConflictResolved { field, value } => {
-            let shown = match value {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            format!("{}: {shown}", capitalised(&field_label_pt(field)))
-        }
-        other => office::notices::event_detail(other),
-    }
+    office::notices::event_detail(e, &|id| ctx.record_name(id))
 }
 
 /// "Andamento": what was done, one dated line per accepted event, oldest first.
@@ -1763,7 +1748,7 @@ fn confirmation_page(
     today: NaiveDate,
     stale: bool,
 ) -> Markup {
-    let detail = office::notices::event_detail(event);
+    let detail = office::notices::event_detail(event, &|_| "outro registro".to_owned());
     let body = html! {
         section #confirmacao aria-labelledby="titulo-confirmacao" {
             @if stale {

@@ -538,6 +538,15 @@ async fn duplicates_are_grouped_then_settled_and_never_proposed_again() {
         .await
         .ok(StatusCode::OK);
     assert_eq!(case["record"]["duplicate_of"], x);
+    // The merged record's case file names the kept one as the office knows it ("Auto nº …",
+    // or "Auto sem número" for this unnumbered test auto), never by its id.
+    let r = app
+        .get(&format!("/v1/office/records/{z}/case-file"), &office)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let t = crate::notices::pdf_text(&r.body);
+    assert!(t.contains("juntado a Auto"), "{t}");
+    assert!(!t.contains(x.as_str()), "{t}");
     assert_eq!(
         app.get("/v1/office/duplicates", &office)
             .await
