@@ -459,6 +459,22 @@ impl Registry {
             {
                 return Err(missing("coordenador", c));
             }
+            // A position off the globe would reach every device and every distance the
+            // office is shown; a stand has both coordinates or neither.
+            let on_earth =
+                |v: Option<f64>, max: f64| v.is_none_or(|x| x.is_finite() && x.abs() <= max);
+            if !on_earth(s.latitude, 90.0)
+                || !on_earth(s.longitude, 180.0)
+                || s.latitude.is_some() != s.longitude.is_some()
+            {
+                return Err(DomainError::Fixture {
+                    reason: format!(
+                        "posição do ponto {} inválida: a latitude vai de −90 a 90 e a longitude \
+                         de −180 a 180, as duas informadas ou nenhuma",
+                        s.id
+                    ),
+                });
+            }
         }
         for pen in &self.penalties {
             if !permits.contains(pen.permit_number.as_str()) {
@@ -706,6 +722,32 @@ mod tests {
     /// distances use the stand's position. serde_json's default float parser may be one unit in
     /// the last place off; the workspace enables `float_roundtrip` (this failed without it, on a
     /// position the registry-feed fuzzing found).
+    /// Stand positions are on the globe, at its edges included, and come in pairs.
+    #[test]
+    fn stand_positions_are_checked_at_their_edges() {
+        let at = |lat: Option<f64>, lon: Option<f64>| {
+            let mut reg = sample_registry();
+            reg.stands[0].latitude = lat;
+            reg.stands[0].longitude = lon;
+            reg.validate()
+        };
+        for (lat, lon) in [(90.0, 180.0), (-90.0, -180.0), (-22.7395, -47.3317)] {
+            assert!(at(Some(lat), Some(lon)).is_ok(), "{lat} {lon}");
+        }
+        assert!(at(None, None).is_ok());
+        for (lat, lon) in [
+            (Some(90.000_001), Some(0.0)),
+            (Some(0.0), Some(-180.000_001)),
+            (Some(4.4e18), Some(0.0)),
+            (Some(f64::NAN), Some(0.0)),
+            (Some(0.0), None),
+            (None, Some(0.0)),
+        ] {
+            let e = at(lat, lon).unwrap_err().to_string();
+            assert!(e.contains("posição do ponto"), "{lat:?} {lon:?}: {e}");
+        }
+    }
+
     #[test]
     fn positions_survive_a_json_round_trip_exactly() {
         let mut reg = sample_registry();
