@@ -224,7 +224,7 @@ impl Context {
                 .map(|x| format!("{} ({id})", x.name))
                 .unwrap_or_else(|| format!("{id} (não está no cadastro atual)")),
             PersonRef::Observed(_) => {
-                "pessoa observada pelo fiscal (dados guardados fora do registro)".to_owned()
+                "pessoa identificada no local, fora do cadastro (veja a identificação das testemunhas)".to_owned()
             }
         }
     }
