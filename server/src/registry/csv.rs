@@ -418,13 +418,29 @@ impl Cells<'_> {
             self.err(col, "campo obrigatório vazio");
             None
         } else {
-            Some(v)
+            self.bounded(col, v)
         }
     }
 
-    fn opt_text(&self, col: &str) -> Option<String> {
-        let v = self.get(col);
-        (!v.is_empty()).then(|| v.to_owned())
+    fn opt_text(&mut self, col: &str) -> Option<String> {
+        let v = self.get(col).to_owned();
+        if v.is_empty() {
+            None
+        } else {
+            self.bounded(col, v)
+        }
+    }
+
+    /// A text cell under the registry's rule for texts (length, no control characters), the
+    /// same as the pages and the API apply (`ops::text_problem`).
+    fn bounded(&mut self, col: &str, v: String) -> Option<String> {
+        match super::ops::text_problem(&v) {
+            Some((_, problem)) => {
+                self.err(col, problem);
+                None
+            }
+            None => Some(v),
+        }
     }
 
     fn parse<T>(&mut self, col: &str, what: &str, f: impl Fn(&str) -> Option<T>) -> Option<T> {
@@ -1260,6 +1276,34 @@ mod tests {
         reg.vehicles[0].make_model = String::from("-1+1");
         reg.vehicles[0].colour = String::from("@BRANCO");
         reg
+    }
+
+    /// A text cell is held to the registry's rule for texts, as on the pages and the API:
+    /// exactly `MAX_REGISTRY_TEXT_CHARS` is read, one more (or a line break inside a quoted
+    /// cell) is a problem of that line and column, and nothing is imported.
+    #[test]
+    fn text_cells_are_bounded_like_every_registry_text() {
+        use crate::limits::MAX_REGISTRY_TEXT_CHARS;
+        let rules = RulesConfig::default();
+        let mut reg = sync_core::feed::sorted(sample_registry());
+        reg.people[0].name = "a".repeat(MAX_REGISTRY_TEXT_CHARS);
+        let text = export(&reg).unwrap();
+        let back = sync_core::feed::sorted(import(&reg, &text, &ctx(&rules)).unwrap());
+        assert_eq!(back, reg, "a name exactly at the limit is imported");
+        for bad in [
+            "a".repeat(MAX_REGISTRY_TEXT_CHARS + 1),
+            String::from("João\nda Silva"),
+        ] {
+            let mut reg = sync_core::feed::sorted(sample_registry());
+            reg.people[0].name = bad.clone();
+            let text = export(&reg).unwrap();
+            let problems = errors(import(&reg, &text, &ctx(&rules)).unwrap_err());
+            assert!(
+                problems.iter().any(|p| p.line.is_some()
+                    && p.column.as_deref().is_some_and(|c| c.ends_with("name"))),
+                "{bad:?}: {problems:?}"
+            );
+        }
     }
 
     #[test]

@@ -273,19 +273,29 @@ fn next_id<'a>(prefix: &str, year: i32, ids: impl Iterator<Item = &'a str>) -> S
 /// A text typed by the office: at most [`MAX_REGISTRY_TEXT_CHARS`] characters, no control
 /// characters (a line break or a NUL would corrupt the printed documents and the CSV).
 fn check_text(what: &str, text: &str) -> Result<(), EditError> {
+    match text_problem(text) {
+        Some((code, problem)) => Err(invalid(code, format!("{what}: {problem}"))),
+        None => Ok(()),
+    }
+}
+
+/// What is wrong with a registry text, if anything: (error code, the problem as people read
+/// it). The one rule for every text of the registry, typed on a page, sent to the API or read
+/// from a CSV import.
+pub(crate) fn text_problem(text: &str) -> Option<(&'static str, String)> {
     if text.chars().count() > MAX_REGISTRY_TEXT_CHARS {
-        return Err(invalid(
+        return Some((
             "text_too_long",
-            format!("{what}: use no máximo {MAX_REGISTRY_TEXT_CHARS} caracteres."),
+            format!("use no máximo {MAX_REGISTRY_TEXT_CHARS} caracteres."),
         ));
     }
     if text.chars().any(char::is_control) {
-        return Err(invalid(
+        return Some((
             "invalid_text",
-            format!("{what}: há caracteres de controle (quebra de linha, tabulação); tire-os."),
+            "há caracteres de controle (quebra de linha, tabulação); tire-os.".to_owned(),
         ));
     }
-    Ok(())
+    None
 }
 
 fn check_person(reg: &Registry, person: &Person) -> Result<(), EditError> {
