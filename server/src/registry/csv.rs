@@ -527,6 +527,20 @@ impl Cells<'_> {
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect();
+        if observations.len() > crate::limits::MAX_LICENCE_OBSERVATIONS {
+            self.err(
+                &c("cnh_observations"),
+                format!(
+                    "no máximo {} observações por CNH.",
+                    crate::limits::MAX_LICENCE_OBSERVATIONS
+                ),
+            );
+        }
+        for o in &observations {
+            if let Some((_, problem)) = super::ops::text_problem(o) {
+                self.err(&c("cnh_observations"), problem);
+            }
+        }
         Some(PersonIn {
             cpf: cpf?,
             name: name?,
@@ -575,7 +589,7 @@ impl Cells<'_> {
 
         let stand_id = self.text("stand_id");
         let stand_name = self.text("stand_name");
-        let stand_address = self.get("stand_address").to_owned();
+        let stand_address = self.opt_text("stand_address").unwrap_or_default();
         let schedule = self.parse("stand_schedule", "06-20 ou 06-24", |s| match s {
             "06-20" => Some(StandSchedule::Day),
             "06-24" => Some(StandSchedule::Extended),
@@ -1290,6 +1304,26 @@ mod tests {
         let text = export(&reg).unwrap();
         let back = sync_core::feed::sorted(import(&reg, &text, &ctx(&rules)).unwrap());
         assert_eq!(back, reg, "a name exactly at the limit is imported");
+        // An address and the CNH's observations too, and the observations' count at its edge.
+        let edits: [fn(&mut Registry); 3] = [
+            |r| r.stands[0].address = "a".repeat(MAX_REGISTRY_TEXT_CHARS + 1),
+            |r| {
+                r.people[0].licence.observations =
+                    vec!["EAR".to_owned(); crate::limits::MAX_LICENCE_OBSERVATIONS + 1]
+            },
+            |r| r.people[0].licence.observations = vec!["a".repeat(MAX_REGISTRY_TEXT_CHARS + 1)],
+        ];
+        for edit in edits {
+            let mut reg = sync_core::feed::sorted(sample_registry());
+            edit(&mut reg);
+            let text = export(&reg).unwrap();
+            assert!(!errors(import(&reg, &text, &ctx(&rules)).unwrap_err()).is_empty());
+        }
+        let mut reg = sync_core::feed::sorted(sample_registry());
+        reg.people[0].licence.observations =
+            vec!["EAR".to_owned(); crate::limits::MAX_LICENCE_OBSERVATIONS];
+        let text = export(&reg).unwrap();
+        assert!(import(&reg, &text, &ctx(&rules)).is_ok(), "at the limit");
         for bad in [
             "a".repeat(MAX_REGISTRY_TEXT_CHARS + 1),
             String::from("João\nda Silva"),
