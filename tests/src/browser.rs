@@ -184,14 +184,30 @@ impl Browser {
             use std::os::unix::process::CommandExt;
             cmd.process_group(0);
         }
-        let mut driver = cmd.spawn().unwrap_or_else(|e| {
-            panic!(
-                "cannot run {} ({e}): install Debian's chromium and chromium-driver \
-                 (./scripts/test does) or set CHROMEDRIVER",
-                chromedriver_bin().display()
-            )
-        });
-        let port = read_port(&mut driver);
+        // A driver that exits before it says its port (seen when many tests start Chromium at
+        // once on two cores) is started again, a bounded number of times; one that stays
+        // silent past `START` fails the test.
+        let mut attempt = 0;
+        let (driver, port) = loop {
+            attempt += 1;
+            let mut driver = cmd.spawn().unwrap_or_else(|e| {
+                panic!(
+                    "cannot run {} ({e}): install Debian's chromium and chromium-driver \
+                     (./scripts/test does) or set CHROMEDRIVER",
+                    chromedriver_bin().display()
+                )
+            });
+            match read_port(&mut driver) {
+                Some(port) => break (driver, port),
+                None if attempt < DRIVER_STARTS => {
+                    kill_group(driver.id());
+                    let _ = driver.kill();
+                    let _ = driver.wait();
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                None => panic!("chromedriver exited {DRIVER_STARTS} times before saying its port"),
+            }
+        };
         let http = reqwest::blocking::Client::builder()
             .timeout(START)
             .build()
@@ -722,8 +738,12 @@ impl Drop for Browser {
     }
 }
 
-/// Reads `ChromeDriver was started successfully on port N` from the driver's stdout.
-fn read_port(driver: &mut Child) -> u16 {
+/// How many times [`Browser::start`] starts a chromedriver that exits before saying its port.
+pub const DRIVER_STARTS: u32 = 3;
+
+/// Reads `ChromeDriver was started successfully on port N` from the driver's stdout; `None`
+/// when the output ends first (the driver exited).
+fn read_port(driver: &mut Child) -> Option<u16> {
     let stdout = driver.stdout.take().expect("chromedriver stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -745,8 +765,10 @@ fn read_port(driver: &mut Child) -> u16 {
         }
     });
     match rx.recv_timeout(START) {
-        Ok(p) => p,
-        Err(_) => {
+        Ok(p) => Some(p),
+        // Its output ended without a port: the driver exited, and may be started again.
+        Err(mpsc::RecvTimeoutError::Disconnected) => None,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             kill_group(driver.id());
             let _ = driver.kill();
             panic!("chromedriver printed no port within {START:?}");
