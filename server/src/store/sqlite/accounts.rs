@@ -654,3 +654,32 @@ pub(super) fn rotate_refresh(
         family_id: family,
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rusqlite::Connection;
+
+    /// Revoking a user's refresh tokens (password change or reset, deactivation) looks the user
+    /// up by index instead of scanning every token ever issued.
+    #[test]
+    fn a_users_tokens_are_revoked_through_an_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
+        let plan: Vec<String> = conn
+            .prepare(
+                "EXPLAIN QUERY PLAN UPDATE refresh_tokens SET revoked_at = ?2 \
+                 WHERE user_id = ?1 AND revoked_at IS NULL",
+            )
+            .unwrap()
+            .query_map(["u", "t"], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            plan.iter()
+                .any(|p| p.contains("USING INDEX refresh_tokens_user")),
+            "{plan:?}"
+        );
+    }
+}

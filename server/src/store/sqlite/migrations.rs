@@ -49,6 +49,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "012_observed_persons",
         include_str!("migrations/012_observed_persons.sql"),
     ),
+    (
+        "013_refresh_tokens_by_user",
+        include_str!("migrations/013_refresh_tokens_by_user.sql"),
+    ),
 ];
 
 /// The schema version this code writes.
