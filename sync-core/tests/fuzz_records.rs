@@ -157,6 +157,14 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 fn mutate(seed: &[u8], m: &Mutation) -> Vec<u8> {
     let mut b = seed.to_vec();
     let n = b.len();
+    // An earlier mutation of the chain may have truncated everything: only a splice has
+    // anything to do on no bytes (the positions below are taken modulo the length).
+    if n == 0 {
+        return match m {
+            Mutation::Splice(_, bytes) => bytes.clone(),
+            _ => b,
+        };
+    }
     match m {
         Mutation::Flip(flips) => {
             for (at, x) in flips {
