@@ -1,8 +1,8 @@
 //! The in-process harness of the page tests: the whole router over a temporary data directory
 //! seeded with the demo registry and users, a fixed clock and cheap password hashing, and a
 //! cookie-keeping client that logs in through the form, reads the CSRF token from the pages
-//! and posts forms with this site's Origin, as a browser does. (The same harness as
-//! `web_registry.rs`, as a module other page tests share.)
+//! and posts forms (urlencoded, or multipart for the CSV file) with this site's Origin, as a
+//! browser does. Shared by `web_registry.rs`, `web_registry_pages.rs` and `web_law.rs`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use axum::Router;
@@ -110,8 +110,8 @@ impl Page {
 
 /// A browser's cookie jar and the forms it posts.
 pub(crate) struct Client<'a> {
-    app: &'a App,
-    cookie: Option<String>,
+    pub(crate) app: &'a App,
+    pub(crate) cookie: Option<String>,
 }
 
 impl<'a> Client<'a> {
@@ -219,4 +219,32 @@ impl Page {
 /// Percent-encodes a query value.
 pub(crate) fn urlencode(s: &str) -> String {
     serde_urlencoded::to_string([("x", s)]).unwrap()[2..].to_owned()
+}
+
+impl Client<'_> {
+    /// Uploads `csv` through the import form, as a file input sends it.
+    pub(crate) async fn upload(&mut self, csv: &[u8], csrf: Option<String>) -> Page {
+        let csrf = match csrf {
+            Some(c) => c,
+            None => self.get("/escritorio/cadastro/importar").await.csrf(),
+        };
+        let b = "----taxifiscal7MA4YWxkTrZu0gW";
+        let mut body = Vec::new();
+        body.extend_from_slice(
+            format!(
+                "--{b}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n\
+                 --{b}\r\nContent-Disposition: form-data; name=\"arquivo\"; \
+                 filename=\"cadastro.csv\"\r\nContent-Type: text/csv\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(csv);
+        body.extend_from_slice(format!("\r\n--{b}--\r\n").as_bytes());
+        self.post_raw(
+            "/escritorio/cadastro/importar",
+            body,
+            &format!("multipart/form-data; boundary={b}"),
+        )
+        .await
+    }
 }
