@@ -1,7 +1,7 @@
 //! taxi-fiscal server: the central office's HTTP API over the shared `sync-core`.
 //!
 //! Flow of a request: [`server::launch_with_listener`] opens the store in the data directory
-//! (SQLite, WAL, migrated on open), builds an [`AppState`] and serves [`router`]. The router is
+//! with the backend its caller chose (the binary: SQLite, WAL, migrated on open), builds an [`AppState`] and serves [`router`]. The router is
 //! assembled from one module per area under [`api`] (health, auth, accounts and devices,
 //! registry, photos, OpenAPI), each handler annotated for the OpenAPI document, and wrapped in
 //! the same layers: request id → trace → timeout → panic catcher → JSON errors → body limit.

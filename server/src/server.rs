@@ -1,7 +1,7 @@
 //! Start-up and shared state.
 //!
 //! Flow: [`AppState::open`] creates the data directory if needed (0700, [`create_data_dir`]), loads or generates the JWT
-//! secret, opens the SQLite store (migrating it) and builds the services every handler shares
+//! secret, opens the store the caller chose (migrating it) and builds the services every handler shares
 //! (token signer, password hashing pool, login limiter and per-address throttle, snapshot
 //! cache). [`launch_with_state`] serves [`crate::router`] on a bound listener, with each
 //! connection's peer address (`ConnectInfo`, for the per-address budgets), until `shutdown`
@@ -22,8 +22,11 @@ use crate::auth::password::{HashPool, Passwords};
 use crate::auth::throttle::AddressThrottle;
 use crate::auth::tokens::TokenService;
 use crate::config::{Config, ConfigError};
-use crate::store::sqlite::SqliteStore;
 use crate::store::{Store, StoreError};
+
+/// Opens (creating and migrating when needed) the store of a configuration, on a blocking
+/// thread: how [`AppState::open`] is told which backend to use.
+pub type StoreOpener = fn(&Config) -> Result<Arc<dyn Store>, StoreError>;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -121,22 +124,25 @@ struct Inner {
 }
 
 impl AppState {
-    /// Opens the data directory of `config` (creating it) with the SQLite store.
-    pub async fn open(config: Config) -> Result<Self, ServerError> {
+    /// Opens the data directory of `config` (creating it) and the store `open_store` opens
+    /// there. The backend is the caller's choice, made once: the binary passes
+    /// [`crate::store::sqlite::open`]; nothing else in the server names a backend.
+    pub async fn open(config: Config, open_store: StoreOpener) -> Result<Self, ServerError> {
         create_data_dir(&config.data_dir)?;
         let secret = config.jwt_secret_or_create()?;
         let signing_key = crate::receipts::ServerKey::load_or_create(&config.signing_key_path())?;
-        let path = config.db_path();
-        let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
+        let for_store = config.clone();
+        let store = tokio::task::spawn_blocking(move || open_store(&for_store))
             .await
-            .map_err(|e| ServerError::Store(StoreError::Task(e.to_string())))??;
+            .map_err(|e| ServerError::Store(StoreError::Task(e.to_string())))?
+            .map_err(ServerError::Store)?;
         if let Some(rules) = &config.rules_file {
             let actor = crate::store::Actor::cli(config.clock.now());
-            crate::registry::law::import_rules_file(&store, rules, actor)
+            crate::registry::law::import_rules_file(&*store, rules, actor)
                 .await
                 .map_err(|e| ServerError::Parameters(e.to_string()))?;
         }
-        Self::new(config, Arc::new(store), &secret, signing_key)
+        Self::new(config, store, &secret, signing_key)
     }
 
     /// State over any store.
@@ -291,13 +297,15 @@ impl AppState {
     }
 }
 
-/// Opens the data directory of `config` and serves until `shutdown` resolves.
+/// Opens the data directory of `config` with the store `open_store` opens, and serves until
+/// `shutdown` resolves.
 pub async fn launch_with_listener(
     listener: TcpListener,
     config: Config,
+    open_store: StoreOpener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let state = AppState::open(config).await?;
+    let state = AppState::open(config, open_store).await?;
     launch_with_state(listener, state, shutdown).await
 }
 

@@ -44,7 +44,9 @@ async fn app() -> App {
     c.public_origins = vec![format!("http://{HOST}")];
     c.clock = Clock::fixed(now());
     c.password_params = PasswordParams::insecure_fast();
-    let state = AppState::open(c).await.unwrap();
+    let state = AppState::open(c, taxi_fiscal_server::store::sqlite::open)
+        .await
+        .unwrap();
     demo::seed(&state).await.unwrap().unwrap();
     App {
         router: router(state.clone()),

@@ -195,13 +195,17 @@ fn data_dir(flag: Option<PathBuf>, default: Option<&str>) -> anyhow::Result<Path
     }
 }
 
+/// The store backend of this binary, chosen here once: the embedded SQLite file in the data
+/// directory. The server library only ever sees `Arc<dyn Store>`.
+const STORE: taxi_fiscal_server::server::StoreOpener = taxi_fiscal_server::store::sqlite::open;
+
 pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let dir = data_dir(a.data, None)?;
     let config = Config::resolve(dir.clone(), a.listen.as_deref())?;
     runtime()?.block_on(async move {
         init_tracing();
         let listen = config.listen;
-        let state = AppState::open(config).await?;
+        let state = AppState::open(config, STORE).await?;
         if state.store().count_users().await? == 0 {
             tracing::warn!(
                 "nenhum usuário: crie um administrador com `taxi-fiscal admin add-user --data {} …`",
@@ -227,7 +231,7 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         init_tracing();
         let listen = config.listen;
-        let state = AppState::open(config).await?;
+        let state = AppState::open(config, STORE).await?;
         let seeded = demo::seed(&state)
             .await
             .map_err(|e| anyhow::anyhow!(e.message))?;

@@ -542,7 +542,7 @@ mod tests {
         let mut c = Config::new(dir);
         c.clock = Clock::fixed("2026-11-30T15:00:00Z".parse().unwrap());
         c.password_params = PasswordParams::insecure_fast();
-        let state = AppState::open(c).await.unwrap();
+        let state = AppState::open(c, crate::store::sqlite::open).await.unwrap();
         super::super::seed(&state).await.unwrap().unwrap();
         state
     }

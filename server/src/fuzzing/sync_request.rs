@@ -74,7 +74,9 @@ fn start() -> Result<Fixture, String> {
     let body_limit = config.body_limit;
     let officer = demo_officer().ok_or("no demo officer")?;
     let (router, token) = runtime.block_on(async {
-        let state = AppState::open(config).await.map_err(|e| e.to_string())?;
+        let state = AppState::open(config, crate::store::sqlite::open)
+            .await
+            .map_err(|e| e.to_string())?;
         demo::seed(&state).await.map_err(|e| e.message.clone())?;
         let router = crate::router(state);
         let login = serde_json::json!({

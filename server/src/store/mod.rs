@@ -5,7 +5,8 @@
 //! one unit of work — one transaction for a write — and every write that the audit chain must
 //! record takes an [`Actor`] and appends its audit row in that same transaction. Methods return
 //! boxed futures ([`StoreFuture`]) so the trait stays object-safe without a macro crate; the
-//! SQLite backend runs its blocking rusqlite calls on tokio's blocking pool.
+//! SQLite backend runs its blocking driver calls on tokio's blocking pool. A driver's error
+//! reaches callers as [`StoreError::Backend`]: nothing above the store names a driver.
 //!
 //! The registry is stored as whole entities keyed by kind and id, plus a log of the
 //! [`RegistryChanges`] of every version. The registry service computes a new version in memory
@@ -19,7 +20,10 @@ pub mod notifications;
 pub mod observed;
 pub mod office;
 pub mod records;
+mod role;
 pub mod sqlite;
+
+pub use role::Role;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -31,7 +35,6 @@ use sync_core::domain::Registry;
 use sync_core::feed::RegistryChanges;
 
 use crate::audit::AuditReport;
-use crate::auth::Role;
 use crate::store::office::{InboxPage, OfficeJob, OfficeOutcome};
 use crate::store::records::{
     EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
@@ -55,8 +58,11 @@ pub enum StoreError {
     DeviceIdCollision { id: String, existing: String },
     #[error("o cadastro mudou durante a operação (esperada a versão {expected}, atual {found})")]
     VersionConflict { expected: u64, found: u64 },
+    /// The backend itself failed (its driver, its file, a constraint it did not expect): for
+    /// the log, never shown to a client beyond "internal error". Each backend converts its
+    /// driver's error into this one, so nothing above the store names a driver.
     #[error("banco de dados: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
     #[error("dado armazenado ilegível ({what}): {reason}")]
     Corrupt { what: &'static str, reason: String },
     #[error("{path}: {reason}")]

@@ -16,7 +16,7 @@ use sync_core::domain::Registry;
 use sync_core::records::{EventKind, RecordView, UserRole};
 use sync_core::sync::{RejectionCode, Sender, ServerSync, SyncError, SyncRequest, SyncResponse};
 
-use crate::auth::Role;
+use crate::store::Role;
 
 /// Who calls, as authenticated (never as the request claims).
 #[derive(Debug, Clone, PartialEq, Eq)]

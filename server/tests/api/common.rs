@@ -88,7 +88,9 @@ pub(crate) async fn app_with(edit: impl FnOnce(&mut Config)) -> App {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
     edit(&mut c);
-    let state = AppState::open(c).await.unwrap();
+    let state = AppState::open(c, taxi_fiscal_server::store::sqlite::open)
+        .await
+        .unwrap();
     demo::seed(&state).await.unwrap().unwrap();
     App {
         router: router(state.clone()),

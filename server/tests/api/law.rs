@@ -192,7 +192,9 @@ async fn rules_config_file_is_imported_once_into_the_registry() {
         c.password_params = PasswordParams::insecure_fast();
         c
     };
-    let state = AppState::open(config()).await.unwrap();
+    let state = AppState::open(config(), taxi_fiscal_server::store::sqlite::open)
+        .await
+        .unwrap();
     let reg = state.store().registry().await.unwrap();
     assert_eq!(reg.version, 1);
     assert_eq!(reg.law().rules.inhabitants_per_taxi, 2_500);
@@ -201,7 +203,9 @@ async fn rules_config_file_is_imported_once_into_the_registry() {
     assert!(!seeded.permits.is_empty());
     assert_eq!(seeded.law().rules.inhabitants_per_taxi, 2_500);
     drop(state);
-    let again = AppState::open(config()).await.unwrap();
+    let again = AppState::open(config(), taxi_fiscal_server::store::sqlite::open)
+        .await
+        .unwrap();
     assert_eq!(
         again.store().registry().await.unwrap().version,
         seeded.version

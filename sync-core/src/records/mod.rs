@@ -105,9 +105,9 @@ pub use events::{
 pub(crate) use inflate::{check_inflated, check_inflated_parts};
 pub use model::{
     Agent, ConflictValue, DriverRef, FieldConflict, Gravity, InfractionDraft, LegalBasis,
-    PersonRef, Position, RecordKind, RecordView, SCHEMA_VERSION, Signature, TransgressionDraft,
-    UserRole, VehicleConfirmation, VehicleRef, Witness, WitnessInput, actor_for_device,
-    device_of_actor,
+    ObservedPerson, PersonRef, Position, RecordKind, RecordMeta, RecordView, SCHEMA_VERSION,
+    Signature, TransgressionDraft, UserRole, VehicleConfirmation, VehicleRef, Witness,
+    WitnessInput, actor_for_device, device_of_actor,
 };
 pub use seal::{DeviceKey, EvidenceSeal, SealError, verify_seal};
 pub use vet::{

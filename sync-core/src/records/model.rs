@@ -598,3 +598,28 @@ pub(crate) fn normalise_sha256(input: &str) -> Result<String, RecordError> {
         })
     }
 }
+
+/// What the records layer says about a record on each write: the row a list shows, kept by the
+/// device store beside the document and computed by the sync protocol when a record arrives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordMeta {
+    /// Derived status, e.g. `issued`.
+    pub status: String,
+    /// Small JSON projection for lists (plate, permit number, officer …); no personal data.
+    pub summary: serde_json::Value,
+    /// Automerge heads after this write (opaque to the store).
+    pub heads: Vec<u8>,
+    /// Instant of the write; also `created_at` on the first one.
+    pub at: DateTime<Utc>,
+}
+
+/// Personal data of a driver who is not in the registry (typed by the officer): kept by
+/// the device store apart from the record, and sent to the server beside it by the sync.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ObservedPerson {
+    pub name: Option<String>,
+    pub cpf: Option<String>,
+    pub cnh: Option<String>,
+    /// Anything else, as a JSON object.
+    pub details: serde_json::Value,
+}

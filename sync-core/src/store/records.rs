@@ -31,18 +31,7 @@ use serde::Serialize;
 use super::photos::put_photo_in;
 use super::{Store, StoreError, StoreResult, optional, parse_ts, to_i64, to_u64, ts};
 
-/// What the records layer says about a record on each write (the row used for lists).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordMeta {
-    /// Derived status, e.g. `issued`.
-    pub status: String,
-    /// Small JSON projection for lists (plate, permit number, officer …); no personal data.
-    pub summary: serde_json::Value,
-    /// Automerge heads after this write (opaque to the store).
-    pub heads: Vec<u8>,
-    /// Instant of the write; also `created_at` on the first one.
-    pub at: DateTime<Utc>,
-}
+pub use crate::records::RecordMeta;
 
 /// What the closure of `write_record_with` returns.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,15 +102,7 @@ pub struct RecordSummary {
     pub write_seq: i64,
 }
 
-/// Personal data of a driver who is not in the registry (typed by the officer).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ObservedPerson {
-    pub name: Option<String>,
-    pub cpf: Option<String>,
-    pub cnh: Option<String>,
-    /// Anything else, as a JSON object.
-    pub details: serde_json::Value,
-}
+pub use crate::records::ObservedPerson;
 
 const RECORD_COLUMNS: &str = "id, kind, number, wants_number, status, summary, created_at,
      updated_at, (SELECT count(*) FROM record_chunks c WHERE c.record_id = records.id), write_seq";

@@ -37,8 +37,7 @@ use super::wire::{
 };
 use super::{SyncError, boxed};
 use crate::limits::MAX_RECORD_BYTES;
-use crate::records::RecordDoc;
-use crate::store::RecordMeta;
+use crate::records::{RecordDoc, RecordMeta};
 
 /// Name of the central server as a sync peer in the store.
 pub const SERVER_PEER: &str = "server";

@@ -18,8 +18,8 @@ use crate::limits::{
     MAX_OBSERVED_PERSONS, MAX_PERSON_ADDRESS_CHARS, MAX_PERSON_DOCUMENT_CHARS,
     MAX_PERSON_NAME_CHARS, MAX_PERSON_PHONE_CHARS,
 };
+use crate::records::ObservedPerson;
 use crate::records::{PersonRef, RecordView};
-use crate::store::ObservedPerson;
 
 /// One observed person: the id the record names and what the device store keeps of them.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]

@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction};
 
 use super::{bad_text, opt_time, parse_time, unique_violation};
 use crate::audit::{AuditEntry, format_at, payload_hash};
-use crate::auth::Role;
+use crate::store::Role;
 use crate::store::{
     Actor, CodePurpose, CodeRefusal, DeviceRow, NewAccountCode, NewDevice, RefreshTokenRow,
     RotateOutcome, SessionState, StoreError, UserRow,

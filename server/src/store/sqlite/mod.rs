@@ -47,6 +47,12 @@ use crate::store::{
     RegistryCommit, RotateOutcome, SessionState, Store, StoreError, StoreFuture, UserRow,
 };
 
+/// Opens the SQLite store of a configuration (`crate::config::DB_FILE` in its data directory):
+/// the [`crate::server::StoreOpener`] the binary chooses. Blocking.
+pub fn open(config: &crate::Config) -> Result<Arc<dyn Store>, StoreError> {
+    Ok(Arc::new(SqliteStore::open(&config.db_path())?))
+}
+
 /// The SQLite store.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -129,7 +135,7 @@ fn create(path: &Path) -> Result<(), StoreError> {
         let mut conn = wal_connection(&tmp)?;
         migrations::migrate(&mut conn, &tmp.display().to_string(), true)?;
         // Closing the only connection checkpoints the WAL into the file and removes it.
-        conn.close().map_err(|(_, e)| StoreError::Sqlite(e))?;
+        conn.close().map_err(|(_, e)| StoreError::from(e))?;
     }
     file::publish(&tmp, path)
 }
@@ -154,6 +160,15 @@ pub(crate) fn bad_text(column: usize, what: &'static str) -> rusqlite::Error {
     )
 }
 
+/// SQLite's errors reach the rest of the server as the driver-neutral
+/// [`StoreError::Backend`]; the store's own outcomes (`Duplicate`, `NotFound`, …) are told apart
+/// before this conversion, where the SQL that failed is known.
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Backend(Box::new(e))
+    }
+}
+
 /// A UNIQUE or PRIMARY KEY violation becomes `Duplicate { what }`.
 pub(crate) fn unique_violation(e: rusqlite::Error, what: &'static str) -> StoreError {
     match &e {
@@ -167,7 +182,7 @@ pub(crate) fn unique_violation(e: rusqlite::Error, what: &'static str) -> StoreE
         {
             StoreError::Duplicate { what }
         }
-        _ => StoreError::Sqlite(e),
+        _ => StoreError::from(e),
     }
 }
 
@@ -225,7 +240,7 @@ impl Store for SqliteStore {
     fn set_user_role(
         &self,
         user_id: String,
-        role: crate::auth::Role,
+        role: crate::store::Role,
         stand_id: Option<String>,
         actor: Actor,
     ) -> StoreFuture<'_, UserRow> {
