@@ -24,6 +24,7 @@ pub mod demo;
 pub mod error;
 /// Fuzz entry points (`fuzz/`, `tests/fuzz_*.rs`); not an API.
 #[doc(hidden)]
+#[cfg(feature = "sqlite")]
 pub mod fuzzing;
 pub mod limits;
 pub mod office;

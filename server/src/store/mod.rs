@@ -21,6 +21,7 @@ pub mod observed;
 pub mod office;
 pub mod records;
 mod role;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 
 pub use role::Role;
