@@ -53,6 +53,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "013_refresh_tokens_by_user",
         include_str!("migrations/013_refresh_tokens_by_user.sql"),
     ),
+    (
+        "014_visible_changes_by_scope",
+        include_str!("migrations/014_visible_changes_by_scope.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -78,6 +78,63 @@ fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
+/// The records `sender` may see with `after < seq <= up_to`, ascending, at most `limit`
+/// (see `TxStore::visible_changes`).
+fn visible_changes(
+    conn: &Connection,
+    sender: &sync_core::sync::Sender,
+    after: u64,
+    up_to: u64,
+    limit: usize,
+) -> Result<Vec<Changed>, StoreError> {
+    let role = sender.agent.role;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let (after, up_to) = (to_i64(after), to_i64(up_to));
+    let rows: Vec<(String, i64)> = match (role, sender.stand.as_deref()) {
+        (UserRole::Admin, _) => return Ok(Vec::new()),
+        (UserRole::Office, _) => conn
+            .prepare_cached(
+                "SELECT id, seq FROM records WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3",
+            )?
+            .query_map(params![after, up_to, limit], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?,
+        (UserRole::Coordinator, Some(stand)) => conn
+            .prepare_cached(
+                "SELECT id, seq FROM (
+                     SELECT id, seq FROM records INDEXED BY records_author_seq
+                     WHERE author_user_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4)
+                 UNION
+                 SELECT id, seq FROM (
+                     SELECT id, seq FROM records INDEXED BY records_stand_transgressions_seq
+                     WHERE kind = 'transgression' AND stand_id = ?5 AND seq > ?2 AND seq <= ?3
+                     ORDER BY seq LIMIT ?4)
+                 ORDER BY seq LIMIT ?4",
+            )?
+            .query_map(
+                params![sender.agent.user_id, after, up_to, limit, stand],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
+            .collect::<Result<_, _>>()?,
+        _ => conn
+            .prepare_cached(
+                "SELECT id, seq FROM records INDEXED BY records_author_seq
+                 WHERE author_user_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4",
+            )?
+            .query_map(params![sender.agent.user_id, after, up_to, limit], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?,
+    };
+    rows.into_iter()
+        .map(|(id, seq)| {
+            Ok(Changed {
+                record_id: Uuid::parse_str(&id).map_err(|e| corrupt("records", e))?,
+                seq: to_u64(seq),
+            })
+        })
+        .collect()
+}
+
 impl ServerSyncStore for TxStore<'_, '_> {
     type Error = StoreError;
 
@@ -125,6 +182,11 @@ impl ServerSyncStore for TxStore<'_, '_> {
     }
 
     /// Mirrors `sync_core::sync::may_see` (which `ServerSync` checks again on each record).
+    /// Each scope reads its own index range on `seq` (migration 014), so a device's scan costs
+    /// the changes it may see since its cursor, not every record changed since then: the
+    /// office the whole range, anyone else their own records, a coordinator also their
+    /// stand's transgressions — each arm cut at `limit` before the merge, which keeps the
+    /// first `limit` of the union.
     fn visible_changes(
         &mut self,
         sender: &sync_core::sync::Sender,
@@ -132,39 +194,7 @@ impl ServerSyncStore for TxStore<'_, '_> {
         up_to: u64,
         limit: usize,
     ) -> Result<Vec<Changed>, StoreError> {
-        let role = sender.agent.role;
-        if role == UserRole::Admin {
-            return Ok(Vec::new());
-        }
-        let all = role == UserRole::Office;
-        let coordinator = role == UserRole::Coordinator;
-        let mut stmt = self.tx.prepare_cached(
-            "SELECT id, seq FROM records
-             WHERE seq > ?1 AND seq <= ?7 AND (?2 OR author_user_id = ?3
-                 OR (?4 AND kind = 'transgression' AND stand_id IS NOT NULL AND stand_id = ?5))
-             ORDER BY seq LIMIT ?6",
-        )?;
-        let rows = stmt.query_map(
-            params![
-                to_i64(after),
-                all,
-                sender.agent.user_id,
-                coordinator,
-                sender.stand,
-                i64::try_from(limit).unwrap_or(i64::MAX),
-                to_i64(up_to)
-            ],
-            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-        )?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, seq) = row?;
-            out.push(Changed {
-                record_id: Uuid::parse_str(&id).map_err(|e| corrupt("records", e))?,
-                seq: to_u64(seq),
-            });
-        }
-        Ok(out)
+        visible_changes(self.tx, sender, after, up_to, limit)
     }
 
     /// Blocks are leased to registered device ids; the protocol UUID is derived from the one
@@ -1087,6 +1117,133 @@ mod tests {
 
     use super::quarantine_has_room;
     use crate::limits::{MAX_QUARANTINE_BYTES_PER_DEVICE, MAX_QUARANTINE_ROWS_PER_DEVICE};
+
+    fn record_row(conn: &Connection, seq: i64, author: &str, kind: &str, stand: Option<&str>) {
+        conn.execute(
+            "INSERT INTO records (id, kind, seq, doc, heads, status, stand_id, author_user_id,
+                 author_role, author_device_id, occurred_at, sealed, created_at, updated_at)
+             VALUES (?1, ?2, ?3, x'00', '[]', 'issued', ?4, ?5, 'guarda_municipal', 'd',
+                 '2026-01-01T00:00:00Z', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+            rusqlite::params![
+                uuid::Uuid::from_u128(seq as u128).to_string(),
+                kind,
+                seq,
+                stand,
+                author
+            ],
+        )
+        .unwrap();
+    }
+
+    fn sender(
+        user: &str,
+        role: sync_core::records::UserRole,
+        stand: Option<&str>,
+    ) -> sync_core::sync::Sender {
+        sync_core::sync::Sender {
+            agent: sync_core::records::Agent::new(user, role, uuid::Uuid::nil()),
+            stand: stand.map(String::from),
+            device_keys: Vec::new(),
+        }
+    }
+
+    /// Each scope's scan returns exactly what `may_see` lets the sender see, in `seq` order
+    /// and cut at the limit, whatever the cursor: compared with the plain filter over every
+    /// row, for an officer, a coordinator (own records and the stand's transgressions, one
+    /// of them both), a coordinator without a stand, the office and the administrator.
+    #[test]
+    fn each_scope_sees_what_may_see_allows_in_seq_order() {
+        use sync_core::records::UserRole;
+        let conn = db();
+        let authors = ["ana", "bia", "caio"];
+        let stands = [Some("p1"), Some("p2"), None];
+        let mut rows = Vec::new();
+        for seq in 1..=240_i64 {
+            let author = authors[(seq as usize * 7) % 3];
+            let kind = if seq % 3 == 0 {
+                "transgression"
+            } else {
+                "infraction"
+            };
+            let stand = stands[(seq as usize * 5) % 3];
+            record_row(&conn, seq, author, kind, stand);
+            rows.push((seq as u64, author, kind, stand));
+        }
+        let senders = [
+            sender("ana", UserRole::GuardaMunicipal, None),
+            sender("bia", UserRole::Coordinator, Some("p1")),
+            sender("caio", UserRole::Coordinator, None),
+            sender("ofc", UserRole::Office, None),
+            sender("adm", UserRole::Admin, None),
+        ];
+        for s in &senders {
+            for (after, up_to, limit) in [
+                (0, 240, 1000),
+                (0, 240, 7),
+                (37, 200, 11),
+                (239, 240, 5),
+                (240, 240, 5),
+            ] {
+                let want: Vec<u64> = rows
+                    .iter()
+                    .filter(|(seq, author, kind, stand)| {
+                        *seq > after
+                            && *seq <= up_to
+                            && match s.agent.role {
+                                UserRole::Admin => false,
+                                UserRole::Office => true,
+                                UserRole::Coordinator => {
+                                    *author == s.agent.user_id
+                                        || (*kind == "transgression"
+                                            && stand.is_some()
+                                            && stand.map(String::from) == s.stand)
+                                }
+                                _ => *author == s.agent.user_id,
+                            }
+                    })
+                    .map(|r| r.0)
+                    .take(limit)
+                    .collect();
+                let got: Vec<u64> = super::visible_changes(&conn, s, after, up_to, limit)
+                    .unwrap()
+                    .into_iter()
+                    .map(|c| c.seq)
+                    .collect();
+                assert_eq!(
+                    got, want,
+                    "{:?} after {after} up to {up_to} limit {limit}",
+                    s.agent
+                );
+                if s.agent.role != UserRole::Admin && after == 0 && limit == 1000 {
+                    assert!(!got.is_empty());
+                }
+            }
+        }
+    }
+
+    /// A non-office device's scan reads its own index ranges, never the whole table since its
+    /// cursor (which is every record for a new device).
+    #[test]
+    fn a_devices_scan_reads_its_own_index_ranges() {
+        let conn = db();
+        for sql in [
+            "EXPLAIN QUERY PLAN SELECT id, seq FROM records INDEXED BY records_author_seq
+             WHERE author_user_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4",
+            "EXPLAIN QUERY PLAN SELECT id, seq FROM records INDEXED BY records_stand_transgressions_seq
+             WHERE kind = 'transgression' AND stand_id = ?1 AND seq > ?2 AND seq <= ?3
+             ORDER BY seq LIMIT ?4",
+        ] {
+            let plan: Vec<String> = conn
+                .prepare(sql)
+                .unwrap()
+                .query_map(rusqlite::params!["u", 0, 10, 5], |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(plan.iter().any(|p| p.contains("USING INDEX") && p.contains("seq>?")), "{plan:?}");
+            assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "{plan:?}");
+        }
+    }
 
     fn db() -> Connection {
         let mut conn = Connection::open_in_memory().unwrap();
