@@ -199,6 +199,13 @@ fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<()
                 ));
             }
         }
+        if super::projection::rules_of_record(conn, &id)? != super::projection::rule_set(&p.rules) {
+            report.mismatches.push(mismatch(
+                subject,
+                "record_rules",
+                "o índice de regras difere do que o documento do registro diz",
+            ));
+        }
     }
     Ok(())
 }

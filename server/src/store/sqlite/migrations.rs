@@ -57,6 +57,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "014_visible_changes_by_scope",
         include_str!("migrations/014_visible_changes_by_scope.sql"),
     ),
+    (
+        "015_record_rules",
+        include_str!("migrations/015_record_rules.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -24,6 +24,7 @@ pub mod notifications;
 mod observed;
 mod office;
 mod pool;
+mod projection;
 mod records;
 mod registry;
 

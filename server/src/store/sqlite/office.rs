@@ -268,10 +268,12 @@ pub(super) fn backfill_rules(conn: &mut Connection) -> Result<(), StoreError> {
             tracing::warn!(record = %id, "registro ilegível: regras não preenchidas");
             continue;
         };
+        let rules = rules_of(&view);
         tx.execute(
             "UPDATE records SET rules = ?1 WHERE id = ?2",
-            rusqlite::params![rules_of(&view), id],
+            rusqlite::params![rules, id],
         )?;
+        super::projection::write_rules(&tx, &id, &rules)?;
     }
     tx.commit()?;
     Ok(())

@@ -607,6 +607,7 @@ fn store_change(
         at,
         p.rules
     ])?;
+    super::projection::write_rules(tx, &id, &p.rules)?;
     if let Some(number) = &s.view.number {
         claim_number(tx, &id, number)?;
     }
@@ -940,11 +941,11 @@ pub(super) fn where_of(f: &RecordFilter, with_status: bool) -> (String, Vec<SqlV
         push("occurred_at < ?", SqlValue::Text(format_at(t)));
     }
     if let Some(r) = &f.rule {
-        // `rules` is space-separated ids; padding both sides makes `R2` not match `R24`, and
-        // `instr` (not LIKE) gives `%` and `_` no meaning.
+        // Through `record_rules`' key (migration 015): the records of that rule, not a search
+        // of every row's space-separated `rules`; `R2` does not match `R24`.
         push(
-            "instr(' ' || coalesce(rules, '') || ' ', ?) > 0",
-            SqlValue::Text(format!(" {} ", r.trim().to_uppercase())),
+            "id IN (SELECT record_id FROM record_rules WHERE rule = ?)",
+            SqlValue::Text(r.trim().to_uppercase()),
         );
     }
     if !f.statuses.is_empty() {
