@@ -199,7 +199,11 @@ fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<()
                 ));
             }
         }
-        if super::projection::rules_of_record(conn, &id)? != super::projection::rule_set(&p.rules) {
+        let indexed: Vec<(String, String, String)> = super::projection::rule_set(&p.rules)
+            .into_iter()
+            .map(|rule| (rule, p.status.to_owned(), p.occurred_at.clone()))
+            .collect();
+        if super::projection::rule_rows(conn, &id)? != indexed {
             report.mismatches.push(mismatch(
                 subject,
                 "record_rules",

@@ -13,15 +13,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::Duration;
-use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Transaction, params_from_iter};
 use sync_core::domain::Registry;
 use sync_core::feed;
 
 use super::parse_time;
 use super::records::{
-    ROW_COLUMNS, append_office_event, corrupt, order_of, record, row_from, rules_of, to_u64,
-    where_of,
+    ROW_COLUMNS, append_office_event, corrupt, record, row_from, rules_of, to_u64,
 };
 use crate::store::office::{InboxPage, InboxRow, OfficeJob, OfficeOutcome, RegistryApplied};
 use crate::store::records::{EventOutcome, RecordDoc, RecordFilter, view_of};
@@ -29,21 +27,12 @@ use crate::store::{Actor, RegistryCommit, StoreError};
 
 /// One page of the inbox, its total and the counts per status (see `Store::office_inbox`).
 pub(super) fn inbox(conn: &Connection, f: &RecordFilter) -> Result<InboxPage, StoreError> {
-    let (filter, args) = where_of(f, true);
-    let total: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM records {filter}"),
-        params_from_iter(args.iter()),
-        |r| r.get(0),
-    )?;
-    let (order, order_args) = order_of(&f.order);
-    let mut page_args = args.clone();
-    page_args.extend(order_args);
-    page_args.push(SqlValue::Integer(i64::from(f.limit)));
-    page_args.push(SqlValue::Integer(i64::from(f.offset)));
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {ROW_COLUMNS}, rules FROM records {filter}
-         ORDER BY {order} LIMIT ? OFFSET ?"
-    ))?;
+    let sel = super::projection::select(f);
+    let total: i64 = conn.query_row(&sel.total.0, params_from_iter(sel.total.1.iter()), |r| {
+        r.get(0)
+    })?;
+    let (page, page_args) = sel.page_query(&format!("{ROW_COLUMNS}, rules"), f);
+    let mut stmt = conn.prepare(&page)?;
     let items = stmt
         .query_map(params_from_iter(page_args.iter()), |r| {
             let rules: Option<String> = r.get(16)?;
@@ -57,13 +46,9 @@ pub(super) fn inbox(conn: &Connection, f: &RecordFilter) -> Result<InboxPage, St
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    let (filter, args) = where_of(f, false);
-    let mut stmt = conn.prepare(&format!(
-        "SELECT status, count(*) FROM records {filter}
-         GROUP BY status ORDER BY count(*) DESC, status"
-    ))?;
+    let mut stmt = conn.prepare(&sel.counts.0)?;
     let counts = stmt
-        .query_map(params_from_iter(args.iter()), |r| {
+        .query_map(params_from_iter(sel.counts.1.iter()), |r| {
             Ok((r.get::<_, String>(0)?, to_u64(r.get(1)?)))
         })?
         .collect::<Result<Vec<_>, _>>()?;
@@ -273,7 +258,8 @@ pub(super) fn backfill_rules(conn: &mut Connection) -> Result<(), StoreError> {
             "UPDATE records SET rules = ?1 WHERE id = ?2",
             rusqlite::params![rules, id],
         )?;
-        super::projection::write_rules(&tx, &id, &rules)?;
+        let p = super::records::project(&view);
+        super::projection::write_rules(&tx, &id, &rules, p.status, &p.occurred_at)?;
     }
     tx.commit()?;
     Ok(())

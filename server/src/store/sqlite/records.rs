@@ -607,7 +607,7 @@ fn store_change(
         at,
         p.rules
     ])?;
-    super::projection::write_rules(tx, &id, &p.rules)?;
+    super::projection::write_rules(tx, &id, &p.rules, p.status, &p.occurred_at)?;
     if let Some(number) = &s.view.number {
         claim_number(tx, &id, number)?;
     }
@@ -1040,21 +1040,12 @@ pub(super) fn order_of(o: &crate::store::records::RecordOrder) -> (String, Vec<S
 
 /// The projection, filtered, newest first, with the total.
 pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, StoreError> {
-    let (filter, args) = where_of(f, true);
-    let total: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM records {filter}"),
-        params_from_iter(args.iter()),
-        |r| r.get(0),
-    )?;
-    let (order, order_args) = order_of(&f.order);
-    let mut page_args = args.clone();
-    page_args.extend(order_args);
-    page_args.push(SqlValue::Integer(i64::from(f.limit)));
-    page_args.push(SqlValue::Integer(i64::from(f.offset)));
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {ROW_COLUMNS} FROM records {filter}
-         ORDER BY {order} LIMIT ? OFFSET ?"
-    ))?;
+    let sel = super::projection::select(f);
+    let total: i64 = conn.query_row(&sel.total.0, params_from_iter(sel.total.1.iter()), |r| {
+        r.get(0)
+    })?;
+    let (page, page_args) = sel.page_query(ROW_COLUMNS, f);
+    let mut stmt = conn.prepare(&page)?;
     let items = stmt
         .query_map(params_from_iter(page_args.iter()), row_from)?
         .collect::<Result<Vec<_>, _>>()?;
