@@ -5,7 +5,9 @@
 //! (schema in `schemas/registry.schema.json`). `Registry::validate` enforces referential
 //! integrity so that the rules engine can assume every id resolves.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
@@ -494,7 +496,6 @@ impl Registry {
         Ok(())
     }
 
-    /// Builds lookup indexes; cheap enough to do once per loaded fixture.
     /// The law's parameters this registry is judged by: its own, or the defaults when the
     /// office never set any.
     pub fn law(&self) -> &crate::rules::LawParameters {
@@ -503,71 +504,154 @@ impl Registry {
             .unwrap_or_else(|| crate::rules::default_parameters())
     }
 
+    /// Lookup indexes over this registry, built now: cheap for a device's handful of rows. A
+    /// caller that looks up the same large registry again and again (the server, whose whole
+    /// city is one registry version) builds them once with [`IndexedRegistry`].
     pub fn index(&self) -> RegistryIndex<'_> {
-        RegistryIndex::new(self)
+        RegistryIndex {
+            registry: self,
+            keys: Cow::Owned(RegistryKeys::build(self)),
+        }
     }
 }
 
-/// Borrowed indexes over a `Registry` for point lookups.
+/// Point lookups over a `Registry`: by id, CPF, CNH, plate, and the permits, penalties and fines
+/// of a person or permit.
 ///
 /// Where an id or number occurs twice (a registry that did not pass `validate`), the last row
-/// wins, as it would in a map filled in registry order.
+/// wins, as it would in a map filled in registry order; lists keep registry order.
 ///
 /// Device bench: a field check on the device indexes a registry of a handful of rows
 /// (module `store::lookup`), where building seven `BTreeMap`s cost about a tenth of the check.
 /// So a small table is not indexed at all but scanned, and a large one (the server's whole
-/// city) is a vector sorted by key, searched by bisection: one allocation per key instead of
-/// one per tree node, and as fast to search.
+/// city) is a vector of row positions sorted by key, searched by bisection: one allocation per
+/// key instead of one per tree node, as fast to search, and owning no borrow of the rows, so
+/// that [`IndexedRegistry`] can keep it with the registry it was built from.
 #[derive(Debug)]
 pub struct RegistryIndex<'r> {
     pub registry: &'r Registry,
-    people: Keyed<'r, Person>,
-    by_cpf: Keyed<'r, Person>,
-    by_cnh: Keyed<'r, Person>,
-    vehicles: Keyed<'r, Vehicle>,
-    stands: Keyed<'r, Stand>,
-    permits: Keyed<'r, Permit>,
-    permit_by_plate: Keyed<'r, Permit>,
+    keys: Cow<'r, RegistryKeys>,
+}
+
+/// A registry version with its indexes, built once: what a server that answers many lookups
+/// on the same version keeps (the registry is immutable behind its `Arc`, so the positions
+/// always describe the rows they were computed from).
+#[derive(Debug, Clone)]
+pub struct IndexedRegistry {
+    registry: Arc<Registry>,
+    keys: RegistryKeys,
+}
+
+impl IndexedRegistry {
+    /// Indexes `registry` (linear in its size, plus the sorts).
+    pub fn new(registry: Arc<Registry>) -> Self {
+        let keys = RegistryKeys::build(&registry);
+        Self { registry, keys }
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The registry's version.
+    pub fn version(&self) -> u64 {
+        self.registry.version
+    }
+
+    /// Lookups over the registry, with the indexes already built.
+    pub fn index(&self) -> RegistryIndex<'_> {
+        RegistryIndex {
+            registry: &self.registry,
+            keys: Cow::Borrowed(&self.keys),
+        }
+    }
 }
 
 /// Tables of at most this many rows are scanned rather than indexed: below it a scan compares
 /// fewer keys than building an index would, and allocates nothing.
 const SCAN_MAX: usize = 16;
 
-/// One key of a `RegistryIndex`: the rows themselves when few, else (key, row) sorted by key.
-#[derive(Debug)]
-enum Keyed<'r, T> {
-    /// Scanned from the end, so that the last row with a key wins.
-    Scan(&'r [T]),
-    /// Stably sorted by key: of equal keys, the last in registry order is the last here.
-    Sorted(Vec<(&'r str, &'r T)>),
+/// The positions of one table's rows, sorted by one key; `None` for a table small enough to
+/// scan. Positions are `u32`: a registry never approaches four billion rows of one kind, and
+/// a position past the end (impossible by construction) reads as no row, never a panic.
+type Keyed = Option<Vec<u32>>;
+
+/// Every index of a registry, as row positions (no borrow: see [`IndexedRegistry`]).
+#[derive(Debug, Clone, Default)]
+struct RegistryKeys {
+    people: Keyed,
+    by_cpf: Keyed,
+    by_cnh: Keyed,
+    vehicles: Keyed,
+    stands: Keyed,
+    permits: Keyed,
+    permit_by_plate: Keyed,
+    permit_by_holder: Keyed,
+    permit_by_stand: Keyed,
+    penalties_by_permit: Keyed,
+    penalty_by_record: Keyed,
+    fines_by_permit: Keyed,
+    fines: Keyed,
+    /// (permit position, auxiliary position) sorted by the auxiliary's person id; `None` when
+    /// the permits are few enough to scan.
+    auxiliaries: Option<Vec<(u32, u32)>>,
 }
 
-impl<'r, T> Keyed<'r, T> {
-    /// Indexes `rows` by `key` (a row without a key is left out).
-    fn new(rows: &'r [T], key: impl Fn(&'r T) -> Option<&'r str>) -> Self {
-        if rows.len() <= SCAN_MAX {
-            return Self::Scan(rows);
-        }
-        let mut sorted: Vec<(&'r str, &'r T)> = rows
-            .iter()
-            .filter_map(|row| Some((key(row)?, row)))
-            .collect();
-        sorted.sort_by(|a, b| a.0.cmp(b.0));
-        Self::Sorted(sorted)
+/// Positions of `rows` that have a key, stably sorted by it: of equal keys, registry order.
+fn sorted_by<'r, T>(rows: &'r [T], key: impl Fn(&'r T) -> Option<&'r str>) -> Keyed {
+    if rows.len() <= SCAN_MAX {
+        return None;
     }
+    let mut positions: Vec<u32> = (0..rows.len())
+        .filter_map(|i| u32::try_from(i).ok())
+        .filter(|&i| row(rows, i).and_then(&key).is_some())
+        .collect();
+    positions.sort_by(|&a, &b| row(rows, a).and_then(&key).cmp(&row(rows, b).and_then(&key)));
+    Some(positions)
+}
 
-    /// The last row whose key is `k`; `key` must be the function the index was built with.
-    fn get(&self, k: &str, key: impl Fn(&'r T) -> Option<&'r str>) -> Option<&'r T> {
-        match self {
-            Self::Scan(rows) => rows.iter().rev().find(|row| key(row) == Some(k)),
-            Self::Sorted(sorted) => {
-                let end = sorted.partition_point(|(key, _)| *key <= k);
-                match end.checked_sub(1).and_then(|i| sorted.get(i)) {
-                    Some((key, row)) if *key == k => Some(*row),
-                    _ => None,
-                }
-            }
+fn row<T>(rows: &[T], at: u32) -> Option<&T> {
+    rows.get(usize::try_from(at).ok()?)
+}
+
+/// The rows whose key is `k`, in registry order; `key` must be the function `keyed` was built
+/// with.
+fn all<'r, T>(
+    keyed: &Keyed,
+    rows: &'r [T],
+    k: &str,
+    key: impl Fn(&'r T) -> Option<&'r str>,
+) -> Vec<&'r T> {
+    match keyed {
+        None => rows.iter().filter(|r| key(r) == Some(k)).collect(),
+        Some(sorted) => {
+            let key_at = |i: &u32| row(rows, *i).and_then(&key);
+            let start = sorted.partition_point(|i| key_at(i) < Some(k));
+            let end = sorted.partition_point(|i| key_at(i) <= Some(k));
+            sorted
+                .get(start..end)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|&i| row(rows, i))
+                .collect()
+        }
+    }
+}
+
+/// The last row (in registry order) whose key is `k`.
+fn last<'r, T>(
+    keyed: &Keyed,
+    rows: &'r [T],
+    k: &str,
+    key: impl Fn(&'r T) -> Option<&'r str>,
+) -> Option<&'r T> {
+    match keyed {
+        None => rows.iter().rev().find(|r| key(r) == Some(k)),
+        Some(sorted) => {
+            let key_at = |i: &u32| row(rows, *i).and_then(&key);
+            let end = sorted.partition_point(|i| key_at(i) <= Some(k));
+            let at = *sorted.get(end.checked_sub(1)?)?;
+            row(rows, at).filter(|r| key(r) == Some(k))
         }
     }
 }
@@ -591,85 +675,203 @@ fn stand_id(s: &Stand) -> Option<&str> {
 fn permit_number(p: &Permit) -> Option<&str> {
     Some(&p.number)
 }
+fn permit_holder(p: &Permit) -> Option<&str> {
+    Some(&p.holder_id)
+}
+fn penalty_permit(p: &Penalty) -> Option<&str> {
+    Some(&p.permit_number)
+}
+fn fine_permit(f: &Fine) -> Option<&str> {
+    Some(&f.permit_number)
+}
+fn permit_stand(p: &Permit) -> Option<&str> {
+    Some(&p.stand_id)
+}
+fn penalty_record(p: &Penalty) -> Option<&str> {
+    p.record_id.as_deref()
+}
+fn fine_id(f: &Fine) -> Option<&str> {
+    Some(&f.id)
+}
 
-impl<'r> RegistryIndex<'r> {
-    fn new(registry: &'r Registry) -> Self {
-        let vehicles = Keyed::new(&registry.vehicles, vehicle_id);
-        let permit_by_plate = Keyed::new(&registry.permits, |p: &'r Permit| {
-            vehicles
-                .get(&p.vehicle_id, vehicle_id)
+impl RegistryKeys {
+    fn build<'r>(registry: &'r Registry) -> Self {
+        let vehicles = sorted_by(&registry.vehicles, vehicle_id);
+        let plate_of = |p: &'r Permit| {
+            last(&vehicles, &registry.vehicles, &p.vehicle_id, vehicle_id)
                 .map(|v| v.plate.canonical())
+        };
+        let permit_by_plate = sorted_by(&registry.permits, plate_of);
+        let auxiliaries = (registry.permits.len() > SCAN_MAX).then(|| {
+            let mut pairs: Vec<(u32, u32)> = Vec::new();
+            for (p, permit) in registry.permits.iter().enumerate() {
+                for a in 0..permit.auxiliaries.len() {
+                    if let (Ok(p), Ok(a)) = (u32::try_from(p), u32::try_from(a)) {
+                        pairs.push((p, a));
+                    }
+                }
+            }
+            let person = |&(p, a): &(u32, u32)| {
+                row(&registry.permits, p)
+                    .and_then(|permit| row(&permit.auxiliaries, a))
+                    .map(|aux| aux.person_id.as_str())
+            };
+            pairs.sort_by(|x, y| person(x).cmp(&person(y)));
+            pairs
         });
         Self {
-            registry,
-            people: Keyed::new(&registry.people, person_id),
-            by_cpf: Keyed::new(&registry.people, person_cpf),
-            by_cnh: Keyed::new(&registry.people, person_cnh),
+            people: sorted_by(&registry.people, person_id),
+            by_cpf: sorted_by(&registry.people, person_cpf),
+            by_cnh: sorted_by(&registry.people, person_cnh),
             vehicles,
-            stands: Keyed::new(&registry.stands, stand_id),
-            permits: Keyed::new(&registry.permits, permit_number),
+            stands: sorted_by(&registry.stands, stand_id),
+            permits: sorted_by(&registry.permits, permit_number),
             permit_by_plate,
+            permit_by_holder: sorted_by(&registry.permits, permit_holder),
+            permit_by_stand: sorted_by(&registry.permits, permit_stand),
+            penalties_by_permit: sorted_by(&registry.penalties, penalty_permit),
+            penalty_by_record: sorted_by(&registry.penalties, penalty_record),
+            fines_by_permit: sorted_by(&registry.fines, fine_permit),
+            fines: sorted_by(&registry.fines, fine_id),
+            auxiliaries,
         }
     }
+}
 
+impl<'r> RegistryIndex<'r> {
     pub fn person(&self, id: &str) -> Option<&'r Person> {
-        self.people.get(id, person_id)
+        last(&self.keys.people, &self.registry.people, id, person_id)
     }
     pub fn person_by_cpf(&self, cpf: &Cpf) -> Option<&'r Person> {
-        self.by_cpf.get(cpf.as_str(), person_cpf)
+        last(
+            &self.keys.by_cpf,
+            &self.registry.people,
+            cpf.as_str(),
+            person_cpf,
+        )
     }
     pub fn person_by_cnh(&self, cnh: &CnhNumber) -> Option<&'r Person> {
-        self.by_cnh.get(cnh.as_str(), person_cnh)
+        last(
+            &self.keys.by_cnh,
+            &self.registry.people,
+            cnh.as_str(),
+            person_cnh,
+        )
     }
     pub fn vehicle(&self, id: &str) -> Option<&'r Vehicle> {
-        self.vehicles.get(id, vehicle_id)
+        last(&self.keys.vehicles, &self.registry.vehicles, id, vehicle_id)
     }
     pub fn stand(&self, id: &str) -> Option<&'r Stand> {
-        self.stands.get(id, stand_id)
+        last(&self.keys.stands, &self.registry.stands, id, stand_id)
     }
     pub fn permit(&self, number: &str) -> Option<&'r Permit> {
-        self.permits.get(number, permit_number)
+        last(
+            &self.keys.permits,
+            &self.registry.permits,
+            number,
+            permit_number,
+        )
     }
     pub fn permit_by_plate(&self, plate: &Plate) -> Option<&'r Permit> {
-        self.permit_by_plate.get(plate.canonical(), |p| {
-            self.vehicle(&p.vehicle_id).map(|v| v.plate.canonical())
-        })
+        let registry = self.registry;
+        let vehicles = &self.keys.vehicles;
+        last(
+            &self.keys.permit_by_plate,
+            &registry.permits,
+            plate.canonical(),
+            |p: &'r Permit| {
+                last(vehicles, &registry.vehicles, &p.vehicle_id, vehicle_id)
+                    .map(|v| v.plate.canonical())
+            },
+        )
     }
     /// Permits where the person is holder (art. 9 says at most one).
     pub fn permits_held_by(&self, person_id: &str) -> Vec<&'r Permit> {
-        self.registry
-            .permits
-            .iter()
-            .filter(|p| p.holder_id == person_id)
-            .collect()
+        all(
+            &self.keys.permit_by_holder,
+            &self.registry.permits,
+            person_id,
+            permit_holder,
+        )
     }
-    /// Permits where the person is a registered auxiliary.
+    /// Permits where the person is a registered auxiliary, in registry order.
     pub fn permits_with_auxiliary(&self, person_id: &str) -> Vec<&'r Permit> {
-        self.registry
-            .permits
+        let permits = &self.registry.permits;
+        let Some(pairs) = &self.keys.auxiliaries else {
+            return permits
+                .iter()
+                .filter(|p| p.auxiliaries.iter().any(|a| a.person_id == person_id))
+                .collect();
+        };
+        let person = |&(p, a): &(u32, u32)| {
+            row(permits, p)
+                .and_then(|permit| row(&permit.auxiliaries, a))
+                .map(|aux| aux.person_id.as_str())
+        };
+        let start = pairs.partition_point(|x| person(x) < Some(person_id));
+        let end = pairs.partition_point(|x| person(x) <= Some(person_id));
+        let mut at: Vec<u32> = pairs
+            .get(start..end)
+            .unwrap_or_default()
             .iter()
-            .filter(|p| p.auxiliaries.iter().any(|a| a.person_id == person_id))
-            .collect()
+            .map(|&(p, _)| p)
+            .collect();
+        // Sorted by person only, pairs of one person are in permit order already; a permit
+        // that lists the person twice appears once.
+        at.dedup();
+        at.into_iter().filter_map(|p| row(permits, p)).collect()
     }
     pub fn penalties_of(&self, permit_number: &str) -> Vec<&'r Penalty> {
-        self.registry
-            .penalties
-            .iter()
-            .filter(|p| p.permit_number == permit_number)
-            .collect()
+        all(
+            &self.keys.penalties_by_permit,
+            &self.registry.penalties,
+            permit_number,
+            penalty_permit,
+        )
+    }
+    /// Permits at the stand, in registry order.
+    pub fn permits_at(&self, stand_id: &str) -> Vec<&'r Permit> {
+        all(
+            &self.keys.permit_by_stand,
+            &self.registry.permits,
+            stand_id,
+            permit_stand,
+        )
+    }
+    /// The penalty a record decided (the first in registry order, should there be two).
+    pub fn penalty_of_record(&self, record_id: &str) -> Option<&'r Penalty> {
+        all(
+            &self.keys.penalty_by_record,
+            &self.registry.penalties,
+            record_id,
+            penalty_record,
+        )
+        .first()
+        .copied()
+    }
+    /// The fine with this id (the first in registry order, should there be two).
+    pub fn fine(&self, id: &str) -> Option<&'r Fine> {
+        all(&self.keys.fines, &self.registry.fines, id, fine_id)
+            .first()
+            .copied()
     }
     pub fn fines_of(&self, permit_number: &str) -> Vec<&'r Fine> {
-        self.registry
-            .fines
-            .iter()
-            .filter(|f| f.permit_number == permit_number)
-            .collect()
+        all(
+            &self.keys.fines_by_permit,
+            &self.registry.fines,
+            permit_number,
+            fine_permit,
+        )
     }
 
     /// The person's relation to this permit (art. 8), given the instant's local date for the
     /// art. 1 §3 authorisation window.
     pub fn role_on(&self, permit: &Permit, person: &Person, on: NaiveDate) -> DriverRole {
-        role_among(permit, &person.id, on, &self.registry.permits)
+        // Only the person's own permits matter (what `role_among` asks for): two index reads
+        // instead of a pass over the city's permits.
+        let mut mine = self.permits_with_auxiliary(&person.id);
+        mine.extend(self.permits_held_by(&person.id));
+        role_among(permit, &person.id, on, mine.iter().copied())
     }
 }
 
@@ -723,6 +925,119 @@ mod tests {
     /// the last place off; the workspace enables `float_roundtrip` (this failed without it, on a
     /// position the registry-feed fuzzing found).
     /// Stand positions are on the globe, at its edges included, and come in pairs.
+    /// A registry large enough to be indexed (every table over `SCAN_MAX` rows), with ids,
+    /// CPFs and plates that repeat, answers every lookup as a scan in registry order does: the
+    /// last row of a key for a point lookup, every row in order for a list; and an
+    /// `IndexedRegistry` answers as the index built on the spot.
+    #[test]
+    fn indexes_answer_as_a_scan_does_on_a_large_registry_with_repeats() {
+        let base = sample_registry();
+        let mut reg = base.clone();
+        for copy in 0..6 {
+            for mut p in base.people.clone() {
+                if copy % 2 == 1 {
+                    p.id = format!("{}-{copy}", p.id);
+                }
+                reg.people.push(p);
+            }
+            for mut v in base.vehicles.clone() {
+                v.id = format!("{}-{copy}", v.id);
+                reg.vehicles.push(v);
+            }
+            for mut p in base.permits.clone() {
+                p.number = format!("{}{copy}", p.number);
+                p.vehicle_id = format!("{}-{copy}", p.vehicle_id);
+                reg.permits.push(p);
+            }
+            reg.stands.extend(base.stands.clone());
+            for mut x in base.penalties.clone() {
+                x.record_id = Some(format!("registro-{}", copy % 3));
+                reg.penalties.push(x);
+            }
+            reg.fines.extend(base.fines.clone());
+        }
+        for _ in 0..SCAN_MAX {
+            reg.penalties.extend(base.penalties.clone());
+            reg.fines.extend(base.fines.clone());
+        }
+        assert!(reg.people.len() > SCAN_MAX && reg.permits.len() > SCAN_MAX);
+        assert!(!reg.penalties.is_empty() && !reg.fines.is_empty());
+        assert!(reg.penalties.iter().filter(|p| p.record_id.is_some()).count() > 3);
+        let keys = RegistryKeys::build(&reg);
+        assert!(keys.people.is_some() && keys.permits.is_some() && keys.auxiliaries.is_some());
+        let indexed = IndexedRegistry::new(Arc::new(reg.clone()));
+        for index in [reg.index(), indexed.index()] {
+            let reg = index.registry;
+            let people: Vec<String> = reg.people.iter().map(|p| p.id.clone()).collect();
+            for id in people.iter().map(String::as_str).chain(["P-none"]) {
+                let scan = reg.people.iter().rev().find(|p| p.id == id);
+                assert_eq!(index.person(id).map(|p| p as *const _), scan.map(|p| p as *const _));
+                let held: Vec<_> = reg.permits.iter().filter(|p| p.holder_id == id).collect();
+                assert_eq!(index.permits_held_by(id), held, "{id}");
+                let aux: Vec<_> = reg
+                    .permits
+                    .iter()
+                    .filter(|p| p.auxiliaries.iter().any(|a| a.person_id == id))
+                    .collect();
+                assert_eq!(index.permits_with_auxiliary(id), aux, "{id}");
+            }
+            for p in &reg.people {
+                let by_cpf = reg.people.iter().rev().find(|q| q.cpf == p.cpf);
+                assert!(std::ptr::eq(index.person_by_cpf(&p.cpf).unwrap(), by_cpf.unwrap()));
+                let by_cnh = reg
+                    .people
+                    .iter()
+                    .rev()
+                    .find(|q| q.licence.number == p.licence.number);
+                let found = index.person_by_cnh(&p.licence.number).unwrap();
+                assert!(std::ptr::eq(found, by_cnh.unwrap()));
+            }
+            for permit in &reg.permits {
+                let n = permit.number.as_str();
+                assert!(std::ptr::eq(index.permit(n).unwrap(), permit));
+                let plate = &index.vehicle(&permit.vehicle_id).unwrap().plate;
+                let by_plate = reg.permits.iter().rev().find(|p| {
+                    reg.vehicles
+                        .iter()
+                        .rev()
+                        .find(|v| v.id == p.vehicle_id)
+                        .is_some_and(|v| v.plate.canonical() == plate.canonical())
+                });
+                assert!(std::ptr::eq(index.permit_by_plate(plate).unwrap(), by_plate.unwrap()));
+                let penalties: Vec<_> =
+                    reg.penalties.iter().filter(|x| x.permit_number == n).collect();
+                assert_eq!(index.penalties_of(n), penalties);
+                let fines: Vec<_> = reg.fines.iter().filter(|f| f.permit_number == n).collect();
+                assert_eq!(index.fines_of(n), fines);
+                let here: Vec<_> = reg
+                    .permits
+                    .iter()
+                    .filter(|p| p.stand_id == permit.stand_id)
+                    .collect();
+                assert_eq!(index.permits_at(&permit.stand_id), here);
+            }
+            for p in &reg.penalties {
+                let Some(r) = p.record_id.as_deref() else {
+                    continue;
+                };
+                let first = reg.penalties.iter().find(|q| q.record_id.as_deref() == Some(r));
+                assert!(std::ptr::eq(index.penalty_of_record(r).unwrap(), first.unwrap()));
+            }
+            for f in &reg.fines {
+                let first = reg.fines.iter().find(|g| g.id == f.id).unwrap();
+                assert!(std::ptr::eq(index.fine(&f.id).unwrap(), first));
+            }
+            let with_fines = reg.fines.first().unwrap().permit_number.clone();
+            assert!(index.fines_of(&with_fines).len() > SCAN_MAX, "fines repeat");
+            for s in &reg.stands {
+                let scan = reg.stands.iter().rev().find(|t| t.id == s.id).unwrap();
+                assert!(std::ptr::eq(index.stand(&s.id).unwrap(), scan));
+            }
+            assert!(index.permit("nenhum").is_none() && index.stand("nenhum").is_none());
+            assert!(index.fines_of("nenhum").is_empty());
+        }
+    }
+
     #[test]
     fn stand_positions_are_checked_at_their_edges() {
         let at = |lat: Option<f64>, lon: Option<f64>| {
@@ -934,7 +1249,7 @@ mod tests {
     }
 
     fn scanned(index: &RegistryIndex<'_>) -> bool {
-        matches!(index.people, Keyed::Scan(_))
+        index.keys.people.is_none()
     }
 
     /// A penalty or fine id twice is refused: the device store keys them by id, so the copy
@@ -973,7 +1288,7 @@ mod tests {
         for n in [17, 1_000] {
             let reg = registry_of(n);
             assert!(!scanned(&reg.index()), "{n}");
-            assert!(matches!(reg.index().permit_by_plate, Keyed::Sorted(_)));
+            assert!(reg.index().keys.permit_by_plate.is_some());
             assert_index_as_maps(&reg);
             assert_index_as_maps(&with_repeats(reg));
         }
