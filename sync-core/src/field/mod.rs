@@ -815,6 +815,7 @@ fn check_write(
     let ctx = CheckContext {
         now: at,
         registry: None,
+        index: None,
     };
     Ok(check_record(before, after, &ctx)?)
 }

@@ -72,6 +72,7 @@ fn read_record(data: &[u8]) {
         let ctx = CheckContext {
             now: fixed_now(),
             registry: None,
+            index: None,
         };
         let _ = check_record(None, &view, &ctx);
     }

@@ -20,7 +20,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::RecordError;
 use super::events::EventKind;
 use super::model::{LegalBasis, PersonRef, RecordView, normalise_sha256};
-use crate::domain::{Plate, Registry};
+use crate::domain::{Plate, Registry, RegistryIndex};
 use crate::limits::{
     MAX_CHARGED, MAX_EVENTS, MAX_FACTS_CHARS, MAX_JSON_FIELD_BYTES, MAX_LEGAL_BASIS,
     MAX_NOTE_CHARS, MAX_OCCURRENCE_AGE_DAYS, MAX_OCCURRENCE_AHEAD_HOURS, MAX_PHOTOS_PER_RECORD,
@@ -38,6 +38,9 @@ pub struct CheckContext<'a> {
     /// change sets the permit); `None`: not checked (the device took the permit from its own
     /// registry replica).
     pub registry: Option<&'a Registry>,
+    /// The same registry's indexes, when the caller keeps them: the permit is then a point
+    /// lookup instead of a scan (a server's city has hundreds of thousands of permits).
+    pub index: Option<&'a RegistryIndex<'a>>,
 }
 
 /// Checks `after` (the record after a write or an incoming change) where it differs from
@@ -103,7 +106,10 @@ pub fn check_record(
     }
     if changed(&|b| b.permit_number == after.permit_number)
         && let (Some(permit), Some(registry)) = (&after.permit_number, ctx.registry)
-        && !registry.permits.iter().any(|p| p.number == *permit)
+        && !match ctx.index {
+            Some(index) => index.permit(permit).is_some(),
+            None => registry.permits.iter().any(|p| p.number == *permit),
+        }
     {
         return Err(RecordError::UnknownPermit {
             permit: permit.clone(),

@@ -1533,6 +1533,7 @@ fn a_repealed_or_non_infraction_rule_is_never_a_legal_basis() {
         let ctx = super::CheckContext {
             now: t(T0),
             registry: None,
+            index: None,
         };
         match super::check_record(None, &v, &ctx) {
             Err(RecordError::Invalid { reason, .. }) => assert!(reason.contains(word), "{reason}"),
@@ -1895,6 +1896,35 @@ mod checks {
         CheckContext {
             now: at(60),
             registry: Some(reg),
+            index: None,
+        }
+    }
+
+    /// The permit a record names must be in the registry; with the registry's index (the
+    /// server's case) the answer is the scan's, for a permit that exists and one that does not.
+    #[test]
+    fn a_permit_is_known_alike_by_scan_and_by_index() {
+        let reg = sample_registry();
+        let index = reg.index();
+        let known = reg.permits[0].number.clone();
+        for (permit, exists) in [(known, true), (String::from("9999"), false)] {
+            let mut v = infraction().view().unwrap();
+            v.permit_number = Some(permit.clone());
+            for index in [None, Some(&index)] {
+                let ctx = CheckContext {
+                    index,
+                    ..ctx(&reg)
+                };
+                let r = check_record(None, &v, &ctx);
+                if exists {
+                    r.unwrap();
+                } else {
+                    assert!(
+                        matches!(r, Err(RecordError::UnknownPermit { .. })),
+                        "{permit}: {r:?}"
+                    );
+                }
+            }
         }
     }
 
@@ -2485,6 +2515,7 @@ fn a_confirmation_is_vetted_like_sealed_evidence_and_bound_to_its_device() {
     let ctx = CheckContext {
         now: at(2),
         registry: None,
+        index: None,
     };
     assert!(matches!(
         check_record(Some(&before), &forged, &ctx),

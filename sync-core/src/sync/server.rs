@@ -586,7 +586,36 @@ impl ServerSync {
             given: None,
             lazy: Some(&lazy_index),
         };
-        let registry = &registry;
+        self.exchange(store, sender, &registry, request, now)
+    }
+
+    /// As [`ServerSync::handle`], with the registry's indexes already built — what a server
+    /// keeps once per registry version — so that no check of the exchange scans the city's
+    /// permits: a record's permit and a coordinator's stand are point lookups.
+    pub fn handle_indexed<S: ServerSyncStore>(
+        &self,
+        store: &mut S,
+        sender: &Sender,
+        index: &RegistryIndex<'_>,
+        request: &SyncRequest,
+        now: DateTime<Utc>,
+    ) -> Result<SyncResponse, SyncError> {
+        let registry = RegistryAccess {
+            registry: Some(index.registry),
+            given: Some(index),
+            lazy: None,
+        };
+        self.exchange(store, sender, &registry, request, now)
+    }
+
+    fn exchange<S: ServerSyncStore>(
+        &self,
+        store: &mut S,
+        sender: &Sender,
+        registry: &RegistryAccess<'_, '_>,
+        request: &SyncRequest,
+        now: DateTime<Utc>,
+    ) -> Result<SyncResponse, SyncError> {
         if request.protocol != PROTOCOL_VERSION {
             return Err(SyncError::Protocol {
                 got: request.protocol,

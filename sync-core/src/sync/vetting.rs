@@ -467,6 +467,8 @@ fn judge(
     let ctx = CheckContext {
         now,
         registry: registry.registry,
+        // Only an index already built: building one here would cost more than the scan.
+        index: registry.given,
     };
     if let Err(e) = check_record(before, after, &ctx) {
         return Ok(Some(record_refusal(&e)));
