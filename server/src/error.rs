@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sync_core::rules::office::Refusal;
 
+use crate::service::ServiceError;
 use crate::store::StoreError;
 
 /// The JSON body of every error response.
@@ -247,6 +248,45 @@ impl From<StoreError> for AppError {
             }
             other => Self::internal(&other),
         }
+    }
+}
+
+impl From<ServiceError> for AppError {
+    /// The one mapping from what a service answers to what the API and pages answer.
+    fn from(e: ServiceError) -> Self {
+        let with = |e: AppError, details: Option<Value>| match details {
+            Some(d) => e.with_details(d),
+            None => e,
+        };
+        match e {
+            ServiceError::Invalid { code, message } => Self::bad_request(code, message),
+            ServiceError::Forbidden { role, allowed } => {
+                let message = ServiceError::Forbidden { role, allowed }.to_string();
+                Self::forbidden(message)
+                    .with_details(serde_json::json!({ "role": role, "allowed": allowed }))
+            }
+            ServiceError::NotPermitted(message) => Self::forbidden(message),
+            ServiceError::NotFound(message) => Self::not_found(message),
+            ServiceError::Conflict {
+                code,
+                message,
+                details,
+            } => with(Self::conflict(code, message), details),
+            ServiceError::Unprocessable {
+                code,
+                message,
+                details,
+            } => with(Self::unprocessable(code, message), details),
+            ServiceError::Refused(refusal) => Self::refused(&refusal),
+            ServiceError::Store(e) => e.into(),
+            ServiceError::Internal(cause) => Self::internal(&cause),
+        }
+    }
+}
+
+impl From<crate::registry::EditError> for AppError {
+    fn from(e: crate::registry::EditError) -> Self {
+        ServiceError::from(e).into()
     }
 }
 

@@ -31,6 +31,7 @@ pub mod office;
 pub mod receipts;
 pub mod registry;
 pub mod server;
+pub mod service;
 pub mod store;
 pub mod web;
 

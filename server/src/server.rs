@@ -10,7 +10,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use tokio::net::TcpListener;
@@ -22,6 +22,7 @@ use crate::auth::password::{HashPool, Passwords};
 use crate::auth::throttle::AddressThrottle;
 use crate::auth::tokens::TokenService;
 use crate::config::{Config, ConfigError};
+use crate::service::Services;
 use crate::store::{Store, StoreError};
 
 /// Opens (creating and migrating when needed) the store of a configuration, on a blocking
@@ -101,8 +102,8 @@ pub struct AppState(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
-    config: Config,
-    store: Arc<dyn Store>,
+    /// The store, the configuration and what the services share (`crate::service`).
+    services: Services,
     tokens: TokenService,
     passwords: Passwords,
     hash_pool: HashPool,
@@ -112,9 +113,6 @@ struct Inner {
     verify_throttle: AddressThrottle,
     /// The per-address budget of one-time codes (password reset, device enrolment).
     code_throttle: AddressThrottle,
-    /// Origins the office pages accept forms from: configured, or the listen address's (set
-    /// again by [`launch_with_state`] from the address really bound, e.g. after port 0).
-    origins: RwLock<Arc<[String]>>,
     snapshot: Mutex<Option<Arc<SnapshotCache>>>,
     /// Countersigns receipts of device-sealed records (`crate::receipts`).
     signing_key: Arc<crate::receipts::ServerKey>,
@@ -184,9 +182,9 @@ impl AppState {
             crate::limits::CODE_ATTEMPTS_PER_ADDRESS_BURST,
             crate::limits::CODE_ATTEMPT_REPLENISH,
         );
+        let services = Services::new(config, store, origins);
         Ok(Self(Arc::new(Inner {
-            config,
-            store,
+            services,
             tokens,
             passwords,
             hash_pool,
@@ -194,7 +192,6 @@ impl AppState {
             throttle,
             verify_throttle,
             code_throttle,
-            origins: RwLock::new(origins.into()),
             snapshot: Mutex::new(None),
             signing_key: Arc::new(signing_key),
             web_sessions: Arc::new(crate::web::Sessions::default()),
@@ -211,12 +208,17 @@ impl AppState {
         &self.0.signing_key
     }
 
+    /// What the office and registry services are handed.
+    pub fn services(&self) -> &Services {
+        &self.0.services
+    }
+
     pub fn config(&self) -> &Config {
-        &self.0.config
+        self.0.services.config()
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.0.store
+        self.0.services.store()
     }
 
     pub fn tokens(&self) -> &TokenService {
@@ -253,11 +255,7 @@ impl AppState {
 
     /// The origins a browser form must come from (`Origin`/`Referer`; `web::session`).
     pub fn public_origins(&self) -> Arc<[String]> {
-        self.0
-            .origins
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.0.services.public_origins()
     }
 
     /// Called with the address really bound: without configured public origins, the office
@@ -280,15 +278,11 @@ impl AppState {
         } else {
             tracing::info!(origins = ?origins, "origens públicas das páginas");
         }
-        *self
-            .0
-            .origins
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = origins.into();
+        self.0.services.set_public_origins(origins);
     }
 
     pub fn clock(&self) -> &Clock {
-        &self.0.config.clock
+        self.0.services.clock()
     }
 
     /// The snapshot cache slot (see `api::registry`).

@@ -606,7 +606,11 @@ fn sorted_by<'r, T>(rows: &'r [T], key: impl Fn(&'r T) -> Option<&'r str>) -> Ke
         .filter_map(|i| u32::try_from(i).ok())
         .filter(|&i| row(rows, i).and_then(&key).is_some())
         .collect();
-    positions.sort_by(|&a, &b| row(rows, a).and_then(&key).cmp(&row(rows, b).and_then(&key)));
+    positions.sort_by(|&a, &b| {
+        row(rows, a)
+            .and_then(&key)
+            .cmp(&row(rows, b).and_then(&key))
+    });
     Some(positions)
 }
 
@@ -962,7 +966,13 @@ mod tests {
         }
         assert!(reg.people.len() > SCAN_MAX && reg.permits.len() > SCAN_MAX);
         assert!(!reg.penalties.is_empty() && !reg.fines.is_empty());
-        assert!(reg.penalties.iter().filter(|p| p.record_id.is_some()).count() > 3);
+        assert!(
+            reg.penalties
+                .iter()
+                .filter(|p| p.record_id.is_some())
+                .count()
+                > 3
+        );
         let keys = RegistryKeys::build(&reg);
         assert!(keys.people.is_some() && keys.permits.is_some() && keys.auxiliaries.is_some());
         let indexed = IndexedRegistry::new(Arc::new(reg.clone()));
@@ -971,7 +981,10 @@ mod tests {
             let people: Vec<String> = reg.people.iter().map(|p| p.id.clone()).collect();
             for id in people.iter().map(String::as_str).chain(["P-none"]) {
                 let scan = reg.people.iter().rev().find(|p| p.id == id);
-                assert_eq!(index.person(id).map(|p| p as *const _), scan.map(|p| p as *const _));
+                assert_eq!(
+                    index.person(id).map(|p| p as *const _),
+                    scan.map(|p| p as *const _)
+                );
                 let held: Vec<_> = reg.permits.iter().filter(|p| p.holder_id == id).collect();
                 assert_eq!(index.permits_held_by(id), held, "{id}");
                 let aux: Vec<_> = reg
@@ -983,7 +996,10 @@ mod tests {
             }
             for p in &reg.people {
                 let by_cpf = reg.people.iter().rev().find(|q| q.cpf == p.cpf);
-                assert!(std::ptr::eq(index.person_by_cpf(&p.cpf).unwrap(), by_cpf.unwrap()));
+                assert!(std::ptr::eq(
+                    index.person_by_cpf(&p.cpf).unwrap(),
+                    by_cpf.unwrap()
+                ));
                 let by_cnh = reg
                     .people
                     .iter()
@@ -1003,9 +1019,15 @@ mod tests {
                         .find(|v| v.id == p.vehicle_id)
                         .is_some_and(|v| v.plate.canonical() == plate.canonical())
                 });
-                assert!(std::ptr::eq(index.permit_by_plate(plate).unwrap(), by_plate.unwrap()));
-                let penalties: Vec<_> =
-                    reg.penalties.iter().filter(|x| x.permit_number == n).collect();
+                assert!(std::ptr::eq(
+                    index.permit_by_plate(plate).unwrap(),
+                    by_plate.unwrap()
+                ));
+                let penalties: Vec<_> = reg
+                    .penalties
+                    .iter()
+                    .filter(|x| x.permit_number == n)
+                    .collect();
                 assert_eq!(index.penalties_of(n), penalties);
                 let fines: Vec<_> = reg.fines.iter().filter(|f| f.permit_number == n).collect();
                 assert_eq!(index.fines_of(n), fines);
@@ -1020,8 +1042,14 @@ mod tests {
                 let Some(r) = p.record_id.as_deref() else {
                     continue;
                 };
-                let first = reg.penalties.iter().find(|q| q.record_id.as_deref() == Some(r));
-                assert!(std::ptr::eq(index.penalty_of_record(r).unwrap(), first.unwrap()));
+                let first = reg
+                    .penalties
+                    .iter()
+                    .find(|q| q.record_id.as_deref() == Some(r));
+                assert!(std::ptr::eq(
+                    index.penalty_of_record(r).unwrap(),
+                    first.unwrap()
+                ));
             }
             for f in &reg.fines {
                 let first = reg.fines.iter().find(|g| g.id == f.id).unwrap();

@@ -116,7 +116,7 @@ pub(crate) mod write {
     {
         auth.require(LAW_WRITERS)?;
         let actor = auth.actor(state.clock().now());
-        reg::commit(state.store().as_ref(), actor, action, "law:parameters", op).await
+        Ok(reg::commit(state.store().as_ref(), actor, action, "law:parameters", op).await?)
     }
 
     /// Replaces the rules configuration by `edit` of the one in force, read at commit time (so

@@ -178,7 +178,7 @@ async fn get_inbox(
     auth: Auth,
     QueryParams(q): QueryParams<InboxQuery>,
 ) -> Result<Json<Inbox>, AppError> {
-    Ok(Json(office::inbox(&state, &auth, q).await?))
+    Ok(Json(office::inbox(state.services(), &auth, q).await?))
 }
 
 /// Duplicate groups.
@@ -196,7 +196,9 @@ async fn get_duplicates(
     State(state): State<AppState>,
     auth: Auth,
 ) -> Result<Json<Vec<DuplicateGroup>>, AppError> {
-    Ok(Json(office::duplicate_groups(&state, &auth).await?))
+    Ok(Json(
+        office::duplicate_groups(state.services(), &auth).await?,
+    ))
 }
 
 /// Merge duplicates.
@@ -218,7 +220,9 @@ async fn post_merge(
     auth: Auth,
     JsonBody(body): JsonBody<MergeRequest>,
 ) -> Result<Json<Settlement>, AppError> {
-    Ok(Json(office::merge_duplicates(&state, &auth, body).await?))
+    Ok(Json(
+        office::merge_duplicates(state.services(), &auth, body).await?,
+    ))
 }
 
 /// Keep records apart.
@@ -240,7 +244,9 @@ async fn post_keep_apart(
     auth: Auth,
     JsonBody(body): JsonBody<KeepApartRequest>,
 ) -> Result<Json<Settlement>, AppError> {
-    Ok(Json(office::keep_apart(&state, &auth, body).await?))
+    Ok(Json(
+        office::keep_apart(state.services(), &auth, body).await?,
+    ))
 }
 
 /// The case of a record.
@@ -261,7 +267,7 @@ async fn get_case(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Json<CaseView>, AppError> {
-    Ok(Json(office::case(&state, &auth, &id).await?))
+    Ok(Json(office::case(state.services(), &auth, &id).await?))
 }
 
 /// The system's proposal.
@@ -283,7 +289,7 @@ async fn get_proposal(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Json<Proposal>, AppError> {
-    Ok(Json(office::proposal(&state, &auth, &id).await?))
+    Ok(Json(office::proposal(state.services(), &auth, &id).await?))
 }
 
 /// Análise: a Unidade assume o registro.
@@ -307,7 +313,9 @@ async fn post_review(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<ReviewRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::review(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::review(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Classifica o registro em regras do catálogo (artigos).
@@ -331,7 +339,9 @@ async fn post_classify(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<ClassifyRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::classify(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::classify(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Registra a proposta de penalidade (a do sistema se omitida).
@@ -355,7 +365,9 @@ async fn post_propose(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<ProposeRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::propose(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::propose(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Decide a penalidade (art. 32) de um registro já analisado e com proposta registrada, e a
@@ -380,7 +392,9 @@ async fn post_decide(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<DecideRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::decide(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::decide(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Registra a ciência (data e meio); calcula o prazo de recurso (art. 35).
@@ -404,7 +418,9 @@ async fn post_notify(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<NotifyRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::notify(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::notify(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Registra o pedido de reconsideração (art. 34).
@@ -429,7 +445,7 @@ async fn post_reconsideration(
     JsonBody(body): JsonBody<FilingRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
     Ok(Json(
-        office::file_reconsideration(&state, &auth, &id, body).await?,
+        office::file_reconsideration(state.services(), &auth, &id, body).await?,
     ))
 }
 
@@ -455,7 +471,7 @@ async fn post_reconsideration_decision(
     JsonBody(body): JsonBody<RulingRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
     Ok(Json(
-        office::decide_reconsideration(&state, &auth, &id, body).await?,
+        office::decide_reconsideration(state.services(), &auth, &id, body).await?,
     ))
 }
 
@@ -480,7 +496,9 @@ async fn post_appeal(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<FilingRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::file_appeal(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::file_appeal(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Decide o recurso; reforma atualiza o cadastro.
@@ -504,7 +522,9 @@ async fn post_appeal_decision(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RulingRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::decide_appeal(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::decide_appeal(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Anula o registro; penalidade que tenha gerado sai do cadastro.
@@ -528,7 +548,9 @@ async fn post_annul(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<AnnulRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::annul(&state, &auth, &id, body).await?))
+    Ok(Json(
+        office::annul(state.services(), &auth, &id, body).await?,
+    ))
 }
 
 /// Escolhe um dos valores concorrentes de um campo (ambos ficam no histórico).
@@ -553,7 +575,7 @@ async fn post_resolve_conflict(
     JsonBody(body): JsonBody<ResolveConflictRequest>,
 ) -> Result<Json<OfficeResult>, AppError> {
     Ok(Json(
-        office::resolve_conflict(&state, &auth, &id, body).await?,
+        office::resolve_conflict(state.services(), &auth, &id, body).await?,
     ))
 }
 
@@ -576,7 +598,7 @@ async fn post_archive(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::archive(&state, &auth, &id).await?))
+    Ok(Json(office::archive(state.services(), &auth, &id).await?))
 }
 
 /// Reaplica ao cadastro o efeito da decisão em vigor (idempotente).
@@ -598,7 +620,9 @@ async fn post_effects(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Json<OfficeResult>, AppError> {
-    Ok(Json(office::reapply_effects(&state, &auth, &id).await?))
+    Ok(Json(
+        office::reapply_effects(state.services(), &auth, &id).await?,
+    ))
 }
 
 /// Gera a notificação de penalidade da decisão em vigor, uma por pessoa que responde.
@@ -624,7 +648,7 @@ async fn post_notifications(
     JsonBody(body): JsonBody<NotificationRequest>,
 ) -> Result<Json<GeneratedNotifications>, AppError> {
     Ok(Json(
-        office::notices::generate(&state, &auth, &id, body).await?,
+        office::notices::generate(state.services(), &auth, &id, body).await?,
     ))
 }
 
@@ -645,7 +669,9 @@ async fn get_record_notifications(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<NotificationRow>>, AppError> {
-    Ok(Json(office::notices::of_record(&state, &auth, &id).await?))
+    Ok(Json(
+        office::notices::of_record(state.services(), &auth, &id).await?,
+    ))
 }
 
 /// Uma notificação de penalidade.
@@ -666,7 +692,9 @@ async fn get_notification(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Json<NotificationRow>, AppError> {
-    Ok(Json(office::notices::get(&state, &auth, &id).await?))
+    Ok(Json(
+        office::notices::get(state.services(), &auth, &id).await?,
+    ))
 }
 
 /// A notificação em PDF (A4).
@@ -688,7 +716,7 @@ async fn get_notification_pdf(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let (number, bytes) = office::notices::pdf(&state, &auth, &id).await?;
+    let (number, bytes) = office::notices::pdf(state.services(), &auth, &id).await?;
     Ok(pdf_response(&number, bytes))
 }
 
@@ -711,7 +739,7 @@ async fn get_case_file(
     auth: Auth,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let (number, bytes) = office::notices::case_file_pdf(&state, &auth, &id).await?;
+    let (number, bytes) = office::notices::case_file_pdf(state.services(), &auth, &id).await?;
     Ok(pdf_response(&format!("processo-{number}"), bytes))
 }
 

@@ -213,7 +213,7 @@ fn components() -> serde_json::Map<String, Value> {
         sync_core::sync::SyncRequest,
         sync_core::sync::SyncResponse,
         sync_core::sync::ObservedPersonsUpload,
-        super::observed::ObservedPersonsReceipt,
+        crate::office::witnesses::ObservedPersonsReceipt,
         crate::store::observed::ObservedPersons,
         crate::store::observed::Erasure,
     );

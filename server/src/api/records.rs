@@ -12,10 +12,9 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sync_core::domain::Plate;
 use sync_core::records::{EventKind, FieldConflict, RecordView};
 use sync_core::sync::RejectionCode;
 use utoipa_axum::router::OpenApiRouter;
@@ -27,51 +26,16 @@ use super::sync::caller_of;
 use crate::audit::AuditRow;
 use crate::auth::{Auth, Role};
 use crate::error::{AppError, ErrorBody};
+use crate::office::filter::{RecordsQuery, filter_of};
 use crate::server::AppState;
 use crate::store::records::{
-    EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, RecordRow, view_of,
+    EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordPage, RecordRow, view_of,
 };
 
 /// Who reads records ([`crate::auth::roles::OFFICE_READERS`]).
 pub const RECORD_READERS: &[Role] = crate::auth::roles::OFFICE_READERS;
 /// Who appends office events ([`crate::auth::roles::OFFICE_WRITERS`]).
 pub const RECORD_DECIDERS: &[Role] = crate::auth::roles::OFFICE_WRITERS;
-
-const DEFAULT_LIMIT: u32 = 50;
-const MAX_LIMIT: u32 = 500;
-
-/// `GET /v1/records` filters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordsQuery {
-    /// Derived status, e.g. `issued`, `under_review`.
-    #[serde(default)]
-    pub status: Option<String>,
-    /// `infraction` or `transgression`.
-    #[serde(default)]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub stand: Option<String>,
-    /// Author's user id.
-    #[serde(default)]
-    pub officer: Option<String>,
-    /// Any spelling (`abc-1234`, `ABC1C34`): compared in canonical form.
-    #[serde(default)]
-    pub plate: Option<String>,
-    /// From this instant (RFC 3339) or local date (`YYYY-MM-DD`, from its start in Americana).
-    #[serde(default)]
-    pub from: Option<String>,
-    /// Up to this instant (exclusive) or local date (inclusive: until the end of that day).
-    #[serde(default)]
-    pub to: Option<String>,
-    /// A rule id (`R24`) the record is classified under.
-    #[serde(default)]
-    pub rule: Option<String>,
-    #[serde(default)]
-    pub limit: Option<u32>,
-    #[serde(default)]
-    pub offset: Option<u32>,
-}
 
 /// One record for the office.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -116,70 +80,6 @@ named_schema!(
     NewEventRequest => "NewEventRequest",
     QuarantineRow => "QuarantineRow",
 );
-
-/// Local date or instant → UTC instant. `end`: a date means the start of the next day.
-fn parse_bound(s: &str, end: bool, field: &str) -> Result<DateTime<Utc>, AppError> {
-    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-        return Ok(t.with_timezone(&Utc));
-    }
-    let bad = || {
-        AppError::bad_request(
-            "invalid_query",
-            format!("`{field}` deve ser uma data (AAAA-MM-DD) ou um instante RFC 3339."),
-        )
-    };
-    let date = NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| bad())?;
-    let date = if end {
-        date.checked_add_signed(Duration::days(1)).ok_or_else(bad)?
-    } else {
-        date
-    };
-    let midnight = date.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
-    sync_core::time::LOCAL_TZ
-        .from_local_datetime(&midnight)
-        .earliest()
-        .map(|t| t.with_timezone(&Utc))
-        .ok_or_else(bad)
-}
-
-pub(crate) fn filter_of(q: RecordsQuery) -> Result<RecordFilter, AppError> {
-    let plate = match q.plate.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
-        None => None,
-        Some(p) => Some(
-            Plate::parse(p)
-                .map_err(|_| {
-                    AppError::bad_request(
-                        "invalid_plate",
-                        "Placa inválida (formatos aceitos: ABC-1234 ou ABC1C34).",
-                    )
-                })?
-                .canonical()
-                .to_owned(),
-        ),
-    };
-    let non_empty = |s: Option<String>| s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-    Ok(RecordFilter {
-        status: non_empty(q.status),
-        kind: non_empty(q.kind),
-        stand_id: non_empty(q.stand),
-        officer: non_empty(q.officer),
-        plate,
-        from: q
-            .from
-            .as_deref()
-            .map(|s| parse_bound(s, false, "from"))
-            .transpose()?,
-        to: q
-            .to
-            .as_deref()
-            .map(|s| parse_bound(s, true, "to"))
-            .transpose()?,
-        rule: non_empty(q.rule).map(|r| r.to_uppercase()),
-        limit: q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
-        offset: q.offset.unwrap_or(0),
-        ..RecordFilter::default()
-    })
-}
 
 async fn load(state: &AppState, id: &str) -> Result<RecordDoc, AppError> {
     state
@@ -344,9 +244,9 @@ async fn post_event(
             appeal_deadline,
             notification,
         } => {
-            let (_, view) = crate::office::load_view(&state, &id).await?;
+            let (_, view) = crate::office::load_view(state.services(), &id).await?;
             let notification = crate::office::notices::check_ciencia(
-                &state,
+                state.services(),
                 &view,
                 method,
                 notification.as_deref(),
@@ -361,7 +261,7 @@ async fn post_event(
         }
         other => other,
     };
-    let registry = state.store().registry().await?;
+    let registry = state.services().indexed_registry().await?;
     let now = state.clock().now();
     let job = EventJob {
         caller: caller_of(&auth),

@@ -121,16 +121,18 @@ where
     let today = state.clock().today();
     let actor = auth.actor(state.clock().now());
     // The law's parameters of the registry the operation runs on (re-run on a newer one).
-    registry::commit(state.store().as_ref(), actor, action, subject, |reg| {
-        op(
-            reg,
-            &Ctx {
-                today,
-                rules: &reg.law().rules,
-            },
-        )
-    })
-    .await
+    Ok(
+        registry::commit(state.store().as_ref(), actor, action, subject, |reg| {
+            op(
+                reg,
+                &Ctx {
+                    today,
+                    rules: &reg.law().rules,
+                },
+            )
+        })
+        .await?,
+    )
 }
 
 fn created(update: RegistryUpdate) -> (StatusCode, Json<RegistryUpdate>) {

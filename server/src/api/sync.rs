@@ -101,7 +101,7 @@ async fn sync(
     JsonBody(request): JsonBody<SyncRequest>,
 ) -> Result<Json<SyncResponse>, AppError> {
     auth.require(RECORD_SYNCERS)?;
-    let registry = state.store().registry().await?;
+    let registry = state.services().indexed_registry().await?;
     let job = SyncJob {
         caller: caller_of(&auth),
         request,

@@ -39,6 +39,7 @@ use axum::http::request::Parts;
 
 use crate::error::AppError;
 use crate::server::AppState;
+use crate::service::ServiceError;
 use crate::store::Actor;
 
 /// Who a user is to the system (defined with the accounts the store keeps).
@@ -83,21 +84,16 @@ pub struct Auth {
 }
 
 impl Auth {
-    /// `Ok` when the caller's role is one of `allowed`; 403 otherwise.
-    pub fn require(&self, allowed: &[Role]) -> Result<(), AppError> {
+    /// `Ok` when the caller's role is one of `allowed`; [`ServiceError::Forbidden`] (403)
+    /// otherwise.
+    pub fn require(&self, allowed: &'static [Role]) -> Result<(), ServiceError> {
         if allowed.contains(&self.role) {
             Ok(())
         } else {
-            let names: Vec<&str> = allowed.iter().map(|r| r.label()).collect();
-            Err(AppError::forbidden(format!(
-                "Seu perfil ({}) não permite esta operação; permitida a: {}.",
-                self.role.label(),
-                names.join(", ")
-            ))
-            .with_details(serde_json::json!({
-                "role": self.role,
-                "allowed": allowed,
-            })))
+            Err(ServiceError::Forbidden {
+                role: self.role,
+                allowed,
+            })
         }
     }
 

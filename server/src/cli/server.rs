@@ -375,6 +375,7 @@ pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
         let update = match result {
             Ok(u) => u,
             Err(e) => {
+                let e = taxi_fiscal_server::AppError::from(e);
                 // Every bad row is data (stdout); the summary is the one error line.
                 if let Some(rows) = e.details.as_ref().and_then(|d| d.get("errors")) {
                     print_json(&serde_json::json!({ "errors": rows }))?;

@@ -469,7 +469,7 @@ impl SampleDevice {
             let job = SyncJob {
                 caller: self.caller.clone(),
                 request: prepared.request.clone(),
-                registry: state.store().registry().await?,
+                registry: state.services().indexed_registry().await?,
                 logic: ServerSync::default(),
                 now,
                 server_key: state.signing_key().clone(),
@@ -613,7 +613,7 @@ mod tests {
             stand_id: None,
             device_id: "desktop-escritorio".into(),
         };
-        let groups = crate::office::duplicate_groups(&state, &office)
+        let groups = crate::office::duplicate_groups(state.services(), &office)
             .await
             .unwrap();
         assert_eq!(groups.len(), 1, "{groups:?}");

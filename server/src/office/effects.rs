@@ -271,7 +271,7 @@ pub enum EffectChange {
 }
 
 /// What `after` changes against `before` for `record_id`: the entries [`reconcile`] writes
-/// (penalties of the record, their fines, the permit state), compared one by one, so what the
+/// (penalties of the record, their fines, the permit svc), compared one by one, so what the
 /// office confirms is what the same edit will write.
 pub fn changes(before: &Registry, after: &Registry, record_id: &str) -> Vec<EffectChange> {
     let of_record = |reg: &Registry| -> Vec<Penalty> {

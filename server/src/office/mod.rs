@@ -1,8 +1,8 @@
 //! The office workflow of the Unidade de Transportes: what the office pages
 //! (`crate::web`) and the JSON API (`crate::api::office`, `/v1/office/…`) both call. Every
-//! function takes the application state and the authenticated caller, checks the caller's role
+//! function takes the services' context ([`Services`]) and the authenticated caller, checks the caller's role
 //! first (reading: office and admin; acting: office), and answers a typed result or one
-//! [`AppError`] with a Portuguese message.
+//! [`ServiceError`] with a Portuguese message.
 //!
 //! # Flow
 //!
@@ -53,8 +53,10 @@
 
 pub mod duplicates;
 pub mod effects;
+pub mod filter;
 pub mod notices;
 pub mod search;
+pub mod witnesses;
 
 use std::sync::Arc;
 
@@ -62,7 +64,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sync_core::domain::{PenaltyKind, PermitState, Registry};
+use sync_core::domain::{PenaltyKind, PermitState, RegistryIndex};
 use sync_core::records::{
     EventKind, LegalBasis, NotificationMethod, Outcome, PersonRef, RecordView, Status,
     procedure_of, step_of,
@@ -75,8 +77,7 @@ pub use duplicates::{
 };
 
 use crate::auth::{Auth, Role};
-use crate::error::AppError;
-use crate::server::AppState;
+use crate::service::{ServiceError, Services};
 use crate::store::office::{
     EffectFn, InboxRow, OfficeJob, OfficeOutcome, OfficeStep, RegistryApplied,
 };
@@ -87,8 +88,7 @@ pub const OFFICE_READERS: &[Role] = crate::auth::roles::OFFICE_READERS;
 /// Who acts on records ([`crate::auth::roles::OFFICE_WRITERS`]: admins write no records).
 pub const OFFICE_DECIDERS: &[Role] = crate::auth::roles::OFFICE_WRITERS;
 
-const DEFAULT_LIMIT: u32 = 50;
-const MAX_LIMIT: u32 = 500;
+use filter::{DEFAULT_LIMIT, MAX_LIMIT};
 
 // ---------------------------------------------------------------------------------------------
 // Inbox
@@ -240,17 +240,17 @@ pub fn status_label(status: &str) -> String {
         .map_or_else(|| status.to_owned(), |s| s.label_pt().to_owned())
 }
 
-fn bad(code: &'static str, message: impl Into<String>) -> AppError {
-    AppError::unprocessable(code, message)
+fn bad(code: &'static str, message: impl Into<String>) -> ServiceError {
+    ServiceError::unprocessable(code, message)
 }
 
 /// The inbox (see the module doc).
-pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox, AppError> {
+pub async fn inbox(svc: &Services, auth: &Auth, q: InboxQuery) -> Result<Inbox, ServiceError> {
     use crate::limits::{MAX_APPEAL_DEADLINE_SCAN, MAX_SEARCH_CHARS, MAX_SEARCH_WORDS};
     use crate::store::records::{RecordOrder, RecordSort};
 
     auth.require(OFFICE_READERS)?;
-    let invalid = |m: String| AppError::bad_request("invalid_query", m);
+    let invalid = |m: String| ServiceError::bad_request("invalid_query", m);
     if let Some(s) = q.status.as_deref().map(str::trim).filter(|s| !s.is_empty())
         && !STATUSES.iter().any(|x| x.as_str() == s)
     {
@@ -302,7 +302,7 @@ pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox
     };
     let limit = q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
     let offset = q.offset.unwrap_or(0);
-    let mut filter = crate::api::records::filter_of(crate::api::records::RecordsQuery {
+    let mut filter = filter::filter_of(filter::RecordsQuery {
         status: q.status,
         kind: q.kind,
         stand: q.stand,
@@ -314,7 +314,7 @@ pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox
         limit: Some(limit),
         offset: Some(offset),
     })?;
-    let store = state.store();
+    let store = svc.store();
     let registry = store.registry().await?;
     let users = store.list_users().await?;
     if !text.is_empty() {
@@ -345,11 +345,11 @@ pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox
             _ => RecordSort::Occurred,
         },
     };
-    let today = state.clock().today();
+    let today = svc.clock().today();
     let due = q.appeal_due_within_days;
     if due.is_none() && sort != "appeal_deadline" {
         let page = store.office_inbox(filter).await?;
-        let items = with_deadlines(state, page.items).await?;
+        let items = with_deadlines(svc, page.items).await?;
         return Ok(Inbox {
             total: page.total,
             counts: counts_of(page.counts),
@@ -370,7 +370,7 @@ pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox
     pending_filter.offset = 0;
     let pending = store.office_inbox(pending_filter).await?;
     let incomplete = pending.total > u64::from(MAX_APPEAL_DEADLINE_SCAN);
-    let mut candidates = with_deadlines(state, pending.items).await?;
+    let mut candidates = with_deadlines(svc, pending.items).await?;
     if let Some(days) = due {
         let last = today + Duration::days(i64::from(days));
         candidates.retain(|i| i.appeal_deadline.is_some_and(|d| today <= d && d <= last));
@@ -416,7 +416,7 @@ pub async fn inbox(state: &AppState, auth: &Auth, q: InboxQuery) -> Result<Inbox
         rest_filter.offset = u32::try_from(start.saturating_sub(k)).unwrap_or(u32::MAX);
         rest_filter.limit = u32::try_from(take - items.len()).unwrap_or(1).max(1);
         let rest = store.office_inbox(rest_filter).await?;
-        items.extend(with_deadlines(state, rest.items).await?);
+        items.extend(with_deadlines(svc, rest.items).await?);
     }
     // The total and the counts of the whole filtered inbox (one row fetched).
     filter.limit = 1;
@@ -444,14 +444,17 @@ fn counts_of(counts: Vec<(String, u64)>) -> Vec<StatusCount> {
 
 /// The inbox's items, with the appeal deadline of those awaiting an appeal (their documents
 /// are read; the caller bounds how many rows it passes).
-async fn with_deadlines(state: &AppState, rows: Vec<InboxRow>) -> Result<Vec<InboxItem>, AppError> {
+async fn with_deadlines(
+    svc: &Services,
+    rows: Vec<InboxRow>,
+) -> Result<Vec<InboxItem>, ServiceError> {
     let mut out = Vec::with_capacity(rows.len());
     for InboxRow { row, rules } in rows {
         let awaiting = APPEAL_PENDING.iter().any(|s| s.as_str() == row.status);
         let appeal_deadline = if awaiting {
-            match state.store().record(row.id.clone()).await? {
+            match svc.store().record(row.id.clone()).await? {
                 Some(doc) => {
-                    pending_appeal_deadline(&view_of(&doc).map_err(|e| AppError::internal(&e))?)
+                    pending_appeal_deadline(&view_of(&doc).map_err(|e| ServiceError::internal(&e))?)
                 }
                 None => None,
             }
@@ -501,18 +504,18 @@ pub struct Settlement {
 
 /// The groups of likely duplicates not yet settled, newest first.
 pub async fn duplicate_groups(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
-) -> Result<Vec<DuplicateGroup>, AppError> {
+) -> Result<Vec<DuplicateGroup>, ServiceError> {
     auth.require(OFFICE_READERS)?;
-    let docs = state
+    let docs = svc
         .store()
         .duplicate_candidates(DUPLICATE_WINDOW_MINUTES * 60)
         .await?;
-    let registry = state.store().registry().await?;
+    let registry = svc.store().registry().await?;
     let mut members = Vec::with_capacity(docs.len());
     for doc in docs {
-        let view = view_of(&doc).map_err(|e| AppError::internal(&e))?;
+        let view = view_of(&doc).map_err(|e| ServiceError::internal(&e))?;
         members.push((doc.row, view));
     }
     Ok(duplicates::groups(&members, &registry))
@@ -520,10 +523,10 @@ pub async fn duplicate_groups(
 
 /// Merges duplicates into the record kept.
 pub async fn merge_duplicates(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     req: MergeRequest,
-) -> Result<Settlement, AppError> {
+) -> Result<Settlement, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let keep = req.keep.trim().to_owned();
     let mut merge: Vec<String> = req.merge.iter().map(|s| s.trim().to_owned()).collect();
@@ -541,11 +544,11 @@ pub async fn merge_duplicates(
             "O registro principal não pode ser juntado a si mesmo.",
         ));
     }
-    load_view(state, &keep).await?;
-    let now = state.clock().now();
+    load_view(svc, &keep).await?;
+    let now = svc.clock().now();
     let mut steps = Vec::new();
     for id in &merge {
-        let (_, view) = load_view(state, id).await?;
+        let (_, view) = load_view(svc, id).await?;
         if view.penalty.is_some() {
             return Err(bad(
                 "duplicate_decided",
@@ -565,7 +568,7 @@ pub async fn merge_duplicates(
         });
     }
     let events = steps.len() as u32;
-    let (docs, _) = run(state, auth, steps, None).await?;
+    let (docs, _) = run(svc, auth, steps, None).await?;
     Ok(Settlement {
         events,
         records: docs.into_iter().map(|d| d.row).collect(),
@@ -574,10 +577,10 @@ pub async fn merge_duplicates(
 
 /// Keeps records apart: they are different occurrences.
 pub async fn keep_apart(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     req: KeepApartRequest,
-) -> Result<Settlement, AppError> {
+) -> Result<Settlement, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let mut ids: Vec<String> = req.records.iter().map(|s| s.trim().to_owned()).collect();
     ids.sort();
@@ -590,9 +593,9 @@ pub async fn keep_apart(
     }
     let mut views = Vec::new();
     for id in &ids {
-        views.push(load_view(state, id).await?);
+        views.push(load_view(svc, id).await?);
     }
-    let now = state.clock().now();
+    let now = svc.clock().now();
     let mut steps = Vec::new();
     for (doc, view) in &views {
         let mut at = next_at(view, now);
@@ -621,7 +624,7 @@ pub async fn keep_apart(
         });
     }
     let events = steps.len() as u32;
-    let (docs, _) = run(state, auth, steps, None).await?;
+    let (docs, _) = run(svc, auth, steps, None).await?;
     Ok(Settlement {
         events,
         records: docs.into_iter().map(|d| d.row).collect(),
@@ -762,9 +765,16 @@ fn classification_of(view: &RecordView) -> (Vec<LegalBasis>, bool) {
 }
 
 /// The case of a record, computed from its view and the registry (pure).
-pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDate) -> CaseView {
+/// Every lookup is a point query of `index` (built once per registry version: see
+/// `Services::indexed_registry`), so the page costs the same in a city of 200,000 permits.
+pub fn case_of(
+    doc: RecordDoc,
+    view: RecordView,
+    index: &RegistryIndex<'_>,
+    today: NaiveDate,
+) -> CaseView {
     let record_id = view.id.to_string();
-    let index = reg.index();
+    let reg = index.registry;
     let (classification, classified_by_office) = classification_of(&view);
     let driver_ref = &view.driver.person;
     let charged = view
@@ -797,9 +807,9 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
         .map(|p| {
             let (state, state_label) = permit_state_label(&p.state);
             let stand = index.stand(&p.stand_id);
-            let live = reg
-                .permits
-                .iter()
+            let live = index
+                .permits_at(&p.stand_id)
+                .into_iter()
                 .filter(|x| {
                     x.stand_id == p.stand_id && !matches!(x.state, PermitState::Revoked { .. })
                 })
@@ -855,14 +865,8 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
             )),
         )
     };
-    let effect_entry = reg
-        .penalties
-        .iter()
-        .find(|p| p.record_id.as_deref() == Some(record_id.as_str()));
-    let fine = effect_entry.and_then(|p| {
-        let id = effects::fine_id_of(&p.id);
-        reg.fines.iter().find(|f| f.id == id)
-    });
+    let effect_entry = index.penalty_of_record(&record_id);
+    let fine = effect_entry.and_then(|p| index.fine(&effects::fine_id_of(&p.id)));
     let decision = effects::current_penalty(&view).map(|(kind, decided_on)| {
         let until = match kind {
             PenaltyKind::Suspension { days } if days > 0 => effect_entry
@@ -924,29 +928,29 @@ pub fn case_of(doc: RecordDoc, view: RecordView, reg: &Registry, today: NaiveDat
 }
 
 pub(crate) async fn load_view(
-    state: &AppState,
+    svc: &Services,
     id: &str,
-) -> Result<(RecordDoc, RecordView), AppError> {
-    let doc = state
+) -> Result<(RecordDoc, RecordView), ServiceError> {
+    let doc = svc
         .store()
         .record(id.trim().to_owned())
         .await?
-        .ok_or_else(|| AppError::not_found("Registro não encontrado."))?;
-    let view = view_of(&doc).map_err(|e| AppError::internal(&e))?;
+        .ok_or_else(|| ServiceError::not_found("Registro não encontrado."))?;
+    let view = view_of(&doc).map_err(|e| ServiceError::internal(&e))?;
     Ok((doc, view))
 }
 
 /// The case of one record (see [`CaseView`]).
-pub async fn case(state: &AppState, auth: &Auth, id: &str) -> Result<CaseView, AppError> {
+pub async fn case(svc: &Services, auth: &Auth, id: &str) -> Result<CaseView, ServiceError> {
     auth.require(OFFICE_READERS)?;
-    let (doc, view) = load_view(state, id).await?;
-    let registry = state.store().registry().await?;
-    Ok(case_of(doc, view, &registry, state.clock().today()))
+    let (doc, view) = load_view(svc, id).await?;
+    let registry = svc.indexed_registry().await?;
+    Ok(case_of(doc, view, &registry.index(), svc.clock().today()))
 }
 
 /// The system's proposal for a record (R32): the office decides.
-pub async fn proposal(state: &AppState, auth: &Auth, id: &str) -> Result<Proposal, AppError> {
-    let c = case(state, auth, id).await?;
+pub async fn proposal(svc: &Services, auth: &Auth, id: &str) -> Result<Proposal, ServiceError> {
+    let c = case(svc, auth, id).await?;
     c.proposal.ok_or_else(|| {
         bad(
             "record_without_permit",
@@ -1072,26 +1076,26 @@ fn refusal_code(code: RejectionCode) -> &'static str {
 
 /// Runs steps (and an effect) in one transaction; the records as they stand after.
 async fn run(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     steps: Vec<OfficeStep>,
     effect: Option<(String, EffectFn)>,
-) -> Result<(Vec<RecordDoc>, Option<RegistryApplied>), AppError> {
+) -> Result<(Vec<RecordDoc>, Option<RegistryApplied>), ServiceError> {
     let job = OfficeJob {
         caller: caller_of(auth),
         steps,
         effect,
-        registry: state.store().registry().await?,
-        now: state.clock().now(),
+        registry: svc.indexed_registry().await?,
+        now: svc.clock().now(),
     };
-    match state.store().office_apply(job).await? {
+    match svc.store().office_apply(job).await? {
         OfficeOutcome::Applied { docs, registry } => {
             if let Some(r) = &registry {
                 tracing::info!(version = r.version, "cadastro alterado por decisão");
             }
             Ok((docs, registry))
         }
-        OfficeOutcome::NotFound { .. } => Err(AppError::not_found("Registro não encontrado.")),
+        OfficeOutcome::NotFound { .. } => Err(ServiceError::not_found("Registro não encontrado.")),
         OfficeOutcome::Refused { code, message, .. } => Err(bad(
             refusal_code(code),
             sync_core::records::refusal_sentence(&message),
@@ -1109,16 +1113,16 @@ fn reconcile_effect() -> EffectFn {
 /// Appends `events` to one record (at now, now + 1 ms, …: their replay order), with the
 /// registry effect when `with_effect`, and returns the case as it stands.
 async fn act(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     events: Vec<EventKind>,
     with_effect: bool,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let id = id.trim().to_owned();
-    let (_, view) = load_view(state, &id).await?;
-    let base = next_at(&view, state.clock().now());
+    let (_, view) = load_view(svc, &id).await?;
+    let base = next_at(&view, svc.clock().now());
     check_steps(&view, &events, base)?;
     let steps = events
         .into_iter()
@@ -1130,15 +1134,15 @@ async fn act(
         })
         .collect();
     let effect = with_effect.then(|| (id.clone(), reconcile_effect()));
-    let (docs, registry) = run(state, auth, steps, effect).await?;
+    let (docs, registry) = run(svc, auth, steps, effect).await?;
     let doc = docs
         .into_iter()
         .find(|d| d.row.id == id)
-        .ok_or_else(|| AppError::not_found("Registro não encontrado."))?;
-    let view = view_of(&doc).map_err(|e| AppError::internal(&e))?;
-    let reg = state.store().registry().await?;
+        .ok_or_else(|| ServiceError::not_found("Registro não encontrado."))?;
+    let view = view_of(&doc).map_err(|e| ServiceError::internal(&e))?;
+    let reg = svc.indexed_registry().await?;
     Ok(OfficeResult {
-        case: case_of(doc, view, &reg, state.clock().today()),
+        case: case_of(doc, view, &reg.index(), svc.clock().today()),
         registry,
     })
 }
@@ -1159,7 +1163,11 @@ fn next_at(view: &RecordView, now: DateTime<Utc>) -> DateTime<Utc> {
 /// the record refuses the same (every copy runs it); asking first gives the clerk the reason
 /// without the wrapping of a refused event. Nothing is ever added on the office's behalf: a
 /// missing step is refused, never filled in.
-fn check_steps(view: &RecordView, events: &[EventKind], at: DateTime<Utc>) -> Result<(), AppError> {
+fn check_steps(
+    view: &RecordView,
+    events: &[EventKind],
+    at: DateTime<Utc>,
+) -> Result<(), ServiceError> {
     let mut procedure = procedure_of(view);
     for event in events {
         if let Some(step) = step_of(event) {
@@ -1175,7 +1183,7 @@ use sync_core::records::refusal_sentence as sentence;
 
 /// A penalty art. 32 provides (`rules::penalty::Grade::exact`, the same check as the
 /// registry's `POST /v1/penalties` and the records' replay).
-fn check_penalty(p: PenaltyKind) -> Result<(), AppError> {
+fn check_penalty(p: PenaltyKind) -> Result<(), ServiceError> {
     penalty::Grade::exact(p).map(|_| ()).map_err(|e| {
         bad("invalid_penalty", e.to_string()).with_details(serde_json::json!({
             "rule_id": sync_core::rules::RuleId::R32,
@@ -1184,8 +1192,8 @@ fn check_penalty(p: PenaltyKind) -> Result<(), AppError> {
     })
 }
 
-fn check_not_future(state: &AppState, on: NaiveDate, what: &str) -> Result<(), AppError> {
-    if on > state.clock().today() {
+fn check_not_future(svc: &Services, on: NaiveDate, what: &str) -> Result<(), ServiceError> {
+    if on > svc.clock().today() {
         return Err(bad(
             "invalid_date",
             format!("A data {what} não pode ser futura."),
@@ -1196,29 +1204,29 @@ fn check_not_future(state: &AppState, on: NaiveDate, what: &str) -> Result<(), A
 
 /// The office takes the record up (`reviewed`).
 pub async fn review(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: ReviewRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     let note = req
         .note
         .map(|n| n.trim().to_owned())
         .filter(|n| !n.is_empty());
-    act(state, auth, id, vec![EventKind::Reviewed { note }], false).await
+    act(svc, auth, id, vec![EventKind::Reviewed { note }], false).await
 }
 
 /// Classifies the record under catalogue rules (`classified`).
 pub async fn classify(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: ClassifyRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let mut legal_basis = Vec::new();
     // The registry's law parameters: what is disabled there cannot be cited here.
-    let registry = state.store().registry().await?;
+    let registry = svc.store().registry().await?;
     for raw in &req.rule_ids {
         // The same gate as the app, the command line and the vetting of records.
         let rule = sync_core::rules::citable(raw, &registry.law().rules).map_err(|e| {
@@ -1248,7 +1256,7 @@ pub async fn classify(
         ));
     }
     act(
-        state,
+        svc,
         auth,
         id,
         vec![EventKind::Classified { legal_basis }],
@@ -1259,13 +1267,13 @@ pub async fn classify(
 
 /// Records the office's proposal (`penalty_proposed`), the system's when none is given.
 pub async fn propose(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: ProposeRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
-    let c = case(state, auth, id).await?;
+    let c = case(svc, auth, id).await?;
     let penalty = match req.penalty {
         Some(p) => p,
         None => {
@@ -1282,7 +1290,7 @@ pub async fn propose(
     };
     check_penalty(penalty)?;
     act(
-        state,
+        svc,
         auth,
         id,
         vec![EventKind::PenaltyProposed { penalty }],
@@ -1292,7 +1300,7 @@ pub async fn propose(
 }
 
 /// The event of a decision of the penalty (what [`decide`] appends).
-pub fn decision_event(req: &DecideRequest) -> Result<EventKind, AppError> {
+pub fn decision_event(req: &DecideRequest) -> Result<EventKind, ServiceError> {
     check_penalty(req.penalty)?;
     Ok(EventKind::PenaltyDecided {
         penalty: req.penalty,
@@ -1300,7 +1308,7 @@ pub fn decision_event(req: &DecideRequest) -> Result<EventKind, AppError> {
 }
 
 /// The event of a ruling on reconsideration (what [`decide_reconsideration`] appends).
-pub fn reconsideration_ruling_event(req: &RulingRequest) -> Result<EventKind, AppError> {
+pub fn reconsideration_ruling_event(req: &RulingRequest) -> Result<EventKind, ServiceError> {
     Ok(EventKind::ReconsiderationDecided {
         outcome: req.outcome,
         penalty: ruling(req)?,
@@ -1308,7 +1316,7 @@ pub fn reconsideration_ruling_event(req: &RulingRequest) -> Result<EventKind, Ap
 }
 
 /// The event of a ruling on appeal (what [`decide_appeal`] appends).
-pub fn appeal_ruling_event(req: &RulingRequest) -> Result<EventKind, AppError> {
+pub fn appeal_ruling_event(req: &RulingRequest) -> Result<EventKind, ServiceError> {
     Ok(EventKind::AppealDecided {
         outcome: req.outcome,
         penalty: ruling(req)?,
@@ -1316,7 +1324,7 @@ pub fn appeal_ruling_event(req: &RulingRequest) -> Result<EventKind, AppError> {
 }
 
 /// The event of an annulment (what [`annul`] appends).
-pub fn annulment_event(req: &AnnulRequest) -> Result<EventKind, AppError> {
+pub fn annulment_event(req: &AnnulRequest) -> Result<EventKind, ServiceError> {
     let reason = req.reason.trim().to_owned();
     if reason.is_empty() {
         return Err(bad("invalid_request", "Informe o motivo da anulação."));
@@ -1329,18 +1337,18 @@ pub fn annulment_event(req: &AnnulRequest) -> Result<EventKind, AppError> {
 /// record in memory) and the same [`effects::reconcile`] as the write, so what the office
 /// confirms is what will be stored. Empty: the registry would not change.
 pub async fn preview_effect(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     event: EventKind,
-) -> Result<Vec<effects::EffectChange>, AppError> {
+) -> Result<Vec<effects::EffectChange>, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let id = id.trim();
-    let (doc, view) = load_view(state, id).await?;
-    let at = next_at(&view, state.clock().now());
+    let (doc, view) = load_view(svc, id).await?;
+    let at = next_at(&view, svc.clock().now());
     check_steps(&view, std::slice::from_ref(&event), at)?;
     let mut copy =
-        sync_core::records::RecordDoc::load(&doc.doc).map_err(|e| AppError::internal(&e))?;
+        sync_core::records::RecordDoc::load(&doc.doc).map_err(|e| ServiceError::internal(&e))?;
     let agent = sync_core::records::Agent::new(
         auth.user_id.clone(),
         sync_core::records::UserRole::Office,
@@ -1348,8 +1356,8 @@ pub async fn preview_effect(
     );
     copy.append_event(&agent, at, event)
         .map_err(|e| bad("event_refused", sentence(&e.to_string())))?;
-    let after = copy.view().map_err(|e| AppError::internal(&e))?;
-    let reg = state.store().registry().await?;
+    let after = copy.view().map_err(|e| ServiceError::internal(&e))?;
+    let reg = svc.store().registry().await?;
     Ok(match effects::reconcile(&after, &reg) {
         Ok(Some(edit)) => effects::changes(&reg, &edit.registry, id),
         Ok(None) => Vec::new(),
@@ -1362,34 +1370,34 @@ pub async fn preview_effect(
 /// system's, or the office's own): a missing step is refused, never written on the office's
 /// behalf.
 pub async fn decide(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: DecideRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let event = decision_event(&req)?;
-    act(state, auth, id, vec![event], true).await
+    act(svc, auth, id, vec![event], true).await
 }
 
 /// Records the ciência of the last decision; the appeal deadline is counted with the registry's
 /// holiday calendar and stored in the event (every copy judges an appeal against it).
 pub async fn notify(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: NotifyRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
-    check_not_future(state, req.on, "da ciência")?;
-    let (_, view) = load_view(state, id).await?;
+    check_not_future(svc, req.on, "da ciência")?;
+    let (_, view) = load_view(svc, id).await?;
     let notification =
-        notices::check_ciencia(state, &view, req.method, req.notification.as_deref()).await?;
-    let registry = state.store().registry().await?;
+        notices::check_ciencia(svc, &view, req.method, req.notification.as_deref()).await?;
+    let registry = svc.store().registry().await?;
     let deadline = sync_core::rules::deadline::appeal_deadline(req.on, registry.law().holidays())
         .map_err(|e| bad("invalid_date", e.to_string()))?;
     act(
-        state,
+        svc,
         auth,
         id,
         vec![EventKind::Notified {
@@ -1405,15 +1413,15 @@ pub async fn notify(
 
 /// Records a request for reconsideration (art. 34).
 pub async fn file_reconsideration(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: FilingRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
-    check_not_future(state, req.on, "do pedido")?;
+    check_not_future(svc, req.on, "do pedido")?;
     act(
-        state,
+        svc,
         auth,
         id,
         vec![EventKind::ReconsiderationFiled { on: req.on }],
@@ -1422,7 +1430,7 @@ pub async fn file_reconsideration(
     .await
 }
 
-fn ruling(req: &RulingRequest) -> Result<Option<PenaltyKind>, AppError> {
+fn ruling(req: &RulingRequest) -> Result<Option<PenaltyKind>, ServiceError> {
     match (req.outcome, req.penalty) {
         (Outcome::Modified, None) => Err(bad(
             "invalid_request",
@@ -1438,28 +1446,28 @@ fn ruling(req: &RulingRequest) -> Result<Option<PenaltyKind>, AppError> {
 
 /// Decides the reconsideration; a reversal or a change of penalty updates the registry.
 pub async fn decide_reconsideration(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: RulingRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let event = reconsideration_ruling_event(&req)?;
-    act(state, auth, id, vec![event], true).await
+    act(svc, auth, id, vec![event], true).await
 }
 
 /// Records the appeal to the Prefeito (art. 33): refused by the state machine when late
 /// (art. 35) or a second one.
 pub async fn file_appeal(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: FilingRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
-    check_not_future(state, req.on, "do recurso")?;
+    check_not_future(svc, req.on, "do recurso")?;
     act(
-        state,
+        svc,
         auth,
         id,
         vec![EventKind::AppealFiled { on: req.on }],
@@ -1470,42 +1478,42 @@ pub async fn file_appeal(
 
 /// Decides the appeal; a reversal or a change of penalty updates the registry.
 pub async fn decide_appeal(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: RulingRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
     let event = appeal_ruling_event(&req)?;
-    act(state, auth, id, vec![event], true).await
+    act(svc, auth, id, vec![event], true).await
 }
 
 /// Annuls the record; a penalty it had in the registry is lifted.
 pub async fn annul(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: AnnulRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     let event = annulment_event(&req)?;
-    act(state, auth, id, vec![event], true).await
+    act(svc, auth, id, vec![event], true).await
 }
 
 /// Archives the record (its decision, if any, stays in force).
-pub async fn archive(state: &AppState, auth: &Auth, id: &str) -> Result<OfficeResult, AppError> {
-    act(state, auth, id, vec![EventKind::Archived], false).await
+pub async fn archive(svc: &Services, auth: &Auth, id: &str) -> Result<OfficeResult, ServiceError> {
+    act(svc, auth, id, vec![EventKind::Archived], false).await
 }
 
 /// Picks one of the concurrent values of a field (`conflict_resolved`; both stay in history).
 pub async fn resolve_conflict(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: ResolveConflictRequest,
-) -> Result<OfficeResult, AppError> {
+) -> Result<OfficeResult, ServiceError> {
     let field = req.field.trim().to_owned();
     act(
-        state,
+        svc,
         auth,
         id,
         vec![EventKind::ConflictResolved {
@@ -1520,11 +1528,11 @@ pub async fn resolve_conflict(
 /// Re-runs the registry reconciliation of a record (e.g. after a decision arrived through an
 /// office device's sync). Idempotent: nothing is written when the registry already agrees.
 pub async fn reapply_effects(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
-) -> Result<OfficeResult, AppError> {
-    act(state, auth, id, Vec::new(), true).await
+) -> Result<OfficeResult, ServiceError> {
+    act(svc, auth, id, Vec::new(), true).await
 }
 
 /// Local time of an instant, for pages.

@@ -44,8 +44,7 @@ use sync_core::rules::procedure::{APPEAL_DAYS, Phase};
 
 use super::{OFFICE_DECIDERS, OFFICE_READERS, bad, load_view};
 use crate::auth::Auth;
-use crate::error::AppError;
-use crate::server::AppState;
+use crate::service::{ServiceError, Services};
 use crate::store::notifications::{NewNotification, NotificationRow, unsealed_code};
 use crate::store::{Actor, StoreError, UserRow};
 
@@ -121,7 +120,7 @@ pub fn can_notify(view: &RecordView) -> bool {
     decision_in_force(view).is_ok()
 }
 
-fn decision_in_force(view: &RecordView) -> Result<InForce<'_>, AppError> {
+fn decision_in_force(view: &RecordView) -> Result<InForce<'_>, ServiceError> {
     if matches!(view.status, Status::Annulled | Status::MergedAsDuplicate) {
         return Err(bad(
             "nothing_to_notify",
@@ -231,9 +230,8 @@ fn basis_lines(view: &RecordView) -> Vec<BasisLine> {
 }
 
 /// The verification page's base address: the first public origin.
-fn base_url(state: &AppState) -> String {
-    state
-        .public_origins()
+fn base_url(svc: &Services) -> String {
+    svc.public_origins()
         .first()
         .cloned()
         .unwrap_or_else(|| String::from("http://localhost"))
@@ -242,14 +240,14 @@ fn base_url(state: &AppState) -> String {
 /// The notification of `view`'s decision in force to `person`, before the store numbers and
 /// seals it.
 fn content_for(
-    state: &AppState,
+    svc: &Services,
     view: &RecordView,
     reg: &Registry,
     users: &[UserRow],
     decision: &InForce<'_>,
     person: &PersonRef,
     today: chrono::NaiveDate,
-) -> Result<NotificationContent, AppError> {
+) -> Result<NotificationContent, ServiceError> {
     let amount = match decision.penalty {
         sync_core::domain::PenaltyKind::Fine => {
             let c = penalty::fine_amount(today, &reg.law().ipca)
@@ -266,8 +264,8 @@ fn content_for(
     };
     Ok(NotificationContent {
         number: String::new(),
-        authority: state.config().notice_authority.clone(),
-        issued_at: state.clock().now(),
+        authority: svc.config().notice_authority.clone(),
+        issued_at: svc.clock().now(),
         addressee: Party {
             name: person_name(reg, person),
             role: charged_role(view, person),
@@ -292,24 +290,24 @@ fn content_for(
             decided_by: with_office(&user_name(users, &decision.event.by.user_id)),
         },
         amount,
-        filing_place: state.config().notice_filing_place.clone(),
+        filing_place: svc.config().notice_filing_place.clone(),
         appeal_days: APPEAL_DAYS,
         verification: Verification {
             code: unsealed_code(),
-            base_url: base_url(state),
+            base_url: base_url(svc),
         },
     })
 }
 
 /// Generates the notifications of the decision in force (see the module doc).
 pub async fn generate(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
     req: NotificationRequest,
-) -> Result<GeneratedNotifications, AppError> {
+) -> Result<GeneratedNotifications, ServiceError> {
     auth.require(OFFICE_DECIDERS)?;
-    let (doc, view) = load_view(state, id).await?;
+    let (doc, view) = load_view(svc, id).await?;
     let record_id = doc.row.id.clone();
     let decision = decision_in_force(&view)?;
     let wanted: Vec<&PersonRef> = match req.person.as_deref().map(str::trim) {
@@ -334,10 +332,7 @@ pub async fn generate(
             "O registro não indica quem responde por ele.",
         ));
     }
-    let existing = state
-        .store()
-        .record_notifications(record_id.clone())
-        .await?;
+    let existing = svc.store().record_notifications(record_id.clone()).await?;
     let done = |p: &PersonRef| {
         existing
             .iter()
@@ -353,7 +348,7 @@ pub async fn generate(
             .iter()
             .filter_map(|p| done(p).map(|n| n.number.as_str()))
             .collect();
-        return Err(AppError::conflict(
+        return Err(ServiceError::conflict(
             "notification_exists",
             format!(
                 "Esta decisão já foi notificada a quem responde: {}.",
@@ -361,30 +356,30 @@ pub async fn generate(
             ),
         ));
     }
-    let reg = state.store().registry().await?;
-    let users = state.store().list_users().await?;
-    let today = state.clock().today();
+    let reg = svc.store().registry().await?;
+    let users = svc.store().list_users().await?;
+    let today = svc.clock().today();
     let mut drafts = Vec::with_capacity(pending.len());
     for p in pending {
         drafts.push(NewNotification {
             record_id: record_id.clone(),
             person: p.encode(),
             decision_event_id: decision.event.id.clone(),
-            content: content_for(state, &view, &reg, &users, &decision, p, today)?,
+            content: content_for(svc, &view, &reg, &users, &decision, p, today)?,
         });
     }
     let actor = Actor {
         user_id: Some(auth.user_id.clone()),
         device_id: Some(auth.device_id.clone()),
-        at: state.clock().now(),
+        at: svc.clock().now(),
     };
-    let notifications = state
+    let notifications = svc
         .store()
         .create_notifications(drafts, actor)
         .await
         .map_err(|e| match e {
             // Another clerk generated it at the same moment.
-            StoreError::Duplicate { .. } => AppError::conflict(
+            StoreError::Duplicate { .. } => ServiceError::conflict(
                 "notification_exists",
                 "Esta decisão acabou de ser notificada por outra pessoa; recarregue o registro.",
             ),
@@ -395,42 +390,42 @@ pub async fn generate(
 
 /// The notifications of a record.
 pub async fn of_record(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
-) -> Result<Vec<NotificationRow>, AppError> {
+) -> Result<Vec<NotificationRow>, ServiceError> {
     auth.require(OFFICE_READERS)?;
-    Ok(state
+    Ok(svc
         .store()
         .record_notifications(id.trim().to_owned())
         .await?)
 }
 
 /// One notification.
-pub async fn get(state: &AppState, auth: &Auth, id: &str) -> Result<NotificationRow, AppError> {
+pub async fn get(svc: &Services, auth: &Auth, id: &str) -> Result<NotificationRow, ServiceError> {
     auth.require(OFFICE_READERS)?;
-    state
-        .store()
+    svc.store()
         .notification(id.trim().to_owned())
         .await?
-        .ok_or_else(|| AppError::not_found("Notificação não encontrada."))
+        .ok_or_else(|| ServiceError::not_found("Notificação não encontrada."))
 }
 
 /// A notification as a PDF: its number (for the file name) and bytes.
-pub async fn pdf(state: &AppState, auth: &Auth, id: &str) -> Result<(String, Vec<u8>), AppError> {
-    let n = get(state, auth, id).await?;
-    let bytes = documents::render_notification(&n.content).map_err(|e| AppError::internal(&e))?;
+pub async fn pdf(svc: &Services, auth: &Auth, id: &str) -> Result<(String, Vec<u8>), ServiceError> {
+    let n = get(svc, auth, id).await?;
+    let bytes =
+        documents::render_notification(&n.content).map_err(|e| ServiceError::internal(&e))?;
     Ok((n.number, bytes))
 }
 
 /// Refuses a ciência by signature or postal receipt that does not name a notification of this
 /// record's decision in force (an auto signed on the spot stands for a signature).
 pub async fn check_ciencia(
-    state: &AppState,
+    svc: &Services,
     view: &RecordView,
     method: NotificationMethod,
     notification: Option<&str>,
-) -> Result<Option<String>, AppError> {
+) -> Result<Option<String>, ServiceError> {
     let number = notification.map(str::trim).filter(|n| !n.is_empty());
     if method == NotificationMethod::Publication {
         return Ok(number.map(str::to_owned));
@@ -447,7 +442,7 @@ pub async fn check_ciencia(
         ));
     };
     let record_id = view.id.to_string();
-    let mine = state.store().record_notifications(record_id).await?;
+    let mine = svc.store().record_notifications(record_id).await?;
     let Some(n) = mine.iter().find(|n| n.number == number) else {
         return Err(bad(
             "notification_required",
@@ -588,7 +583,7 @@ pub fn auto_content(
     reg: &Registry,
     users: &[UserRow],
     now: DateTime<Utc>,
-) -> Result<AutoContent, AppError> {
+) -> Result<AutoContent, ServiceError> {
     let place = view.stand_id.as_deref().map(|s| {
         reg.stands.iter().find(|x| x.id == s).map_or_else(
             || format!("Ponto {s}"),
@@ -603,7 +598,7 @@ pub fn auto_content(
         printed_at: now,
     };
     sync_core::print::content_of(view, &RegistryNames(reg), paper)
-        .map_err(|e| AppError::internal(&e))
+        .map_err(|e| ServiceError::internal(&e))
 }
 
 /// The verdict the officer saw, one line per finding.
@@ -630,18 +625,18 @@ fn verdict_lines(view: &RecordView) -> Vec<String> {
 
 /// The case file of a record (see the module doc).
 pub async fn case_file(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
-) -> Result<CaseFileContent, AppError> {
+) -> Result<CaseFileContent, ServiceError> {
     auth.require(OFFICE_READERS)?;
-    let (doc, view) = load_view(state, id).await?;
-    let reg = state.store().registry().await?;
-    let users = state.store().list_users().await?;
-    let now = state.clock().now();
+    let (doc, view) = load_view(svc, id).await?;
+    let reg = svc.store().registry().await?;
+    let users = svc.store().list_users().await?;
+    let now = svc.clock().now();
     let mut photos = Vec::with_capacity(view.photos.len());
     for sha in &view.photos {
-        let jpeg = state.store().photo(sha.clone()).await?.map(|(_, b)| b);
+        let jpeg = svc.store().photo(sha.clone()).await?.map(|(_, b)| b);
         photos.push(PhotoContent {
             sha256: sha.clone(),
             jpeg,
@@ -659,7 +654,7 @@ pub async fn case_file(
         if linked.iter().any(|(i, _)| i == other) {
             continue;
         }
-        if let Some(doc) = state.store().record(other.clone()).await? {
+        if let Some(doc) = svc.store().record(other.clone()).await? {
             let name = crate::web::layout::record_name(&doc.row.kind, doc.row.number.as_deref());
             linked.push((other.clone(), name));
         }
@@ -690,7 +685,7 @@ pub async fn case_file(
             }
         })
         .collect();
-    let notifications = state
+    let notifications = svc
         .store()
         .record_notifications(doc.row.id.clone())
         .await?
@@ -708,17 +703,17 @@ pub async fn case_file(
         .collect();
     let mut auto = auto_content(&view, &reg, &users, now)?;
     // The code printed on the auto, once its signed evidence reached the server.
-    auto.verification = state
+    auto.verification = svc
         .store()
         .record_auto_code(doc.row.id.clone())
         .await?
         .map(|code| Verification {
             code,
-            base_url: base_url(state),
+            base_url: base_url(svc),
         });
-    let held = state.store().observed_persons(doc.row.id.clone()).await?;
+    let held = svc.store().observed_persons(doc.row.id.clone()).await?;
     Ok(CaseFileContent {
-        witness_contacts: crate::api::observed::contact_lines(&view, &held),
+        witness_contacts: super::witnesses::contact_lines(&view, &held),
         auto,
         verdict: verdict_lines(&view),
         timeline,
@@ -731,12 +726,12 @@ pub async fn case_file(
 
 /// The case file as a PDF: the record's number (for the file name) and bytes.
 pub async fn case_file_pdf(
-    state: &AppState,
+    svc: &Services,
     auth: &Auth,
     id: &str,
-) -> Result<(String, Vec<u8>), AppError> {
-    let content = case_file(state, auth, id).await?;
-    let bytes = documents::render_case_file(&content).map_err(|e| AppError::internal(&e))?;
+) -> Result<(String, Vec<u8>), ServiceError> {
+    let content = case_file(svc, auth, id).await?;
+    let bytes = documents::render_case_file(&content).map_err(|e| ServiceError::internal(&e))?;
     Ok((
         content
             .auto

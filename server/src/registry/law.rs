@@ -20,7 +20,7 @@ use sync_core::rules::parameters::{HolidayDay, NewHoliday, ParameterError};
 use sync_core::rules::{LawParameters, RulesConfig};
 
 use super::EditError;
-use crate::error::AppError;
+use crate::service::ServiceError;
 use crate::store::{Actor, Store};
 
 /// `code` of every refusal of a parameter change.
@@ -76,7 +76,7 @@ pub async fn import_rules_file(
     store: &dyn Store,
     rules: &RulesConfig,
     actor: Actor,
-) -> Result<Option<u64>, AppError> {
+) -> Result<Option<u64>, ServiceError> {
     let current = store.registry().await?;
     if let Some(p) = &current.parameters {
         if &p.rules != rules {

@@ -29,7 +29,7 @@ use sync_core::feed::{self, RegistryChange};
 use sync_core::rules::office::Refusal;
 use sync_core::rules::{Finding, RulesConfig};
 
-use crate::error::AppError;
+use crate::service::ServiceError;
 use crate::store::{Actor, RegistryCommit, Store, StoreError};
 
 /// How many times an operation is re-run after losing a race with another writer.
@@ -58,14 +58,14 @@ impl From<Refusal> for EditError {
     }
 }
 
-impl From<EditError> for AppError {
+impl From<EditError> for ServiceError {
     fn from(e: EditError) -> Self {
         match e {
-            EditError::Refused(r) => AppError::refused(&r),
-            EditError::NotFound(m) => AppError::not_found(m),
-            EditError::Conflict { code, message } => AppError::conflict(code, message),
-            EditError::Invalid { code, message } => AppError::unprocessable(code, message),
-            EditError::Csv(rows) => AppError::unprocessable(
+            EditError::Refused(r) => ServiceError::Refused(r),
+            EditError::NotFound(m) => ServiceError::NotFound(m),
+            EditError::Conflict { code, message } => ServiceError::conflict(code, message),
+            EditError::Invalid { code, message } => ServiceError::unprocessable(code, message),
+            EditError::Csv(rows) => ServiceError::unprocessable(
                 "csv_invalid",
                 format!(
                     "O arquivo CSV tem {}; nada foi importado.",
@@ -144,7 +144,7 @@ pub async fn commit<F, R>(
     action: &str,
     subject: &str,
     edit: F,
-) -> Result<RegistryUpdate, AppError>
+) -> Result<RegistryUpdate, ServiceError>
 where
     F: Fn(&Registry) -> Result<R, EditError>,
     R: Into<Edited>,
@@ -190,7 +190,7 @@ where
             Err(e) => return Err(e.into()),
         }
     }
-    Err(AppError::conflict(
+    Err(ServiceError::conflict(
         "registry_busy",
         "O cadastro está sendo alterado por outras operações; tente novamente.",
     ))

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sync_core::domain::Registry;
+use sync_core::domain::{IndexedRegistry, Registry};
 use sync_core::feed::RegistryChange;
 use sync_core::records::{EventKind, RecordView};
 use sync_core::sync::RejectionCode;
@@ -61,8 +61,9 @@ pub struct OfficeJob {
     pub steps: Vec<OfficeStep>,
     /// The record whose registry effect to reconcile after the steps, and how.
     pub effect: Option<(String, EffectFn)>,
-    /// For the vetting of coordinators' scope (unused for the office, kept for symmetry).
-    pub registry: Arc<Registry>,
+    /// The registry the steps are vetted against and the effect starts from, with its
+    /// indexes (the effect reads the registry again if a newer version was committed since).
+    pub registry: Arc<IndexedRegistry>,
     pub now: DateTime<Utc>,
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sync_core::domain::Registry;
+use sync_core::domain::IndexedRegistry;
 use sync_core::records::{EventKind, RecordView, UserRole};
 use sync_core::sync::{RejectionCode, Sender, ServerSync, SyncError, SyncRequest, SyncResponse};
 
@@ -33,7 +33,9 @@ pub struct Caller {
 pub struct SyncJob {
     pub caller: Caller,
     pub request: SyncRequest,
-    pub registry: Arc<Registry>,
+    /// The registry the records are checked against, with its indexes (built once per
+    /// version by the caller, never inside the write transaction).
+    pub registry: Arc<IndexedRegistry>,
     pub logic: ServerSync,
     pub now: DateTime<Utc>,
     /// Countersigns the receipt of every record the exchange issues.
@@ -48,7 +50,7 @@ pub struct EventJob {
     pub event: EventKind,
     /// When it happened (defaults to now).
     pub at: DateTime<Utc>,
-    pub registry: Arc<Registry>,
+    pub registry: Arc<IndexedRegistry>,
     pub now: DateTime<Utc>,
 }
 

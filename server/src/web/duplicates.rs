@@ -23,6 +23,7 @@ use super::PageError;
 use super::inbox::kind_label;
 use super::layout::{error_box, local_time, page, post_form, see_other};
 use super::session::{OfficeUser, Posted, WebUser};
+use crate::error::AppError;
 use crate::office;
 use crate::server::AppState;
 
@@ -47,7 +48,7 @@ async fn render(
     } else {
         None
     };
-    let groups = office::duplicate_groups(state, &user.auth).await?;
+    let groups = office::duplicate_groups(state.services(), &user.auth).await?;
     let mut compared = Vec::with_capacity(groups.len());
     for g in &groups {
         compared.push(super::evidence::side_by_side(state, None, &g.records).await?);
@@ -176,7 +177,7 @@ async fn merge(
         .filter(|id| *id != keep)
         .collect();
     let outcome = office::merge_duplicates(
-        &state,
+        state.services(),
         &user.auth,
         office::MergeRequest {
             keep,
@@ -184,6 +185,7 @@ async fn merge(
         },
     )
     .await
+    .map_err(AppError::from)
     .map(|s| {
         format!(
             "{} ao registro mantido; continuam guardados.",
@@ -198,13 +200,14 @@ async fn keep_apart(
     Posted { user, form }: Posted<GroupForm>,
 ) -> Result<Response, PageError> {
     let outcome = office::keep_apart(
-        &state,
+        state.services(),
         &user.auth,
         office::KeepApartRequest {
             records: ids(&form.registros),
         },
     )
     .await
+    .map_err(AppError::from)
     .map(|_| "Registros mantidos separados.".to_owned());
     finish(&state, &user, outcome).await
 }

@@ -40,6 +40,7 @@ use super::PageError;
 use super::layout::{date_br, date_field, local_time, page, select_field, text_field};
 use super::listing::{self, Column, Columns, Csv, Dir, Params, Sort};
 use super::session::OfficeUser;
+use crate::error::AppError;
 use crate::office;
 use crate::server::AppState;
 
@@ -277,7 +278,10 @@ async fn inbox(
     let today = state.clock().today();
     let query = q.office_query(PAGE_SIZE, (page_no - 1).saturating_mul(PAGE_SIZE));
     // Bad filters (a plate or date that is not one, an unknown rule) are said on the page.
-    let (problem, found) = match office::inbox(&state, &user.auth, query).await {
+    let (problem, found) = match office::inbox(state.services(), &user.auth, query)
+        .await
+        .map_err(AppError::from)
+    {
         Ok(found) => (None, found),
         Err(e) if e.status.is_client_error() && e.status != StatusCode::FORBIDDEN => (
             Some(e.message),
@@ -472,7 +476,13 @@ async fn export(
     Query(q): Query<InboxQuery>,
 ) -> Result<Response, PageError> {
     let names = Names::load(&state).await?;
-    let first = office::inbox(&state, &user.auth, q.office_query(EXPORT_BATCH, 0)).await;
+    let first = office::inbox(
+        state.services(),
+        &user.auth,
+        q.office_query(EXPORT_BATCH, 0),
+    )
+    .await
+    .map_err(AppError::from);
     let first = match first {
         Ok(f) => f,
         Err(e) if e.status.is_client_error() && e.status != StatusCode::FORBIDDEN => {
@@ -488,7 +498,12 @@ async fn export(
     let mut items = first.items;
     while (items.len() as u64) < first.total {
         let offset = u32::try_from(items.len()).unwrap_or(u32::MAX);
-        let next = office::inbox(&state, &user.auth, q.office_query(EXPORT_BATCH, offset)).await?;
+        let next = office::inbox(
+            state.services(),
+            &user.auth,
+            q.office_query(EXPORT_BATCH, offset),
+        )
+        .await?;
         if next.items.is_empty() {
             break;
         }

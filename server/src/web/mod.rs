@@ -222,6 +222,12 @@ impl PageError {
     }
 }
 
+impl From<crate::service::ServiceError> for PageError {
+    fn from(e: crate::service::ServiceError) -> Self {
+        AppError::from(e).into()
+    }
+}
+
 impl From<AppError> for PageError {
     fn from(e: AppError) -> Self {
         if e.status == StatusCode::UNAUTHORIZED {

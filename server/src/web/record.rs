@@ -99,6 +99,7 @@ use crate::error::AppError;
 use crate::office;
 use crate::office::effects::EffectChange;
 use crate::server::AppState;
+use crate::service::ServiceError;
 use crate::store::records::{QuarantineRow, RecordDoc, view_of};
 use crate::store::{DeviceRow, UserRow};
 
@@ -274,7 +275,7 @@ async fn load(state: &AppState, id: &str) -> Result<RecordDoc, PageError> {
 
 async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, PageError> {
     let store = state.store();
-    let case = office::case(state, &user.auth, id).await?;
+    let case = office::case(state.services(), &user.auth, id).await?;
     let registry = store.registry().await?;
     let users = store.list_users().await?;
     let devices = store.list_devices().await?;
@@ -283,7 +284,7 @@ async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, 
     let receipt = store.receipt_of(id.to_owned()).await?;
     let photos_present = store.photos_present(case.record.photos.clone()).await?;
     let notifications = store.record_notifications(case.row.id.clone()).await?;
-    let group = office::duplicate_groups(state, &user.auth)
+    let group = office::duplicate_groups(state.services(), &user.auth)
         .await?
         .into_iter()
         .find(|g| g.records.iter().any(|m| m.row.id == id));
@@ -1465,7 +1466,7 @@ async fn run(
     let auth = &user.auth;
     let (result, done) = match action {
         Action::Notice(r) => {
-            let generated = office::notices::generate(state, auth, id, r).await?;
+            let generated = office::notices::generate(state.services(), auth, id, r).await?;
             let numbers: Vec<&str> = generated
                 .notifications
                 .iter()
@@ -1478,47 +1479,47 @@ async fn run(
             });
         }
         Action::Review(r) => (
-            office::review(state, auth, id, r).await?,
+            office::review(state.services(), auth, id, r).await?,
             "Análise registrada.",
         ),
         Action::Classify(r) => (
-            office::classify(state, auth, id, r).await?,
+            office::classify(state.services(), auth, id, r).await?,
             "Classificação registrada.",
         ),
         Action::Propose(r) => (
-            office::propose(state, auth, id, r).await?,
+            office::propose(state.services(), auth, id, r).await?,
             "Proposta de penalidade registrada.",
         ),
         Action::Decide(r) => (
-            office::decide(state, auth, id, r).await?,
+            office::decide(state.services(), auth, id, r).await?,
             "Penalidade decidida.",
         ),
         Action::Notify(r) => (
-            office::notify(state, auth, id, r).await?,
+            office::notify(state.services(), auth, id, r).await?,
             "Ciência registrada.",
         ),
         Action::FileReconsideration(r) => (
-            office::file_reconsideration(state, auth, id, r).await?,
+            office::file_reconsideration(state.services(), auth, id, r).await?,
             "Pedido de reconsideração registrado.",
         ),
         Action::DecideReconsideration(r) => (
-            office::decide_reconsideration(state, auth, id, r).await?,
+            office::decide_reconsideration(state.services(), auth, id, r).await?,
             "Decisão da reconsideração registrada.",
         ),
         Action::FileAppeal(r) => (
-            office::file_appeal(state, auth, id, r).await?,
+            office::file_appeal(state.services(), auth, id, r).await?,
             "Recurso registrado.",
         ),
         Action::DecideAppeal(r) => (
-            office::decide_appeal(state, auth, id, r).await?,
+            office::decide_appeal(state.services(), auth, id, r).await?,
             "Decisão do recurso registrada.",
         ),
         Action::Annul(r) => (
-            office::annul(state, auth, id, r).await?,
+            office::annul(state.services(), auth, id, r).await?,
             "Registro anulado.",
         ),
         Action::Archive => (
-            office::archive(state, auth, id).await?,
+            office::archive(state.services(), auth, id).await?,
             "Registro arquivado.",
         ),
     };
@@ -1600,7 +1601,7 @@ async fn post_event(
 
 /// The event of an action that may change the registry (a decision, a ruling, an annulment):
 /// the office sees and confirms that change before it is stored.
-fn effect_event(action: &Action) -> Option<Result<EventKind, AppError>> {
+fn effect_event(action: &Action) -> Option<Result<EventKind, ServiceError>> {
     match action {
         Action::Decide(r) => Some(office::decision_event(r)),
         Action::DecideReconsideration(r) => Some(office::reconsideration_ruling_event(r)),
@@ -1635,7 +1636,7 @@ async fn confirm_first(
     user: &WebUser,
     id: &str,
     form: &ActionForm,
-    event: Result<EventKind, AppError>,
+    event: Result<EventKind, ServiceError>,
 ) -> Result<Option<Markup>, AppError> {
     let event = event?;
     let doc = state
@@ -1649,7 +1650,7 @@ async fn confirm_first(
     if confirmed && form.confirmacao == token {
         return Ok(None);
     }
-    let changes = office::preview_effect(state, &user.auth, id, event.clone()).await?;
+    let changes = office::preview_effect(state.services(), &user.auth, id, event.clone()).await?;
     if changes.is_empty() {
         return Ok(None);
     }
@@ -1832,7 +1833,7 @@ async fn resolve_conflict(
             "Esse conflito já foi resolvido ou mudou; veja os valores atuais abaixo.".to_owned(),
         )),
         Some(v) => office::resolve_conflict(
-            &state,
+            state.services(),
             &user.auth,
             &id,
             office::ResolveConflictRequest {
@@ -1841,6 +1842,7 @@ async fn resolve_conflict(
             },
         )
         .await
+        .map_err(AppError::from)
         .map(|_| format!("Conflito resolvido: {}.", field_label_pt(&form.campo))),
     };
     finish(
@@ -1876,7 +1878,7 @@ async fn settle_duplicate(
     let other = form.outro.trim().to_owned();
     let outcome = match form.decisao.as_str() {
         "juntar" => office::merge_duplicates(
-            &state,
+            state.services(),
             &user.auth,
             office::MergeRequest {
                 keep: id.clone(),
@@ -1884,15 +1886,17 @@ async fn settle_duplicate(
             },
         )
         .await
+        .map_err(AppError::from)
         .map(|_| "Registro juntado a este como duplicata; ele continua guardado.".to_owned()),
         "separar" => office::keep_apart(
-            &state,
+            state.services(),
             &user.auth,
             office::KeepApartRequest {
                 records: vec![id.clone(), other],
             },
         )
         .await
+        .map_err(AppError::from)
         .map(|_| "Registros mantidos separados.".to_owned()),
         _ => Err(form_error("Escolha juntar ou manter separados.".into())),
     };
@@ -1912,7 +1916,7 @@ async fn notification_pdf(
     user: OfficeUser,
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
-    let (number, bytes) = office::notices::pdf(&state, &user.auth, &id).await?;
+    let (number, bytes) = office::notices::pdf(state.services(), &user.auth, &id).await?;
     Ok(crate::api::office::pdf_response(&number, bytes))
 }
 
@@ -1921,7 +1925,7 @@ async fn case_file_pdf(
     user: OfficeUser,
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
-    let (number, bytes) = office::notices::case_file_pdf(&state, &user.auth, &id).await?;
+    let (number, bytes) = office::notices::case_file_pdf(state.services(), &user.auth, &id).await?;
     Ok(crate::api::office::pdf_response(
         &format!("processo-{number}"),
         bytes,

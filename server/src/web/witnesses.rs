@@ -6,7 +6,7 @@
 //! (`api::observed`), so the clerk can summon a witness. Once the record is finished
 //! (annulled, archived, merged) the office may erase them: `POST
 //! /escritorio/registros/{id}/testemunhas/apagar` with the confirmation box ticked, through the
-//! API's one path (`api::observed::erase`). Afterwards the section says they were erased, when
+//! API's one path (`office::witnesses::erase`). Afterwards the section says they were erased, when
 //! and by whom; the audit trail keeps the act without the data.
 //!
 //! | id | what |
@@ -28,7 +28,8 @@ use sync_core::sync::observed_ids;
 
 use super::layout::{local_time, post_form, see_other};
 use super::{PageError, Posted, WebUser};
-use crate::api::observed::{FINISHED, documents, erase, read, role_of};
+use crate::error::AppError;
+use crate::office::witnesses::{FINISHED, documents, erase, read, role_of};
 use crate::server::AppState;
 
 pub(crate) fn routes() -> Router<AppState> {
@@ -49,7 +50,7 @@ pub(crate) async fn section(
     id: &str,
     view: &RecordView,
 ) -> Result<Markup, PageError> {
-    let held = read(state, &user.auth, id).await?;
+    let held = read(state.services(), &user.auth, id).await?;
     let names: Vec<(String, String)> = state
         .store()
         .list_users()
@@ -152,7 +153,10 @@ async fn post_erase(
         );
         return Ok(see_other(&back));
     }
-    match erase(&state, &user.auth, &id).await {
+    match erase(state.services(), &user.auth, &id)
+        .await
+        .map_err(AppError::from)
+    {
         Ok(e) => user.flash(
             true,
             format!(

@@ -379,7 +379,7 @@ async fn verificar_finds_an_auto_registered_by_its_code() {
     }
     // The case file prints the auto with its code.
     let auth = clerk_auth(&app).await;
-    let file = taxi_fiscal_server::office::notices::case_file(&app.state, &auth, &id)
+    let file = taxi_fiscal_server::office::notices::case_file(app.state.services(), &auth, &id)
         .await
         .unwrap();
     assert_eq!(file.auto.verification.map(|v| v.code), Some(code.clone()));
@@ -511,7 +511,7 @@ async fn the_case_file_holds_the_auto_the_verdict_the_history_and_the_notificati
     let users = app.state.store().list_users().await.unwrap();
     let clerk = users.iter().find(|u| u.username == "escritorio").unwrap();
     let auth = clerk_auth(&app).await;
-    let file = taxi_fiscal_server::office::notices::case_file(&app.state, &auth, &id)
+    let file = taxi_fiscal_server::office::notices::case_file(app.state.services(), &auth, &id)
         .await
         .unwrap();
     let reg = registry(&app).await;

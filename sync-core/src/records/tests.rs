@@ -1911,10 +1911,7 @@ mod checks {
             let mut v = infraction().view().unwrap();
             v.permit_number = Some(permit.clone());
             for index in [None, Some(&index)] {
-                let ctx = CheckContext {
-                    index,
-                    ..ctx(&reg)
-                };
+                let ctx = CheckContext { index, ..ctx(&reg) };
                 let r = check_record(None, &v, &ctx);
                 if exists {
                     r.unwrap();

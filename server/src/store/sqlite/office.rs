@@ -177,7 +177,12 @@ fn run(
             ));
         };
         let view = view_of(&doc).map_err(|e| corrupt("records", e))?;
-        let current = super::registry::load(tx)?;
+        // The job's registry unless a newer version was committed since it was read: the
+        // whole city is loaded inside the write transaction only then.
+        let current = match super::registry::version(tx)?.0 {
+            v if v == job.registry.version() => Arc::clone(job.registry.registry()),
+            _ => Arc::new(super::registry::load(tx)?),
+        };
         let edit = match effect(&view, &current) {
             Ok(edit) => edit,
             Err(refusal) => return Ok((OfficeOutcome::EffectRefused(refusal), None)),

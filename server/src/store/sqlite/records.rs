@@ -294,10 +294,10 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
     // nothing behind: it runs under a savepoint, rolled back then. A store error fails the
     // whole transaction instead (the pool rolls it back).
     tx.execute_batch("SAVEPOINT sync_exchange")?;
-    let outcome = job.logic.handle(
+    let outcome = job.logic.handle_indexed(
         &mut store,
         &sender,
-        Some(&job.registry),
+        &job.registry.index(),
         &job.request,
         job.now,
     );
