@@ -44,7 +44,8 @@ use sync_core::domain::{Registry, ServiceKind, Stand, StandSchedule};
 use sync_core::feed;
 
 use crate::store::{
-    Actor, RefreshTokenRow, RegistryCommit, Role, RotateOutcome, Store, StoreError, UserRow,
+    Actor, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice, RefreshTokenRow,
+    RegistryCommit, Role, RotateOutcome, Store, StoreError, UserRow,
 };
 
 /// Expands to one `#[tokio::test]` per conformance test, in a nested `mod store_conformance`,
@@ -55,6 +56,11 @@ macro_rules! store_conformance_tests {
             registry_commits_bump_the_version_and_refuse_a_stale_base,
             users_are_created_found_and_a_taken_username_is_refused,
             refresh_tokens_rotate_and_a_replayed_one_revokes_its_family,
+            user_roles_and_deactivation_are_stored_and_end_logins,
+            a_password_change_compares_the_old_hash_and_ends_other_logins,
+            one_time_codes_are_live_until_replaced_expired_or_spent,
+            devices_are_registered_once_and_revocation_ends_them,
+            device_keys_are_bound_to_one_device,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -415,5 +421,542 @@ pub(crate) async fn refresh_tokens_rotate_and_a_replayed_one_revokes_its_family(
             .await
             .unwrap(),
         RotateOutcome::Expired
+    );
+}
+
+/// A role change is stored and seen by `session`; an unknown user is `NotFound`.
+/// Deactivating ends every login of the user for good (its refresh tokens are revoked, not
+/// just refused while inactive: they stay dead after reactivation) and is audited only when it
+/// changes something; an inactive user's token is `UserInactive`.
+pub(crate) async fn user_roles_and_deactivation_are_stored_and_end_logins(store: Arc<dyn Store>) {
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    store
+        .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+
+    let changed = store
+        .set_user_role(ana.id.clone(), Role::Coordinator, Some("S01".into()), cli())
+        .await
+        .unwrap();
+    assert_eq!(
+        (changed.role, changed.stand_id.as_deref()),
+        (Role::Coordinator, Some("S01"))
+    );
+    assert_eq!(
+        store.user_by_id(ana.id.clone()).await.unwrap(),
+        Some(changed)
+    );
+    let session = store
+        .session(ana.id.clone(), "tablet-ana".into(), None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (session.role, session.stand_id.as_deref()),
+        (Role::Coordinator, Some("S01"))
+    );
+    assert!(session.user_active && !session.device_revoked && session.family_live);
+    assert_eq!(session.device_user_id, ana.id);
+    match store
+        .set_user_role("u-ninguem".into(), Role::Office, None, cli())
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+
+    let off = store
+        .set_user_active(ana.id.clone(), false, cli())
+        .await
+        .unwrap();
+    assert!(!off.active);
+    assert!(
+        !store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .active
+    );
+    let session = store
+        .session(ana.id.clone(), "tablet-ana".into(), Some("fam-a".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!session.user_active && !session.family_live);
+    // Deactivating again changes nothing and writes no audit row.
+    let audit = store.audit_head().await.unwrap();
+    assert!(
+        !store
+            .set_user_active(ana.id.clone(), false, cli())
+            .await
+            .unwrap()
+            .active
+    );
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+    // A token issued while inactive is refused for that reason.
+    store
+        .insert_refresh_token(refresh("t-inativo", "fam-c", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .rotate_refresh_token(
+                "t-inativo".into(),
+                "x".into(),
+                t0() + Duration::days(1),
+                t0()
+            )
+            .await
+            .unwrap(),
+        RotateOutcome::UserInactive
+    );
+
+    let on = store
+        .set_user_active(ana.id.clone(), true, cli())
+        .await
+        .unwrap();
+    assert!(on.active);
+    assert_eq!(store.audit_head().await.unwrap().seq, audit.seq + 1);
+    assert!(
+        store
+            .session(ana.id.clone(), "tablet-ana".into(), None)
+            .await
+            .unwrap()
+            .unwrap()
+            .user_active
+    );
+    // The login from before the deactivation stays ended.
+    assert!(!matches!(
+        store
+            .rotate_refresh_token("t1".into(), "t2".into(), t0() + Duration::days(1), t0())
+            .await
+            .unwrap(),
+        RotateOutcome::Rotated { .. }
+    ));
+    match store
+        .set_user_active("u-ninguem".into(), false, cli())
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+}
+
+/// A password change writes only over the hash it was verified against (a stale one writes
+/// nothing, returns false) and ends every other login of the user, keeping the caller's.
+pub(crate) async fn a_password_change_compares_the_old_hash_and_ends_other_logins(
+    store: Arc<dyn Store>,
+) {
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    for (hash, family) in [("keep-1", "fam-keep"), ("other-1", "fam-other")] {
+        store
+            .insert_refresh_token(refresh(hash, family, &ana, "tablet-ana"))
+            .await
+            .unwrap();
+    }
+    let audit = store.audit_head().await.unwrap();
+    assert!(
+        !store
+            .change_password(
+                ana.id.clone(),
+                "hash-que-nao-e".into(),
+                "novo".into(),
+                Some("fam-keep".into()),
+                cli(),
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        ana.password_hash
+    );
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+
+    assert!(
+        store
+            .change_password(
+                ana.id.clone(),
+                ana.password_hash.clone(),
+                "novo".into(),
+                Some("fam-keep".into()),
+                cli(),
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        "novo"
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, audit.seq + 1);
+    let later = t0() + Duration::minutes(1);
+    let rotate = |hash: &str| {
+        let (store, hash) = (store.clone(), hash.to_owned());
+        async move {
+            store
+                .rotate_refresh_token(
+                    hash,
+                    format!("next-{later}"),
+                    later + Duration::days(1),
+                    later,
+                )
+                .await
+                .unwrap()
+        }
+    };
+    assert!(!matches!(
+        rotate("other-1").await,
+        RotateOutcome::Rotated { .. }
+    ));
+    assert!(matches!(
+        rotate("keep-1").await,
+        RotateOutcome::Rotated { .. }
+    ));
+    // The old hash no longer matches: a second change racing the first writes nothing.
+    assert!(
+        !store
+            .change_password(
+                ana.id.clone(),
+                ana.password_hash.clone(),
+                "outro".into(),
+                None,
+                cli()
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        "novo"
+    );
+}
+
+/// A one-time code's stored form: the SHA-256 (hex) of the code `name`.
+fn code_hash(name: &str) -> String {
+    sync_core::store::sha256_hex(name.as_bytes())
+}
+
+fn code(name: &str, purpose: CodePurpose, user: &UserRow) -> NewAccountCode {
+    NewAccountCode {
+        code_hash: code_hash(name),
+        purpose,
+        user_id: user.id.clone(),
+        expires_at: t0() + Duration::hours(1),
+    }
+}
+
+/// Only the newest code of a purpose is live; codes are unknown under the other purpose,
+/// expire, and are spent once: a password reset sets the hash and ends every login, an
+/// enrolment registers the device for the code's user. A deactivated user's code is refused.
+pub(crate) async fn one_time_codes_are_live_until_replaced_expired_or_spent(store: Arc<dyn Store>) {
+    use CodePurpose::{DeviceEnrolment, PasswordReset};
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    let check = |name: &str, purpose: CodePurpose, now: DateTime<Utc>| {
+        let (store, hash) = (store.clone(), code_hash(name));
+        async move {
+            store
+                .account_code(hash, purpose, now)
+                .await
+                .unwrap()
+                .map(|u| u.id)
+        }
+    };
+    store
+        .create_account_code(code("r1", PasswordReset, &ana), cli())
+        .await
+        .unwrap();
+    assert_eq!(check("r1", PasswordReset, t0()).await, Ok(ana.id.clone()));
+    assert_eq!(
+        check("r1", DeviceEnrolment, t0()).await,
+        Err(CodeRefusal::Unknown)
+    );
+    assert_eq!(
+        check("r0", PasswordReset, t0()).await,
+        Err(CodeRefusal::Unknown)
+    );
+    store
+        .create_account_code(code("r2", PasswordReset, &ana), cli())
+        .await
+        .unwrap();
+    assert_eq!(
+        check("r1", PasswordReset, t0()).await,
+        Err(CodeRefusal::Used)
+    );
+    assert_eq!(check("r2", PasswordReset, t0()).await, Ok(ana.id.clone()));
+    assert_eq!(
+        check("r2", PasswordReset, t0() + Duration::hours(2)).await,
+        Err(CodeRefusal::Expired)
+    );
+    match store
+        .create_account_code(
+            code(
+                "r3",
+                PasswordReset,
+                &user_row("u-x", "x", Role::Officer, None),
+            ),
+            cli(),
+        )
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+
+    store
+        .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    let at = t0() + Duration::minutes(5);
+    let reset = store
+        .reset_password_with_code(code_hash("r2"), "redefinida".into(), at)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reset.password_hash, "redefinida");
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        "redefinida"
+    );
+    assert!(!matches!(
+        store
+            .rotate_refresh_token("t1".into(), "t2".into(), at + Duration::days(1), at)
+            .await
+            .unwrap(),
+        RotateOutcome::Rotated { .. }
+    ));
+    assert_eq!(
+        store
+            .reset_password_with_code(code_hash("r2"), "de-novo".into(), at)
+            .await
+            .unwrap()
+            .map(|u| u.id),
+        Err(CodeRefusal::Used)
+    );
+
+    store
+        .create_account_code(code("e1", DeviceEnrolment, &ana), cli())
+        .await
+        .unwrap();
+    let device = store
+        .enrol_device(
+            code_hash("e1"),
+            "celular-ana".into(),
+            "Celular da Ana".into(),
+            at,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            device.id.as_str(),
+            device.user_id.as_str(),
+            device.label.as_str()
+        ),
+        ("celular-ana", ana.id.as_str(), "Celular da Ana")
+    );
+    assert_eq!(
+        store.device("celular-ana".into()).await.unwrap(),
+        Some(device)
+    );
+    assert_eq!(
+        store
+            .enrol_device(code_hash("e1"), "outro".into(), "Outro".into(), at)
+            .await
+            .unwrap()
+            .map(|d| d.id),
+        Err(CodeRefusal::Used)
+    );
+    assert_eq!(store.device("outro".into()).await.unwrap(), None);
+
+    store
+        .create_account_code(code("e2", DeviceEnrolment, &ana), cli())
+        .await
+        .unwrap();
+    store
+        .set_user_active(ana.id.clone(), false, cli())
+        .await
+        .unwrap();
+    assert_eq!(
+        check("e2", DeviceEnrolment, t0()).await,
+        Err(CodeRefusal::UserInactive)
+    );
+}
+
+// ----- devices ------------------------------------------------------------------------------
+
+/// A device is registered once, for an existing user, under an id that is not another
+/// device's on the wire; revoking it is idempotent, ends its logins (`DeviceRevoked`), shows
+/// in `session`, and refuses it number blocks (`DeviceNotActive`).
+pub(crate) async fn devices_are_registered_once_and_revocation_ends_them(store: Arc<dyn Store>) {
+    let new = |id: &str, user: &str| NewDevice {
+        id: id.to_owned(),
+        user_id: user.to_owned(),
+        label: format!("Aparelho {id}"),
+    };
+    match store
+        .register_device(new("tablet-x", "u-ninguem"), cli())
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    let admin = store
+        .create_user(user_row("u-adm", "adm", Role::Admin, None), cli())
+        .await
+        .unwrap();
+    let row = store.device("tablet-ana".into()).await.unwrap().unwrap();
+    assert_eq!(
+        (row.user_id.as_str(), row.registered_at, row.revoked_at),
+        (ana.id.as_str(), t0(), None)
+    );
+    match store
+        .register_device(new("tablet-ana", &ana.id), cli())
+        .await
+    {
+        Err(StoreError::Duplicate { .. }) => {}
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    // The same UUID in another spelling would write as the first device.
+    let id = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    store
+        .register_device(new(id, &ana.id), cli())
+        .await
+        .unwrap();
+    match store
+        .register_device(new(&id.to_uppercase(), &ana.id), cli())
+        .await
+    {
+        Err(StoreError::DeviceIdCollision { existing, .. }) => assert_eq!(existing, id),
+        other => panic!("expected DeviceIdCollision, got {other:?}"),
+    }
+    let mut ids: Vec<String> = store
+        .list_devices()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [id, "tablet-ana"]);
+
+    store
+        .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    let at = t0() + Duration::minutes(3);
+    let by_admin = Actor {
+        user_id: Some(admin.id.clone()),
+        device_id: None,
+        at,
+    };
+    let revoked = store
+        .revoke_device("tablet-ana".into(), by_admin.clone())
+        .await
+        .unwrap();
+    assert_eq!(revoked.revoked_at, Some(at));
+    assert_eq!(revoked.revoked_by.as_deref(), Some(admin.id.as_str()));
+    // Again: the first revocation stands, nothing is written.
+    let audit = store.audit_head().await.unwrap();
+    let again = store
+        .revoke_device(
+            "tablet-ana".into(),
+            Actor {
+                at: at + Duration::hours(1),
+                ..by_admin
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.revoked_at, Some(at));
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+    assert_eq!(
+        store.device("tablet-ana".into()).await.unwrap(),
+        Some(revoked)
+    );
+    match store.revoke_device("tablet-x".into(), cli()).await {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+
+    let session = store
+        .session(ana.id.clone(), "tablet-ana".into(), Some("fam-a".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(session.device_revoked && !session.family_live && session.user_active);
+    assert_eq!(
+        store
+            .rotate_refresh_token("t1".into(), "t2".into(), at + Duration::days(1), at)
+            .await
+            .unwrap(),
+        RotateOutcome::DeviceRevoked
+    );
+    match store.lease_numbers("tablet-ana".into(), 10, cli()).await {
+        Err(StoreError::DeviceNotActive) => {}
+        other => panic!("expected DeviceNotActive, got {other:?}"),
+    }
+    assert_eq!(
+        store
+            .session(ana.id.clone(), "tablet-x".into(), None)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+/// A device key is registered for one device: again for it is `Known` (no audit row), for
+/// another device `OtherDevice`; a device may register a second key.
+pub(crate) async fn device_keys_are_bound_to_one_device(store: Arc<dyn Store>) {
+    user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
+    let (k1, k2) = ("11".repeat(32), "22".repeat(32));
+    let head = store.audit_head().await.unwrap().seq;
+    let register = |device: &str, key: &str| {
+        let (store, device, key) = (store.clone(), device.to_owned(), key.to_owned());
+        async move { store.register_device_key(device, key, t0()).await.unwrap() }
+    };
+    assert_eq!(
+        register("tablet-ana", &k1).await,
+        KeyRegistration::Registered
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(register("tablet-ana", &k1).await, KeyRegistration::Known);
+    assert_eq!(
+        register("tablet-bia", &k1).await,
+        KeyRegistration::OtherDevice
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(
+        register("tablet-ana", &k2).await,
+        KeyRegistration::Registered
+    );
+    assert_eq!(
+        register("tablet-bia", &k2).await,
+        KeyRegistration::OtherDevice
     );
 }
