@@ -44,8 +44,9 @@ use sync_core::domain::{Registry, ServiceKind, Stand, StandSchedule};
 use sync_core::feed;
 
 use crate::store::{
-    Actor, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice, RefreshTokenRow,
-    RegistryCommit, Role, RotateOutcome, Store, StoreError, UserRow,
+    Actor, ChangesSince, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice,
+    PhotoMeta, PutPhoto, RefreshTokenRow, RegistryCommit, Role, RotateOutcome, Store, StoreError,
+    UserRow,
 };
 
 /// Expands to one `#[tokio::test]` per conformance test, in a nested `mod store_conformance`,
@@ -61,6 +62,10 @@ macro_rules! store_conformance_tests {
             one_time_codes_are_live_until_replaced_expired_or_spent,
             devices_are_registered_once_and_revocation_ends_them,
             device_keys_are_bound_to_one_device,
+            number_leases_are_disjoint_and_bounded_per_device,
+            photos_are_stored_once_and_found_by_hash,
+            the_audit_chain_links_every_audited_write,
+            registry_changes_since_a_version_lead_to_the_current_one,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -958,5 +963,221 @@ pub(crate) async fn device_keys_are_bound_to_one_device(store: Arc<dyn Store>) {
     assert_eq!(
         register("tablet-bia", &k2).await,
         KeyRegistration::OtherDevice
+    );
+}
+
+// ----- field support ------------------------------------------------------------------------
+
+/// Leases follow one another without overlap, across devices, each audited; an unknown
+/// device is `NotFound`; a device holding `MAX_UNUSED_NUMBERS_PER_DEVICE` unused numbers gets
+/// no new block (`QuotaExceeded`, nothing written) while another device still does.
+pub(crate) async fn number_leases_are_disjoint_and_bounded_per_device(store: Arc<dyn Store>) {
+    use crate::limits::MAX_UNUSED_NUMBERS_PER_DEVICE;
+    user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
+    let head = store.audit_head().await.unwrap().seq;
+    let at = t0() + Duration::minutes(1);
+    let lease = |device: &str, size: u64| {
+        let (store, device) = (store.clone(), device.to_owned());
+        async move { store.lease_numbers(device, size, Actor::cli(at)).await }
+    };
+    let a = lease("tablet-ana", 50).await.unwrap();
+    assert!(a.start >= 1);
+    assert_eq!(
+        (a.end - a.start + 1, a.device_id.as_str(), a.leased_at),
+        (50, "tablet-ana", at)
+    );
+    let b = lease("tablet-bia", 20).await.unwrap();
+    assert_eq!((b.start, b.end), (a.end + 1, a.end + 20));
+    let c = lease("tablet-ana", 10).await.unwrap();
+    assert_eq!((c.start, c.end), (b.end + 1, b.end + 10));
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 3);
+
+    match lease("tablet-x", 10).await {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    // bia holds 20 unused numbers: up to the quota, then refused.
+    let d = lease("tablet-bia", MAX_UNUSED_NUMBERS_PER_DEVICE - 20)
+        .await
+        .unwrap();
+    assert_eq!(d.start, c.end + 1);
+    let audit = store.audit_head().await.unwrap();
+    match lease("tablet-bia", 1).await {
+        Err(StoreError::QuotaExceeded { message, .. }) => assert!(!message.is_empty()),
+        other => panic!("expected QuotaExceeded, got {other:?}"),
+    }
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+    let e = lease("tablet-ana", 1).await.unwrap();
+    assert_eq!(e.start, d.end + 1, "the refused lease took no numbers");
+}
+
+fn photo_meta(bytes: &[u8], device: &str, user: &str, at: DateTime<Utc>) -> PhotoMeta {
+    PhotoMeta {
+        sha256: sync_core::store::sha256_hex(bytes),
+        size: bytes.len() as u64,
+        content_type: String::from("image/jpeg"),
+        uploaded_at: at,
+        user_id: user.to_owned(),
+        device_id: device.to_owned(),
+        record_id: None,
+    }
+}
+
+/// A photo is stored with its bytes once: storing it again is `AlreadyStored` with the first
+/// metadata and writes nothing; `photos_present` answers exactly the stored hashes asked for.
+pub(crate) async fn photos_are_stored_once_and_found_by_hash(store: Arc<dyn Store>) {
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    let bia = user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
+    let (one, two) = (b"\xff\xd8 foto um".to_vec(), b"\xff\xd8 foto dois".to_vec());
+    let meta = photo_meta(&one, "tablet-ana", &ana.id, t0());
+    let head = store.audit_head().await.unwrap().seq;
+    assert_eq!(
+        store
+            .put_photo(meta.clone(), one.clone(), cli())
+            .await
+            .unwrap(),
+        PutPhoto::Stored(meta.clone())
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(
+        store.photo(meta.sha256.clone()).await.unwrap(),
+        Some((meta.clone(), one.clone()))
+    );
+
+    let later = photo_meta(&one, "tablet-bia", &bia.id, t0() + Duration::hours(1));
+    assert_eq!(
+        store.put_photo(later, one.clone(), cli()).await.unwrap(),
+        PutPhoto::AlreadyStored(meta.clone())
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(
+        store
+            .photo(meta.sha256.clone())
+            .await
+            .unwrap()
+            .map(|(m, _)| m),
+        Some(meta.clone())
+    );
+
+    let absent = sync_core::store::sha256_hex(&two);
+    assert_eq!(store.photo(absent.clone()).await.unwrap(), None);
+    assert_eq!(
+        store
+            .photos_present(vec![absent.clone(), meta.sha256.clone()])
+            .await
+            .unwrap(),
+        vec![meta.sha256.clone()]
+    );
+    assert!(store.photos_present(vec![absent]).await.unwrap().is_empty());
+}
+
+// ----- audit --------------------------------------------------------------------------------
+
+/// An empty chain verifies with no rows at the genesis head; each audited write appends one
+/// row, the chain still verifies, its head is the last row, and `audit_row_hash` answers the
+/// rows there are (each hash its own) and nothing past the head.
+pub(crate) async fn the_audit_chain_links_every_audited_write(store: Arc<dyn Store>) {
+    let empty = store.verify_audit().await.unwrap();
+    assert!(empty.ok && empty.first_broken.is_none());
+    assert_eq!((empty.rows, empty.head), (0, None));
+    assert_eq!(
+        store.audit_head().await.unwrap(),
+        crate::audit::ChainHead::genesis()
+    );
+    assert_eq!(store.audit_row_hash(1).await.unwrap(), None);
+
+    // Four audited writes of four kinds.
+    user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    store
+        .lease_numbers("tablet-ana".into(), 5, cli())
+        .await
+        .unwrap();
+    let reg = store.registry().await.unwrap();
+    store
+        .commit_registry(commit_of(&reg, vec![stand("S01")], "stand:S01"))
+        .await
+        .unwrap();
+
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.rows, 4);
+    let head = store.audit_head().await.unwrap();
+    assert_eq!(head.seq, 4);
+    assert_eq!(report.head.as_deref(), Some(head.hash.as_str()));
+    assert_ne!(head, crate::audit::ChainHead::genesis());
+    assert_eq!(
+        store.audit_row_hash(4).await.unwrap(),
+        Some(head.hash.clone())
+    );
+    let mut hashes = Vec::new();
+    for seq in 1..=4 {
+        hashes.push(store.audit_row_hash(seq).await.unwrap().unwrap());
+    }
+    hashes.sort();
+    hashes.dedup();
+    assert_eq!(hashes.len(), 4, "every row has its own hash");
+    assert_eq!(store.audit_row_hash(5).await.unwrap(), None);
+}
+
+// ----- registry changes ---------------------------------------------------------------------
+
+/// `registry_changes(since)` gives what turns version `since` into the current one (applied
+/// to that version it yields the current registry), nothing at the current version, `Unknown`
+/// past it, and `TooOld` beyond `max_span`.
+pub(crate) async fn registry_changes_since_a_version_lead_to_the_current_one(
+    store: Arc<dyn Store>,
+) {
+    let v0 = store.registry().await.unwrap();
+    store
+        .commit_registry(commit_of(
+            &v0,
+            vec![stand("S01"), stand("S02")],
+            "stand:S01",
+        ))
+        .await
+        .unwrap();
+    let v1 = store.registry().await.unwrap();
+    let mut renamed = stand("S02");
+    renamed.name = String::from("Ponto do Terminal Rodoviário");
+    store
+        .commit_registry(commit_of(&v1, vec![renamed, stand("S03")], "stand:S03"))
+        .await
+        .unwrap();
+    let v2 = store.registry().await.unwrap();
+    assert_eq!(v2.version, 2);
+
+    for (since, base) in [(0, &v0), (1, &v1)] {
+        match store.registry_changes(since, 100).await.unwrap() {
+            ChangesSince::Changes(changes) => {
+                assert_eq!((changes.from_version, changes.to_version), (since, 2));
+                assert!(!changes.changes.is_empty());
+                let mut replica = (**base).clone();
+                feed::apply(&mut replica, &changes).unwrap();
+                assert_eq!(feed::sorted(replica), *v2, "since {since}");
+            }
+            other => panic!("since {since}: {other:?}"),
+        }
+    }
+    match store.registry_changes(2, 100).await.unwrap() {
+        ChangesSince::Changes(changes) => {
+            assert_eq!((changes.from_version, changes.to_version), (2, 2));
+            assert!(changes.changes.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        store.registry_changes(3, 100).await.unwrap(),
+        ChangesSince::Unknown {
+            since: 3,
+            current: 2
+        }
+    );
+    assert_eq!(
+        store.registry_changes(0, 1).await.unwrap(),
+        ChangesSince::TooOld {
+            since: 0,
+            current: 2
+        }
     );
 }
