@@ -40,8 +40,19 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use sync_core::domain::{Registry, ServiceKind, Stand, StandSchedule};
+use sync_core::domain::{DriverRole, Plate, Registry, ServiceKind, Stand, StandSchedule};
 use sync_core::feed;
+use sync_core::records::{
+    Agent, InfractionDraft, LegalBasis, PersonRef, RecordDoc as Doc, Signature,
+};
+use sync_core::rules::RuleId;
+use sync_core::sync::{
+    Bytes, NewRecord, PROTOCOL_VERSION, RejectionCode, ServerSync, SyncError, SyncRequest,
+    SyncResponse, device_uuid,
+};
+use uuid::Uuid;
+
+use crate::store::records::{Caller, RecordFilter, RecordRow, SyncJob, SyncOutcome, record_role};
 
 use crate::store::{
     Actor, ChangesSince, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice,
@@ -66,6 +77,11 @@ macro_rules! store_conformance_tests {
             photos_are_stored_once_and_found_by_hash,
             the_audit_chain_links_every_audited_write,
             registry_changes_since_a_version_lead_to_the_current_one,
+            a_synced_record_is_projected_audited_and_a_replay_changes_nothing,
+            a_change_the_senders_role_may_not_make_is_quarantined_and_stores_nothing,
+            an_exchange_refused_as_a_whole_writes_nothing,
+            records_reach_only_the_devices_that_may_see_them,
+            auto_numbers_come_from_the_devices_blocks_and_are_unique,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -1180,4 +1196,534 @@ pub(crate) async fn registry_changes_since_a_version_lead_to_the_current_one(
             current: 2
         }
     );
+}
+
+// ----- field records ------------------------------------------------------------------------
+
+/// A field user as the record sync sees them: the authenticated caller, and the Automerge
+/// agent their records are written as.
+struct FieldUser {
+    caller: Caller,
+    agent: Agent,
+}
+
+/// A user of `role` (a coordinator of `stand`) with one device, registered through the store.
+async fn field_user(
+    store: &dyn Store,
+    username: &str,
+    role: Role,
+    stand: Option<&str>,
+    device: &str,
+) -> FieldUser {
+    let user = store
+        .create_user(
+            user_row(&format!("u-{username}"), username, role, stand),
+            cli(),
+        )
+        .await
+        .unwrap();
+    let field = field_on(&user, device);
+    store
+        .register_device(
+            NewDevice {
+                id: device.to_owned(),
+                user_id: user.id,
+                label: format!("Aparelho {device}"),
+            },
+            cli(),
+        )
+        .await
+        .unwrap();
+    field
+}
+
+/// The same user on `device` (registered or not).
+fn field_on(user: &UserRow, device: &str) -> FieldUser {
+    let role = record_role(user.role, None).unwrap();
+    FieldUser {
+        caller: Caller {
+            user_id: user.id.clone(),
+            role: user.role,
+            stand_id: user.stand_id.clone(),
+            device_id: device.to_owned(),
+        },
+        agent: Agent::new(user.id.clone(), role, device_uuid(device)),
+    }
+}
+
+/// What a record of the tests is about.
+#[derive(Clone)]
+struct About {
+    plate: &'static str,
+    /// Its occurrence, this long before `t0`.
+    minutes_ago: i64,
+    rules: Vec<RuleId>,
+    stand: Option<&'static str>,
+    number: Option<String>,
+}
+
+impl About {
+    fn plate(plate: &'static str, minutes_ago: i64) -> Self {
+        Self {
+            plate,
+            minutes_ago,
+            rules: vec![RuleId::R01],
+            stand: Some("S02"),
+            number: None,
+        }
+    }
+}
+
+/// A draft auto de infração by `agent`.
+fn draft_record(agent: &Agent, about: &About) -> Doc {
+    let draft = InfractionDraft {
+        id: Uuid::now_v7(),
+        number: about.number.clone(),
+        issuing_body: String::from("Guarda Municipal de Americana"),
+        occurred_at: t0() - Duration::minutes(about.minutes_ago),
+        monotonic: 7,
+        position: None,
+        stand_id: about.stand.map(String::from),
+        plate: Plate::parse(about.plate).unwrap(),
+        driver: PersonRef::Observed(String::from("obs-1")),
+        driver_role: DriverRole::Unauthorised,
+        permit_number: None,
+        holder_id: None,
+        facts: String::from("Transporte remunerado de passageiro sem alvará."),
+        legal_basis: about.rules.iter().map(|r| LegalBasis::of(*r)).collect(),
+        verdict: None,
+        witnesses: Vec::new(),
+        photos: Vec::new(),
+    };
+    Doc::new_infraction(draft, agent).unwrap()
+}
+
+/// The same auto, issued (without a device seal: the test devices register no key).
+fn issued_record(agent: &Agent, about: &About) -> Doc {
+    let mut doc = draft_record(agent, about);
+    let at = t0() - Duration::minutes(about.minutes_ago);
+    doc.confirm_vehicle(agent, at + Duration::minutes(1))
+        .unwrap();
+    doc.issue_unsealed(
+        agent,
+        at + Duration::minutes(2),
+        Signature::Missing {
+            reason: String::from("condutor ausente"),
+        },
+    )
+    .unwrap();
+    doc
+}
+
+/// A request carrying `docs` whole, as a device sends records the server never acknowledged.
+fn request_of(user: &FieldUser, docs: &mut [&mut Doc], cursor: u64) -> SyncRequest {
+    SyncRequest {
+        protocol: PROTOCOL_VERSION,
+        device_id: user.agent.device_id,
+        cursor,
+        new_records: docs
+            .iter_mut()
+            .map(|d| NewRecord {
+                record_id: d.id(),
+                doc: Bytes(d.save()),
+            })
+            .collect(),
+        messages: Vec::new(),
+        device_clock: None,
+    }
+}
+
+/// One exchange through `Store::sync_records`, as `POST /v1/sync` runs it.
+async fn sync(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> SyncOutcome {
+    let job = SyncJob {
+        caller: user.caller.clone(),
+        request,
+        registry: store.registry().await.unwrap(),
+        logic: ServerSync {
+            workers: 1,
+            ..ServerSync::default()
+        },
+        now: t0(),
+        server_key: Arc::new(crate::receipts::ServerKey::ephemeral().unwrap()),
+    };
+    store.sync_records(job).await.unwrap()
+}
+
+/// Pushes `docs` whole and returns the response (the exchange must not fail as a whole).
+async fn push(store: &dyn Store, user: &FieldUser, docs: &mut [&mut Doc]) -> SyncResponse {
+    sync(store, user, request_of(user, docs, 0)).await.unwrap()
+}
+
+/// Pushes `docs`, which must all be accepted; their ids.
+async fn push_ok(store: &dyn Store, user: &FieldUser, docs: &mut [&mut Doc]) -> Vec<String> {
+    let response = push(store, user, docs).await;
+    assert!(response.rejections.is_empty(), "{:?}", response.rejections);
+    assert_eq!(response.accepted.len(), docs.len());
+    docs.iter().map(|d| d.id().to_string()).collect()
+}
+
+/// Appends an event with no local check, as a faulty or hostile client could.
+fn raw_event(doc: &mut Doc, agent: &Agent, at: DateTime<Utc>, kind: &str) {
+    use automerge::transaction::Transactable;
+    use automerge::{ObjType, ROOT, ReadDoc, ScalarValue};
+    let am = doc.automerge_mut();
+    am.set_actor(agent.actor_id());
+    let (_, list) = am.get(ROOT, "events").unwrap().unwrap();
+    let len = am.length(&list);
+    let o = am.insert_object(&list, len, ObjType::Map).unwrap();
+    am.put(&o, "id", Uuid::now_v7().to_string()).unwrap();
+    am.put(&o, "kind", kind).unwrap();
+    am.put(&o, "at", ScalarValue::Timestamp(at.timestamp_millis()))
+        .unwrap();
+    am.put(&o, "user_id", agent.user_id.as_str()).unwrap();
+    am.put(&o, "role", agent.role.as_str()).unwrap();
+    am.put(&o, "device_id", agent.device_id.to_string())
+        .unwrap();
+    am.commit();
+}
+
+/// What a refused change must leave as it was: the stored document, its row, its audit rows,
+/// and the chain's head.
+#[derive(Debug, PartialEq)]
+struct Footprint {
+    doc: Option<(Vec<String>, RecordRow)>,
+    audit: Vec<crate::audit::AuditRow>,
+    head: crate::audit::ChainHead,
+}
+
+async fn footprint(store: &dyn Store, id: &str) -> Footprint {
+    Footprint {
+        doc: store
+            .record(id.to_owned())
+            .await
+            .unwrap()
+            .map(|d| (d.heads, d.row)),
+        audit: store.record_audit(id.to_owned()).await.unwrap(),
+        head: store.audit_head().await.unwrap(),
+    }
+}
+
+/// An accepted record is stored with its projection and one audit row; replaying the very
+/// same request (the device never heard the answer) gives the same acknowledgement and
+/// changes nothing: no audit row, same heads, same row.
+pub(crate) async fn a_synced_record_is_projected_audited_and_a_replay_changes_nothing(
+    store: Arc<dyn Store>,
+) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut doc = issued_record(&ana.agent, &About::plate("abc-1d23", 30));
+    let id = doc.id().to_string();
+    let head = store.audit_head().await.unwrap();
+    let request = request_of(&ana, &mut [&mut doc], 0);
+    let first = sync(&*store, &ana, request.clone()).await.unwrap();
+    assert!(first.rejections.is_empty(), "{:?}", first.rejections);
+    assert_eq!(first.accepted.len(), 1);
+    assert_eq!(first.accepted[0].record_id, doc.id());
+    assert!(first.cursor > 0);
+
+    let stored = store.record(id.clone()).await.unwrap().unwrap();
+    assert_eq!(first.accepted[0].heads, stored.heads);
+    let row = &stored.row;
+    assert_eq!(
+        (
+            row.id.as_str(),
+            row.kind.as_str(),
+            row.status.as_str(),
+            row.plate.as_deref(),
+            row.stand_id.as_deref(),
+            row.author_user_id.as_str(),
+        ),
+        (
+            id.as_str(),
+            "infraction",
+            "issued",
+            Some("ABC1D23"),
+            Some("S02"),
+            "u-ana"
+        )
+    );
+    assert_eq!(row.occurred_at, t0() - Duration::minutes(30));
+    assert_eq!((row.number.as_deref(), row.conflicts), (None, 0));
+    let view = crate::store::records::view_of(&stored).unwrap();
+    assert_eq!(
+        view.facts,
+        "Transporte remunerado de passageiro sem alvará."
+    );
+    let audit = store.record_audit(id.clone()).await.unwrap();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].action, "record.sync.create");
+    assert_eq!(audit[0].device_id.as_deref(), Some("tablet-ana"));
+    assert_eq!(store.audit_head().await.unwrap().seq, head.seq + 1);
+    assert!(store.verify_audit().await.unwrap().ok);
+    assert!(
+        store
+            .record_quarantine(id.clone())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.devices_last_received().await.unwrap(),
+        [(String::from("tablet-ana"), t0())]
+    );
+
+    let before = footprint(&*store, &id).await;
+    let again = sync(&*store, &ana, request).await.unwrap();
+    assert_eq!(again.accepted, first.accepted);
+    assert!(again.rejections.is_empty());
+    assert_eq!(footprint(&*store, &id).await, before);
+    assert_eq!(store.list_records(page(10)).await.unwrap().total, 1);
+}
+
+/// An office-only event sent by an officer is refused (`role_forbidden`, with the server's
+/// document to reset to), kept in quarantine with who sent it and the refused change hashes,
+/// and leaves the stored record, its row and the audit chain as they were; a replay of the
+/// refused push adds no second quarantine row.
+pub(crate) async fn a_change_the_senders_role_may_not_make_is_quarantined_and_stores_nothing(
+    store: Arc<dyn Store>,
+) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut doc = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let id = push_ok(&*store, &ana, &mut [&mut doc]).await.remove(0);
+    let before = footprint(&*store, &id).await;
+
+    raw_event(
+        &mut doc,
+        &ana.agent,
+        t0() - Duration::minutes(5),
+        "reviewed",
+    );
+    let request = request_of(&ana, &mut [&mut doc], 0);
+    let response = sync(&*store, &ana, request.clone()).await.unwrap();
+    assert_eq!(response.rejections.len(), 1, "{response:?}");
+    let rejection = &response.rejections[0];
+    assert_eq!(rejection.record_id, doc.id());
+    assert_eq!(rejection.code, RejectionCode::RoleForbidden);
+    assert!(!rejection.message.is_empty());
+    assert_eq!(rejection.change_hashes.len(), 1);
+    let server_doc = rejection.server_doc.as_ref().expect("the server's copy");
+    let mut server_doc = Doc::load(server_doc.as_slice()).unwrap();
+    let mut server_heads = sync_core::sync::heads_to_hex(&server_doc.heads());
+    server_heads.sort();
+    assert_eq!(
+        server_heads,
+        before.doc.as_ref().unwrap().0,
+        "the document to reset to is the stored one"
+    );
+    assert_eq!(footprint(&*store, &id).await, before, "nothing stored");
+
+    let quarantine = store.record_quarantine(id.clone()).await.unwrap();
+    assert_eq!(quarantine.len(), 1);
+    let q = &quarantine[0];
+    assert_eq!(
+        (
+            q.record_id.as_str(),
+            q.code.as_str(),
+            q.user_id.as_str(),
+            q.role.as_str(),
+        ),
+        (id.as_str(), "role_forbidden", "u-ana", "guarda_municipal")
+    );
+    assert_eq!(q.device_uuid, device_uuid("tablet-ana").to_string());
+    assert_eq!(q.change_hashes, rejection.change_hashes);
+    assert!(q.size > 0);
+
+    let replay = sync(&*store, &ana, request).await.unwrap();
+    assert_eq!(replay.rejections.len(), 1);
+    assert_eq!(store.record_quarantine(id.clone()).await.unwrap().len(), 1);
+    assert_eq!(footprint(&*store, &id).await, before);
+}
+
+/// An exchange refused as a whole (another device's request, an unsupported protocol, a
+/// record twice) writes nothing: no record, no quarantine, no audit row; the same records sent
+/// properly are then accepted.
+pub(crate) async fn an_exchange_refused_as_a_whole_writes_nothing(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&ana.agent, &About::plate("DEF4G56", 20));
+    let head = store.audit_head().await.unwrap();
+
+    let mut other_device = request_of(&ana, &mut [&mut a, &mut b], 0);
+    other_device.device_id = device_uuid("celular-de-outro");
+    let mut old_protocol = request_of(&ana, &mut [&mut a, &mut b], 0);
+    old_protocol.protocol = PROTOCOL_VERSION + 1;
+    let mut twice = request_of(&ana, &mut [&mut a, &mut b], 0);
+    let again = twice.new_records[0].clone();
+    twice.new_records.push(again);
+    for (request, what) in [
+        (other_device, "device"),
+        (old_protocol, "protocol"),
+        (twice, "twice"),
+    ] {
+        match (sync(&*store, &ana, request).await, what) {
+            (Err(SyncError::DeviceMismatch { .. }), "device")
+            | (Err(SyncError::Protocol { .. }), "protocol")
+            | (Err(SyncError::DuplicateRecord(_)), "twice") => {}
+            (other, _) => panic!("{what}: {other:?}"),
+        }
+        for doc in [&a, &b] {
+            assert_eq!(store.record(doc.id().to_string()).await.unwrap(), None);
+            assert!(
+                store
+                    .record_quarantine(doc.id().to_string())
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+        assert_eq!(store.audit_head().await.unwrap(), head, "{what}");
+        assert_eq!(store.list_records(page(10)).await.unwrap().total, 0);
+    }
+    push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    assert_eq!(store.list_records(page(10)).await.unwrap().total, 2);
+}
+
+/// The server pushes a record to the devices that may see it and do not have it (the author's
+/// other device, the office), once; another officer gets nothing, and sending it is refused
+/// unseen (`not_visible`, no server document).
+pub(crate) async fn records_reach_only_the_devices_that_may_see_them(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
+    let ana_user = store.user_by_id("u-ana".into()).await.unwrap().unwrap();
+    store
+        .register_device(
+            NewDevice {
+                id: "celular-ana".into(),
+                user_id: ana_user.id.clone(),
+                label: "Celular da Ana".into(),
+            },
+            cli(),
+        )
+        .await
+        .unwrap();
+    let ana_phone = field_on(&ana_user, "celular-ana");
+
+    let mut doc = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let id = doc.id();
+    push_ok(&*store, &ana, &mut [&mut doc]).await;
+
+    for (user, sees) in [(&ana_phone, true), (&office, true), (&bia, false)] {
+        let first = sync(&*store, user, request_of(user, &mut [], 0))
+            .await
+            .unwrap();
+        let got: Vec<_> = first.new_records.iter().map(|r| r.record_id).collect();
+        if sees {
+            assert_eq!(got, [id], "{}", user.caller.device_id);
+            let pushed = Doc::load(first.new_records[0].doc.as_slice()).unwrap();
+            assert_eq!(pushed.view().unwrap(), doc.view().unwrap());
+        } else {
+            assert!(got.is_empty() && first.messages.is_empty(), "{first:?}");
+        }
+        // Once the device shows it applied that answer, the record is not sent again.
+        let next = sync(&*store, user, request_of(user, &mut [], first.cursor))
+            .await
+            .unwrap();
+        assert!(
+            next.new_records.is_empty() && next.messages.is_empty(),
+            "{next:?}"
+        );
+    }
+
+    let before = footprint(&*store, &id.to_string()).await;
+    let mut copy = Doc::load(&doc.save()).unwrap();
+    let refused = push(&*store, &bia, &mut [&mut copy]).await;
+    assert_eq!(refused.rejections.len(), 1);
+    assert_eq!(refused.rejections[0].code, RejectionCode::NotVisible);
+    assert!(refused.rejections[0].server_doc.is_none());
+    assert_eq!(footprint(&*store, &id.to_string()).await, before);
+}
+
+/// An auto number must lie in a block leased to the sending device and belong to no other
+/// record (`number_not_leased`, `number_taken`: nothing stored, the refusal quarantined); a
+/// number a stored record holds no longer counts as unused toward the lease quota.
+pub(crate) async fn auto_numbers_come_from_the_devices_blocks_and_are_unique(
+    store: Arc<dyn Store>,
+) {
+    use crate::limits::MAX_UNUSED_NUMBERS_PER_DEVICE;
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let block = store
+        .lease_numbers("tablet-ana".into(), 10, cli())
+        .await
+        .unwrap();
+    let numbered = |user: &FieldUser, n: u64, minutes_ago: i64| {
+        let mut about = About::plate("ABC1D23", minutes_ago);
+        about.number = Some(n.to_string());
+        draft_record(&user.agent, &about)
+    };
+    let mut first = numbered(&ana, block.start, 50);
+    let mut outside = numbered(&ana, block.end + 1, 40);
+    let response = push(&*store, &ana, &mut [&mut first, &mut outside]).await;
+    let code = |response: &SyncResponse, doc: &Doc| {
+        response
+            .rejections
+            .iter()
+            .find(|r| r.record_id == doc.id())
+            .map(|r| r.code)
+    };
+    assert_eq!(code(&response, &first), None, "{response:?}");
+    assert_eq!(
+        code(&response, &outside),
+        Some(RejectionCode::NumberNotLeased)
+    );
+    let stored = store.record(first.id().to_string()).await.unwrap().unwrap();
+    assert_eq!(stored.row.number, Some(block.start.to_string()));
+    assert_eq!(store.record(outside.id().to_string()).await.unwrap(), None);
+    assert_eq!(
+        store
+            .record_quarantine(outside.id().to_string())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // The same number again, from its device: taken. From another device: not its block.
+    let mut twice = numbered(&ana, block.start, 30);
+    let mut foreign = numbered(&bia, block.start + 1, 20);
+    let response = push(&*store, &ana, &mut [&mut twice]).await;
+    assert_eq!(code(&response, &twice), Some(RejectionCode::NumberTaken));
+    let response = push(&*store, &bia, &mut [&mut foreign]).await;
+    assert_eq!(
+        code(&response, &foreign),
+        Some(RejectionCode::NumberNotLeased)
+    );
+    for doc in [&twice, &foreign] {
+        assert_eq!(store.record(doc.id().to_string()).await.unwrap(), None);
+    }
+    let listed = store
+        .list_records(RecordFilter {
+            plate: Some("ABC1D23".into()),
+            ..page(10)
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.total, 1);
+    assert_eq!(listed.items[0].id, first.id().to_string());
+
+    // 9 of the 10 numbers unused: a block that brings them to one under the quota, one more
+    // (only because the stored record's number counts as used), then refused.
+    store
+        .lease_numbers(
+            "tablet-ana".into(),
+            MAX_UNUSED_NUMBERS_PER_DEVICE - 10,
+            cli(),
+        )
+        .await
+        .unwrap();
+    store
+        .lease_numbers("tablet-ana".into(), 1, cli())
+        .await
+        .unwrap();
+    match store.lease_numbers("tablet-ana".into(), 1, cli()).await {
+        Err(StoreError::QuotaExceeded { .. }) => {}
+        other => panic!("expected QuotaExceeded, got {other:?}"),
+    }
+}
+
+fn page(limit: u32) -> RecordFilter {
+    RecordFilter {
+        limit,
+        ..RecordFilter::default()
+    }
 }
