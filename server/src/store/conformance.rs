@@ -43,7 +43,7 @@ use chrono::{DateTime, Duration, Utc};
 use sync_core::domain::{DriverRole, Plate, Registry, ServiceKind, Stand, StandSchedule};
 use sync_core::feed;
 use sync_core::records::{
-    Agent, InfractionDraft, LegalBasis, PersonRef, RecordDoc as Doc, Signature,
+    Agent, EventKind, InfractionDraft, LegalBasis, PersonRef, RecordDoc as Doc, Signature,
 };
 use sync_core::rules::RuleId;
 use sync_core::sync::{
@@ -52,8 +52,10 @@ use sync_core::sync::{
 };
 use uuid::Uuid;
 
-use crate::store::records::{Caller, RecordFilter, RecordRow, SyncJob, SyncOutcome, record_role};
-
+use crate::store::records::{
+    Caller, EventJob, EventOutcome, RecordFilter, RecordOrder, RecordRow, RecordSort, SearchWord,
+    SyncJob, SyncOutcome, record_role,
+};
 use crate::store::{
     Actor, ChangesSince, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice,
     PhotoMeta, PutPhoto, RefreshTokenRow, RegistryCommit, Role, RotateOutcome, Store, StoreError,
@@ -82,6 +84,10 @@ macro_rules! store_conformance_tests {
             an_exchange_refused_as_a_whole_writes_nothing,
             records_reach_only_the_devices_that_may_see_them,
             auto_numbers_come_from_the_devices_blocks_and_are_unique,
+            record_pages_are_ordered_cut_and_counted,
+            record_filters_leave_out_what_does_not_match,
+            the_inbox_filters_by_rule_and_counts_statuses,
+            office_events_are_vetted_projected_and_reach_the_device,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -1726,4 +1732,356 @@ fn page(limit: u32) -> RecordFilter {
         limit,
         ..RecordFilter::default()
     }
+}
+
+fn ids_of(page: &crate::store::records::RecordPage) -> Vec<String> {
+    page.items.iter().map(|r| r.id.clone()).collect()
+}
+
+/// Pages of `list_records` are newest first by default (oldest first when asked), cut by
+/// `limit` and `offset`, each with the total of all pages; together they hold every record
+/// once; past the end a page is empty with the same total.
+pub(crate) async fn record_pages_are_ordered_cut_and_counted(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut docs: Vec<Doc> = [50, 10, 40, 20, 30]
+        .into_iter()
+        .map(|m| issued_record(&ana.agent, &About::plate("ABC1D23", m)))
+        .collect();
+    let mut refs: Vec<&mut Doc> = docs.iter_mut().collect();
+    let ids = push_ok(&*store, &ana, &mut refs).await;
+    // By occurrence, newest first: 10, 20, 30, 40, 50 minutes ago.
+    let newest_first: Vec<String> = [1, 3, 4, 2, 0].iter().map(|&i| ids[i].clone()).collect();
+
+    let mut seen = Vec::new();
+    for offset in [0, 2, 4] {
+        let got = store
+            .list_records(RecordFilter { offset, ..page(2) })
+            .await
+            .unwrap();
+        assert_eq!(got.total, 5);
+        assert_eq!(got.items.len(), if offset == 4 { 1 } else { 2 });
+        seen.extend(ids_of(&got));
+    }
+    assert_eq!(seen, newest_first);
+    let oldest = store
+        .list_records(RecordFilter {
+            order: RecordOrder {
+                by: RecordSort::Occurred,
+                desc: false,
+            },
+            ..page(2)
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids_of(&oldest), [ids[0].clone(), ids[2].clone()]);
+    let past = store
+        .list_records(RecordFilter {
+            offset: 5,
+            ..page(2)
+        })
+        .await
+        .unwrap();
+    assert_eq!((past.total, past.items.len()), (5, 0));
+}
+
+/// Each filter of `list_records` keeps what matches and leaves out the rest: plate, status
+/// (one, a list, an exclusion), author, kind, stand, time window (`to` exclusive), free text.
+pub(crate) async fn record_filters_leave_out_what_does_not_match(store: Arc<dyn Store>) {
+    use std::collections::BTreeSet;
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 50));
+    let mut b = draft_record(&ana.agent, &About::plate("DEF4G56", 40));
+    let mut c = issued_record(
+        &bia.agent,
+        &About {
+            stand: None,
+            ..About::plate("ABC1D23", 30)
+        },
+    );
+    push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    push_ok(&*store, &bia, &mut [&mut c]).await;
+    let (a, b, c) = (a.id().to_string(), b.id().to_string(), c.id().to_string());
+    let all = BTreeSet::from([a.clone(), b.clone(), c.clone()]);
+    let cases: Vec<(RecordFilter, BTreeSet<String>)> = vec![
+        (RecordFilter::default(), all.clone()),
+        (
+            RecordFilter {
+                plate: Some("ABC1D23".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone(), c.clone()]),
+        ),
+        (
+            RecordFilter {
+                status: Some("draft".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone()]),
+        ),
+        (
+            RecordFilter {
+                statuses: vec!["issued".into()],
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone(), c.clone()]),
+        ),
+        (
+            RecordFilter {
+                not_statuses: vec!["issued".into()],
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone()]),
+        ),
+        (
+            RecordFilter {
+                officer: Some("u-bia".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([c.clone()]),
+        ),
+        (
+            RecordFilter {
+                officer: Some("u-ana".into()),
+                plate: Some("ABC1D23".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone()]),
+        ),
+        (
+            RecordFilter {
+                kind: Some("transgression".into()),
+                ..Default::default()
+            },
+            BTreeSet::new(),
+        ),
+        (
+            RecordFilter {
+                kind: Some("infraction".into()),
+                ..Default::default()
+            },
+            all.clone(),
+        ),
+        (
+            RecordFilter {
+                stand_id: Some("S02".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone(), b.clone()]),
+        ),
+        (
+            RecordFilter {
+                from: Some(t0() - Duration::minutes(45)),
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone(), c.clone()]),
+        ),
+        (
+            RecordFilter {
+                to: Some(t0() - Duration::minutes(40)),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone()]),
+        ),
+        (
+            RecordFilter {
+                search: vec![SearchWord {
+                    text: "DEF4".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone()]),
+        ),
+    ];
+    for (filter, want) in cases {
+        let got = store
+            .list_records(RecordFilter {
+                limit: 10,
+                ..filter.clone()
+            })
+            .await
+            .unwrap();
+        let ids: BTreeSet<String> = ids_of(&got).into_iter().collect();
+        assert_eq!(ids, want, "{filter:?}");
+        assert_eq!(got.total, want.len() as u64, "{filter:?}");
+    }
+}
+
+/// The inbox filters by the rules a record is classified under (a rule id is its own key:
+/// `R2` is not `R24`), alone or with status, plate and pagination; its counts per status are
+/// over every filter but the status; each row lists its rules.
+pub(crate) async fn the_inbox_filters_by_rule_and_counts_statuses(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let about = |plate, minutes_ago, rules: Vec<RuleId>| About {
+        rules,
+        ..About::plate(plate, minutes_ago)
+    };
+    let mut a = issued_record(&ana.agent, &about("ABC1D23", 50, vec![RuleId::R01]));
+    let mut b = issued_record(&ana.agent, &about("ABC1D23", 40, vec![RuleId::R24]));
+    let mut c = draft_record(&ana.agent, &about("DEF4G56", 30, vec![RuleId::R24]));
+    let mut d = issued_record(
+        &ana.agent,
+        &about("DEF4G56", 20, vec![RuleId::R01, RuleId::R24]),
+    );
+    let ids = push_ok(&*store, &ana, &mut [&mut a, &mut b, &mut c, &mut d]).await;
+    let (a, b, c, d) = (&ids[0], &ids[1], &ids[2], &ids[3]);
+    let inbox = |filter: RecordFilter| {
+        let store = store.clone();
+        async move { store.office_inbox(filter).await.unwrap() }
+    };
+    let rule = |r: &str| RecordFilter {
+        rule: Some(r.into()),
+        ..page(10)
+    };
+    let ids = |p: &crate::store::office::InboxPage| -> Vec<String> {
+        p.items.iter().map(|r| r.row.id.clone()).collect()
+    };
+    let counts = |p: &crate::store::office::InboxPage| -> Vec<(String, u64)> {
+        let mut c = p.counts.clone();
+        c.sort();
+        c
+    };
+    let want = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+        pairs.iter().map(|(s, n)| ((*s).to_owned(), *n)).collect()
+    };
+
+    let all = inbox(page(10)).await;
+    assert_eq!(
+        (all.total, ids(&all)),
+        (4, vec![d.clone(), c.clone(), b.clone(), a.clone()])
+    );
+    assert_eq!(counts(&all), want(&[("draft", 1), ("issued", 3)]));
+
+    let r24 = inbox(rule("R24")).await;
+    assert_eq!(
+        (r24.total, ids(&r24)),
+        (3, vec![d.clone(), c.clone(), b.clone()])
+    );
+    assert_eq!(counts(&r24), want(&[("draft", 1), ("issued", 2)]));
+    let rules_of_d = &r24.items[0].rules;
+    assert!(
+        rules_of_d.contains(&"R01".to_owned()) && rules_of_d.contains(&"R24".to_owned()),
+        "{rules_of_d:?}"
+    );
+    let r01 = inbox(rule("R01")).await;
+    assert_eq!(ids(&r01), [d.clone(), a.clone()]);
+    assert_eq!(inbox(rule("R2")).await.total, 0);
+
+    // With the status: the page narrows, the counts do not.
+    let issued = inbox(RecordFilter {
+        status: Some("issued".into()),
+        ..rule("R24")
+    })
+    .await;
+    assert_eq!(
+        (issued.total, ids(&issued)),
+        (2, vec![d.clone(), b.clone()])
+    );
+    assert_eq!(counts(&issued), want(&[("draft", 1), ("issued", 2)]));
+    // With a plate (answered another way than by the rule alone).
+    let plate = inbox(RecordFilter {
+        plate: Some("ABC1D23".into()),
+        ..rule("R24")
+    })
+    .await;
+    assert_eq!((plate.total, ids(&plate)), (1, vec![b.clone()]));
+    // Pages.
+    let first = inbox(RecordFilter {
+        limit: 2,
+        ..rule("R24")
+    })
+    .await;
+    let second = inbox(RecordFilter {
+        limit: 2,
+        offset: 2,
+        ..rule("R24")
+    })
+    .await;
+    assert_eq!((first.total, second.total), (3, 3));
+    assert_eq!(ids(&first), [d.clone(), c.clone()]);
+    assert_eq!(ids(&second), vec![b.clone()]);
+}
+
+/// An office event goes through the same vetting as a device's change: applied with its
+/// projection (status, rules) and audit row, and sent to the author's device at its next
+/// sync; refused for a role that may not write it, with nothing stored; `NotFound` for an
+/// unknown record.
+pub(crate) async fn office_events_are_vetted_projected_and_reach_the_device(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
+    let mut doc = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let request = request_of(&ana, &mut [&mut doc], 0);
+    let synced = sync(&*store, &ana, request).await.unwrap();
+    let id = doc.id().to_string();
+    let event = |user: &FieldUser, record: &str, event: EventKind, minutes_ago: i64| {
+        let store = store.clone();
+        let job = EventJob {
+            caller: user.caller.clone(),
+            record_id: record.to_owned(),
+            event,
+            at: t0() - Duration::minutes(minutes_ago),
+            registry: Arc::new(Registry::default()),
+            now: t0(),
+        };
+        async move { store.record_event(job).await.unwrap() }
+    };
+
+    // An officer may not review.
+    let before = footprint(&*store, &id).await;
+    match event(&ana, &id, EventKind::Reviewed { note: None }, 10).await {
+        EventOutcome::Refused { code, message } => {
+            assert_eq!(code, RejectionCode::RoleForbidden);
+            assert!(!message.is_empty());
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(footprint(&*store, &id).await, before);
+
+    match event(&office, &id, EventKind::Reviewed { note: None }, 10).await {
+        EventOutcome::Applied(doc) => assert_eq!(doc.row.status, "under_review"),
+        other => panic!("expected the event applied, got {other:?}"),
+    }
+    assert_eq!(store.record_audit(id.clone()).await.unwrap().len(), 2);
+    let classified = EventKind::Classified {
+        legal_basis: vec![LegalBasis::of(RuleId::R24)],
+    };
+    assert!(matches!(
+        event(&office, &id, classified, 5).await,
+        EventOutcome::Applied(_)
+    ));
+    let row = store.record(id.clone()).await.unwrap().unwrap().row;
+    assert_eq!(row.status, "under_review");
+    assert!(row.seq > before.doc.as_ref().unwrap().1.seq);
+    let listed = store
+        .list_records(RecordFilter {
+            status: Some("under_review".into()),
+            ..page(10)
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids_of(&listed), vec![id.clone()]);
+    // The office's classification replaces the author's legal basis for the rule filter.
+    let by_rule = |r: &str| RecordFilter {
+        rule: Some(r.into()),
+        ..page(10)
+    };
+    assert_eq!(store.office_inbox(by_rule("R24")).await.unwrap().total, 1);
+    assert_eq!(store.office_inbox(by_rule("R01")).await.unwrap().total, 0);
+    assert!(store.verify_audit().await.unwrap().ok);
+
+    // The author's device gets the office's changes.
+    let next = sync(&*store, &ana, request_of(&ana, &mut [], synced.cursor))
+        .await
+        .unwrap();
+    assert!(
+        next.messages.iter().any(|m| m.record_id == doc.id()),
+        "{next:?}"
+    );
+
+    let unknown = Uuid::now_v7().to_string();
+    assert!(matches!(
+        event(&office, &unknown, EventKind::Reviewed { note: None }, 1).await,
+        EventOutcome::NotFound
+    ));
 }
