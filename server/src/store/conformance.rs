@@ -88,6 +88,8 @@ macro_rules! store_conformance_tests {
             record_filters_leave_out_what_does_not_match,
             the_inbox_filters_by_rule_and_counts_statuses,
             office_events_are_vetted_projected_and_reach_the_device,
+            office_jobs_store_every_step_and_effect_or_nothing,
+            duplicate_candidates_share_a_plate_across_devices_within_the_window,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -2084,4 +2086,178 @@ pub(crate) async fn office_events_are_vetted_projected_and_reach_the_device(stor
         event(&office, &unknown, EventKind::Reviewed { note: None }, 1).await,
         EventOutcome::NotFound
     ));
+}
+
+/// An office job is all or nothing: its steps and its registry effect are stored together
+/// (records, their audit rows and a new registry version), while a job whose effect is refused
+/// or whose later step names an unknown record stores nothing of its earlier steps; an effect
+/// that changes nothing writes no registry version.
+pub(crate) async fn office_jobs_store_every_step_and_effect_or_nothing(store: Arc<dyn Store>) {
+    use crate::store::office::{
+        EffectFn, EffectRefusal, OfficeJob, OfficeOutcome, OfficeStep, RegistryEdit,
+    };
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&ana.agent, &About::plate("DEF4G56", 20));
+    let ids = push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    let (a, b) = (ids[0].clone(), ids[1].clone());
+    let review = |id: &str| OfficeStep {
+        record_id: id.to_owned(),
+        event: EventKind::Reviewed { note: None },
+        at: t0() - Duration::minutes(5),
+    };
+    let job = |steps: Vec<OfficeStep>, effect: Option<(String, EffectFn)>| OfficeJob {
+        caller: office.caller.clone(),
+        steps,
+        effect,
+        registry: Arc::new(Registry::default()),
+        now: t0(),
+    };
+    let add_stand: EffectFn = Arc::new(|view, registry| {
+        // The effect sees the record as the steps left it.
+        if view.status.as_str() != "under_review" {
+            return Err(EffectRefusal {
+                code: "not_under_review",
+                message: format!("o efeito viu o registro em {}", view.status.as_str()),
+            });
+        }
+        let mut next = registry.clone();
+        next.stands.push(stand("S07"));
+        Ok(Some(RegistryEdit {
+            registry: next,
+            action: String::from("office.effect.test"),
+            subject: String::from("stand:S07"),
+        }))
+    });
+    let refuse: EffectFn = Arc::new(|_, _| {
+        Err(EffectRefusal {
+            code: "effect_refused",
+            message: String::from("efeito recusado no teste"),
+        })
+    });
+    let nothing: EffectFn = Arc::new(|_, _| Ok(None));
+    let (fa, fb) = (footprint(&*store, &a).await, footprint(&*store, &b).await);
+    let version = store.registry().await.unwrap().version;
+
+    match store
+        .office_apply(job(vec![review(&a)], Some((a.clone(), refuse))))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::EffectRefused(r) => assert_eq!(r.code, "effect_refused"),
+        other => panic!("expected the effect refused, got {other:?}"),
+    }
+    let unknown = Uuid::now_v7().to_string();
+    match store
+        .office_apply(job(vec![review(&a), review(&unknown)], None))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::NotFound { record_id } => assert_eq!(record_id, unknown),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert_eq!(
+        footprint(&*store, &a).await,
+        fa,
+        "nothing of the refused jobs"
+    );
+    assert_eq!(store.registry().await.unwrap().version, version);
+
+    match store
+        .office_apply(job(vec![review(&b)], Some((b.clone(), nothing))))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::Applied { docs, registry } => {
+            assert_eq!(docs.len(), 1);
+            assert_eq!(docs[0].row.status, "under_review");
+            assert_eq!(registry, None);
+        }
+        other => panic!("expected the job applied, got {other:?}"),
+    }
+    assert_eq!(store.registry().await.unwrap().version, version);
+    assert_eq!(
+        store.record_audit(b.clone()).await.unwrap().len(),
+        fb.audit.len() + 1
+    );
+
+    let head = store.audit_head().await.unwrap().seq;
+    let changes = match store
+        .office_apply(job(vec![review(&a)], Some((a.clone(), add_stand))))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::Applied { docs, registry } => {
+            assert_eq!(docs.len(), 1);
+            assert_eq!(docs[0].row.id, a);
+            assert_eq!(docs[0].row.status, "under_review");
+            let applied = registry.expect("a registry version");
+            assert_eq!(applied.version, version + 1);
+            assert_eq!(applied.changes.len(), 1);
+            applied.changes
+        }
+        other => panic!("expected the job applied, got {other:?}"),
+    };
+    let registry = store.registry().await.unwrap();
+    assert_eq!(registry.version, version + 1);
+    assert_eq!(stand_ids(&registry), ["S07"]);
+    assert_eq!(
+        store.audit_head().await.unwrap().seq,
+        head + 2,
+        "event and registry"
+    );
+    match store.registry_changes(version, 10).await.unwrap() {
+        ChangesSince::Changes(logged) => assert_eq!(logged.changes, changes),
+        other => panic!("{other:?}"),
+    }
+    assert!(store.verify_audit().await.unwrap().ok);
+}
+
+/// Duplicate candidates share a plate with a record of another device made within the window;
+/// drafts, other plates and records further apart are left out.
+pub(crate) async fn duplicate_candidates_share_a_plate_across_devices_within_the_window(
+    store: Arc<dyn Store>,
+) {
+    use std::collections::BTreeSet;
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&bia.agent, &About::plate("ABC1D23", 26));
+    let mut draft = draft_record(&bia.agent, &About::plate("ABC1D23", 29));
+    let mut long_before = issued_record(&bia.agent, &About::plate("ABC1D23", 200));
+    let mut other_plate = issued_record(&bia.agent, &About::plate("DEF4G56", 30));
+    push_ok(&*store, &ana, &mut [&mut a]).await;
+    push_ok(
+        &*store,
+        &bia,
+        &mut [&mut b, &mut draft, &mut long_before, &mut other_plate],
+    )
+    .await;
+    let candidates = |window: i64| {
+        let store = store.clone();
+        async move {
+            store
+                .duplicate_candidates(window)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|d| d.row.id)
+                .collect::<BTreeSet<String>>()
+        }
+    };
+    let (a, b, long_before) = (
+        a.id().to_string(),
+        b.id().to_string(),
+        long_before.id().to_string(),
+    );
+    assert_eq!(
+        candidates(10 * 60).await,
+        BTreeSet::from([a.clone(), b.clone()])
+    );
+    assert_eq!(
+        candidates(3 * 3600).await,
+        BTreeSet::from([a, b, long_before])
+    );
+    assert!(candidates(60).await.is_empty());
 }
