@@ -12,6 +12,10 @@
 //! ```ignore
 //! #[cfg(test)]
 //! mod conformance_tests {
+//!     use std::sync::Arc;
+//!
+//!     use super::{SqliteStore, Store};
+//!
 //!     crate::store::conformance::store_conformance_tests!(async {
 //!         let dir = tempfile::tempdir().unwrap();
 //!         let store = SqliteStore::open(&dir.path().join("t.db")).unwrap();
@@ -28,8 +32,9 @@
 //!
 //! Each test sets up what it needs through the trait itself (users, devices, registry
 //! versions, records synced with real Automerge documents built by `sync_core::records`), so
-//! the suite assumes nothing of a backend's tables. A new test goes in three places: its
-//! function here, its name in the macro's list, and nothing else.
+//! the suite assumes nothing of a backend's tables. Everything acts at the fixed instant
+//! [`t0`], passed to the store explicitly. A new test is its function here and its name in
+//! the macro's list; no backend changes.
 
 // Without the SQLite backend no module runs the suite; the functions still compile.
 #![cfg_attr(
