@@ -16,6 +16,8 @@
 //! first, and the service retries. This keeps the law out of the storage layer and works the
 //! same on a single SQLite writer and on several PostgreSQL nodes.
 
+#[cfg(test)]
+pub(crate) mod conformance;
 pub mod notifications;
 pub mod observed;
 pub mod office;

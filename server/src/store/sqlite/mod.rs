@@ -627,3 +627,18 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(move |c| observed::merged_into(c, &kept_id)))
     }
 }
+
+/// The backend-independent behaviour suite (`store::conformance`), each test on a new
+/// database in its own temporary directory.
+#[cfg(test)]
+mod conformance_tests {
+    use std::sync::Arc;
+
+    use super::{SqliteStore, Store};
+
+    crate::store::conformance::store_conformance_tests!(async {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("taxi-fiscal.db")).unwrap();
+        (Arc::new(store) as Arc<dyn Store>, dir)
+    });
+}

@@ -1,0 +1,2268 @@
+//! Behaviour tests every [`Store`] backend must pass, written only against the trait and the
+//! public types of [`crate::store`], so that the SQLite backend and the PostgreSQL one to come
+//! are held to the same contract (as matrix-rust-sdk's `statestore_integration_tests!` does
+//! for its state stores).
+//!
+//! Flow: each test is a `pub(crate) async fn` here taking a fresh, empty `Arc<dyn Store>`;
+//! [`store_conformance_tests!`] expands, in the backend's own test module, to one
+//! `#[tokio::test]` per function, inside a nested `mod store_conformance`, each opening its
+//! own store with the expression it is given and calling the function. A backend runs the
+//! whole suite in a few lines:
+//!
+//! ```ignore
+//! #[cfg(test)]
+//! mod conformance_tests {
+//!     use std::sync::Arc;
+//!
+//!     use super::{SqliteStore, Store};
+//!
+//!     crate::store::conformance::store_conformance_tests!(async {
+//!         let dir = tempfile::tempdir().unwrap();
+//!         let store = SqliteStore::open(&dir.path().join("t.db")).unwrap();
+//!         // The guard (here the directory) lives as long as the test.
+//!         (Arc::new(store) as Arc<dyn Store>, dir)
+//!     });
+//! }
+//! ```
+//!
+//! The expression is evaluated once per test, inside the nested module (which has
+//! `use super::*`, so the calling module's names are in scope; write other paths from
+//! `crate::`), and yields either an `Arc<dyn Store>` or a pair of it and a guard kept alive
+//! until the test ends (a temporary directory, a database to drop): see [`FreshStore`].
+//!
+//! Each test sets up what it needs through the trait itself (users, devices, registry
+//! versions, records synced with real Automerge documents built by `sync_core::records`), so
+//! the suite assumes nothing of a backend's tables. Everything acts at the fixed instant
+//! [`t0`], passed to the store explicitly. A new test is its function here and its name in
+//! the macro's list; no backend changes.
+
+// Without the SQLite backend no module runs the suite; the functions still compile.
+#![cfg_attr(
+    not(feature = "sqlite"),
+    allow(dead_code, unused_imports, unused_macros)
+)]
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use sync_core::domain::{DriverRole, Plate, Registry, ServiceKind, Stand, StandSchedule};
+use sync_core::feed;
+use sync_core::records::{
+    Agent, EventKind, InfractionDraft, LegalBasis, PersonRef, RecordDoc as Doc, Signature,
+};
+use sync_core::rules::RuleId;
+use sync_core::sync::{
+    Bytes, NewRecord, PROTOCOL_VERSION, RejectionCode, ServerSync, SyncError, SyncRequest,
+    SyncResponse, device_uuid,
+};
+use uuid::Uuid;
+
+use crate::store::records::{
+    Caller, EventJob, EventOutcome, RecordFilter, RecordOrder, RecordRow, RecordSort, SearchWord,
+    SyncJob, SyncOutcome, record_role,
+};
+use crate::store::{
+    Actor, ChangesSince, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice,
+    PhotoMeta, PutPhoto, RefreshTokenRow, RegistryCommit, Role, RotateOutcome, Store, StoreError,
+    UserRow,
+};
+
+/// Expands to one `#[tokio::test]` per conformance test, in a nested `mod store_conformance`,
+/// each running on the store `$open` yields (see the module doc).
+macro_rules! store_conformance_tests {
+    ($open:expr) => {
+        $crate::store::conformance::store_conformance_tests!(@tests $open;
+            registry_commits_bump_the_version_and_refuse_a_stale_base,
+            users_are_created_found_and_a_taken_username_is_refused,
+            refresh_tokens_rotate_and_a_replayed_one_revokes_its_family,
+            user_roles_and_deactivation_are_stored_and_end_logins,
+            a_password_change_compares_the_old_hash_and_ends_other_logins,
+            one_time_codes_are_live_until_replaced_expired_or_spent,
+            devices_are_registered_once_and_revocation_ends_them,
+            device_keys_are_bound_to_one_device,
+            number_leases_are_disjoint_and_bounded_per_device,
+            photos_are_stored_once_and_found_by_hash,
+            the_audit_chain_links_every_audited_write,
+            registry_changes_since_a_version_lead_to_the_current_one,
+            a_synced_record_is_projected_audited_and_a_replay_changes_nothing,
+            a_change_the_senders_role_may_not_make_is_quarantined_and_stores_nothing,
+            an_exchange_refused_as_a_whole_writes_nothing,
+            records_reach_only_the_devices_that_may_see_them,
+            auto_numbers_come_from_the_devices_blocks_and_are_unique,
+            record_pages_are_ordered_cut_and_counted,
+            record_filters_leave_out_what_does_not_match,
+            the_inbox_filters_by_rule_and_counts_statuses,
+            office_events_are_vetted_projected_and_reach_the_device,
+            office_jobs_store_every_step_and_effect_or_nothing,
+            duplicate_candidates_share_a_plate_across_devices_within_the_window,
+        );
+    };
+    (@tests $open:expr; $($name:ident),* $(,)?) => {
+        #[allow(clippy::unwrap_used, clippy::expect_used)]
+        mod store_conformance {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let fresh = $crate::store::conformance::FreshStore::from($open.await);
+                    $crate::store::conformance::$name(fresh.store()).await;
+                }
+            )*
+        }
+    };
+}
+pub(crate) use store_conformance_tests;
+
+/// A fresh, empty store for one test, and whatever must outlive it (dropped after the store).
+pub(crate) struct FreshStore {
+    store: Arc<dyn Store>,
+    _guard: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl FreshStore {
+    pub(crate) fn store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+}
+
+impl From<Arc<dyn Store>> for FreshStore {
+    fn from(store: Arc<dyn Store>) -> Self {
+        Self {
+            store,
+            _guard: None,
+        }
+    }
+}
+
+impl<G: Send + 'static> From<(Arc<dyn Store>, G)> for FreshStore {
+    fn from((store, guard): (Arc<dyn Store>, G)) -> Self {
+        Self {
+            store,
+            _guard: Some(Box::new(guard)),
+        }
+    }
+}
+
+// ----- fixtures -----------------------------------------------------------------------------
+
+/// The instant the tests act at (a fixed day, so that time checks are reproducible).
+pub(crate) fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-11-30T15:00:00Z")
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_default()
+}
+
+fn cli() -> Actor {
+    Actor::cli(t0())
+}
+
+fn user_row(id: &str, username: &str, role: Role, stand_id: Option<&str>) -> UserRow {
+    UserRow {
+        id: id.to_owned(),
+        username: username.to_owned(),
+        display_name: format!("Usuário {username}"),
+        role,
+        stand_id: stand_id.map(String::from),
+        password_hash: format!("hash-de-{username}"),
+        active: true,
+        created_at: t0(),
+    }
+}
+
+/// A user and one device of theirs, registered through the store.
+async fn user_with_device(store: &dyn Store, username: &str, role: Role, device: &str) -> UserRow {
+    let user = store
+        .create_user(
+            user_row(&format!("u-{username}"), username, role, None),
+            cli(),
+        )
+        .await
+        .unwrap();
+    store
+        .register_device(
+            crate::store::NewDevice {
+                id: device.to_owned(),
+                user_id: user.id.clone(),
+                label: format!("Aparelho {device}"),
+            },
+            cli(),
+        )
+        .await
+        .unwrap();
+    user
+}
+
+fn refresh(hash: &str, family: &str, user: &UserRow, device: &str) -> RefreshTokenRow {
+    RefreshTokenRow {
+        token_hash: hash.to_owned(),
+        family_id: family.to_owned(),
+        user_id: user.id.clone(),
+        device_id: device.to_owned(),
+        issued_at: t0(),
+        expires_at: t0() + Duration::days(30),
+    }
+}
+
+fn stand(id: &str) -> Stand {
+    Stand {
+        id: id.to_owned(),
+        name: format!("Ponto {id}"),
+        address: format!("Rua do ponto {id}, Americana"),
+        schedule: StandSchedule::Day,
+        service: ServiceKind::Common,
+        vacancies: 4,
+        coordinator_id: None,
+        latitude: None,
+        longitude: None,
+    }
+}
+
+/// The commit that takes `base` to a registry holding exactly `stands`, as the registry
+/// service computes it (`registry::commit`: sorted, diffed, version and time set).
+fn commit_of(base: &Registry, stands: Vec<Stand>, subject: &str) -> RegistryCommit {
+    let version = base.version + 1;
+    let at = t0() + Duration::minutes(i64::try_from(version).unwrap_or(0));
+    let next = feed::sorted(Registry {
+        version,
+        generated_at: Some(at),
+        stands,
+        ..base.clone()
+    });
+    RegistryCommit {
+        expected_version: base.version,
+        changes: feed::diff(base, &next),
+        registry: Arc::new(next),
+        action: String::from("registry.stand.edit"),
+        subject: subject.to_owned(),
+        actor: Actor::cli(at),
+    }
+}
+
+fn stand_ids(reg: &Registry) -> Vec<String> {
+    reg.stands.iter().map(|s| s.id.clone()).collect()
+}
+
+// ----- registry -----------------------------------------------------------------------------
+
+/// A fresh store is at version 0; a commit from the current version bumps it by one and is
+/// what `registry()` then returns, with one audit row; a commit computed from a version that
+/// is no longer current fails with `VersionConflict` (naming both versions) and writes
+/// nothing, neither entities nor audit row.
+pub(crate) async fn registry_commits_bump_the_version_and_refuse_a_stale_base(
+    store: Arc<dyn Store>,
+) {
+    let empty = store.registry().await.unwrap();
+    assert_eq!(empty.version, 0);
+    assert!(empty.stands.is_empty() && empty.permits.is_empty());
+    let head0 = store.audit_head().await.unwrap();
+
+    let v = store
+        .commit_registry(commit_of(&empty, vec![stand("S01")], "stand:S01"))
+        .await
+        .unwrap();
+    assert_eq!(v, 1);
+    let v1 = store.registry().await.unwrap();
+    assert_eq!(v1.version, 1);
+    assert_eq!(stand_ids(&v1), ["S01"]);
+    assert_eq!(v1.stands[0], stand("S01"));
+    assert_eq!(store.audit_head().await.unwrap().seq, head0.seq + 1);
+
+    // Computed from version 0 by a writer that lost the race.
+    match store
+        .commit_registry(commit_of(&empty, vec![stand("S09")], "stand:S09"))
+        .await
+    {
+        Err(StoreError::VersionConflict { expected, found }) => {
+            assert_eq!((expected, found), (0, 1));
+        }
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    let still = store.registry().await.unwrap();
+    assert_eq!(still.version, 1);
+    assert_eq!(stand_ids(&still), ["S01"]);
+    assert_eq!(store.audit_head().await.unwrap().seq, head0.seq + 1);
+
+    // Retried from the current version, as the registry service does: accepted.
+    let v = store
+        .commit_registry(commit_of(
+            &v1,
+            vec![stand("S01"), stand("S09")],
+            "stand:S09",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(v, 2);
+    let v2 = store.registry().await.unwrap();
+    assert_eq!(v2.version, 2);
+    assert_eq!(stand_ids(&v2), ["S01", "S09"]);
+    assert_eq!(store.audit_head().await.unwrap().seq, head0.seq + 2);
+}
+
+// ----- accounts -----------------------------------------------------------------------------
+
+/// Users are counted, found by username and id and listed; a second user with a taken
+/// username is `Duplicate` and is not stored; unknown names and ids are `None`.
+pub(crate) async fn users_are_created_found_and_a_taken_username_is_refused(store: Arc<dyn Store>) {
+    assert_eq!(store.count_users().await.unwrap(), 0);
+    let ana = user_row("u-ana", "ana", Role::Officer, None);
+    let created = store.create_user(ana.clone(), cli()).await.unwrap();
+    assert_eq!(created, ana);
+    let bia = user_row("u-bia", "bia", Role::Coordinator, Some("S01"));
+    store.create_user(bia.clone(), cli()).await.unwrap();
+    assert_eq!(store.count_users().await.unwrap(), 2);
+
+    assert_eq!(
+        store.user_by_username("ana".into()).await.unwrap(),
+        Some(ana.clone())
+    );
+    assert_eq!(
+        store.user_by_id("u-bia".into()).await.unwrap(),
+        Some(bia.clone())
+    );
+    assert_eq!(store.user_by_username("caio".into()).await.unwrap(), None);
+    assert_eq!(store.user_by_id("u-caio".into()).await.unwrap(), None);
+
+    let audit = store.audit_head().await.unwrap();
+    let taken = user_row("u-outra-ana", "ana", Role::Admin, None);
+    match store.create_user(taken, cli()).await {
+        Err(StoreError::Duplicate { .. }) => {}
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    assert_eq!(store.count_users().await.unwrap(), 2);
+    assert_eq!(store.user_by_id("u-outra-ana".into()).await.unwrap(), None);
+    assert_eq!(
+        store
+            .user_by_username("ana".into())
+            .await
+            .unwrap()
+            .map(|u| u.role),
+        Some(Role::Officer)
+    );
+    assert_eq!(
+        store.audit_head().await.unwrap(),
+        audit,
+        "a refused write leaves no row"
+    );
+
+    let mut listed: Vec<String> = store
+        .list_users()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|u| u.username)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["ana", "bia"]);
+}
+
+// ----- sessions -----------------------------------------------------------------------------
+
+/// A refresh token is spent by its rotation and replaced in its family; presenting a spent
+/// one again is `Reused` and revokes the whole family (its live token no longer rotates and
+/// `session` reports the family dead), while another login of the same user lives on.
+/// Unknown and expired tokens are told apart.
+pub(crate) async fn refresh_tokens_rotate_and_a_replayed_one_revokes_its_family(
+    store: Arc<dyn Store>,
+) {
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    store
+        .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    store
+        .insert_refresh_token(refresh("g1", "fam-b", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    let live = |family: &str| {
+        let store = store.clone();
+        let family = family.to_owned();
+        async move {
+            store
+                .session("u-ana".into(), "tablet-ana".into(), Some(family))
+                .await
+                .unwrap()
+                .unwrap()
+                .family_live
+        }
+    };
+    assert!(live("fam-a").await);
+
+    let later = t0() + Duration::minutes(10);
+    match store
+        .rotate_refresh_token("t1".into(), "t2".into(), later + Duration::days(30), later)
+        .await
+        .unwrap()
+    {
+        RotateOutcome::Rotated {
+            user,
+            device_id,
+            family_id,
+        } => {
+            assert_eq!(user.id, ana.id);
+            assert_eq!(device_id, "tablet-ana");
+            assert_eq!(family_id, "fam-a");
+        }
+        other => panic!("expected a rotation, got {other:?}"),
+    }
+    // The replacement rotates in turn.
+    assert!(matches!(
+        store
+            .rotate_refresh_token("t2".into(), "t3".into(), later + Duration::days(30), later)
+            .await
+            .unwrap(),
+        RotateOutcome::Rotated { .. }
+    ));
+    assert!(live("fam-a").await);
+
+    // t1 presented again: a replay. The family ends, t3 included.
+    assert_eq!(
+        store
+            .rotate_refresh_token("t1".into(), "t9".into(), later + Duration::days(30), later)
+            .await
+            .unwrap(),
+        RotateOutcome::Reused
+    );
+    assert!(!live("fam-a").await);
+    assert!(!matches!(
+        store
+            .rotate_refresh_token("t3".into(), "t4".into(), later + Duration::days(30), later)
+            .await
+            .unwrap(),
+        RotateOutcome::Rotated { .. }
+    ));
+    // The other login is untouched.
+    assert!(live("fam-b").await);
+    assert!(matches!(
+        store
+            .rotate_refresh_token("g1".into(), "g2".into(), later + Duration::days(30), later)
+            .await
+            .unwrap(),
+        RotateOutcome::Rotated { .. }
+    ));
+
+    assert_eq!(
+        store
+            .rotate_refresh_token("nunca".into(), "x".into(), later, later)
+            .await
+            .unwrap(),
+        RotateOutcome::Unknown
+    );
+    let past = t0() + Duration::days(31);
+    assert_eq!(
+        store
+            .rotate_refresh_token("g2".into(), "g3".into(), past + Duration::days(30), past)
+            .await
+            .unwrap(),
+        RotateOutcome::Expired
+    );
+}
+
+/// A role change is stored and seen by `session`; an unknown user is `NotFound`.
+/// Deactivating ends every login of the user for good (its refresh tokens are revoked, not
+/// just refused while inactive: they stay dead after reactivation) and is audited only when it
+/// changes something; an inactive user's token is `UserInactive`.
+pub(crate) async fn user_roles_and_deactivation_are_stored_and_end_logins(store: Arc<dyn Store>) {
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    store
+        .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+
+    let changed = store
+        .set_user_role(ana.id.clone(), Role::Coordinator, Some("S01".into()), cli())
+        .await
+        .unwrap();
+    assert_eq!(
+        (changed.role, changed.stand_id.as_deref()),
+        (Role::Coordinator, Some("S01"))
+    );
+    assert_eq!(
+        store.user_by_id(ana.id.clone()).await.unwrap(),
+        Some(changed)
+    );
+    let session = store
+        .session(ana.id.clone(), "tablet-ana".into(), None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (session.role, session.stand_id.as_deref()),
+        (Role::Coordinator, Some("S01"))
+    );
+    assert!(session.user_active && !session.device_revoked && session.family_live);
+    assert_eq!(session.device_user_id, ana.id);
+    match store
+        .set_user_role("u-ninguem".into(), Role::Office, None, cli())
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+
+    let off = store
+        .set_user_active(ana.id.clone(), false, cli())
+        .await
+        .unwrap();
+    assert!(!off.active);
+    assert!(
+        !store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .active
+    );
+    let session = store
+        .session(ana.id.clone(), "tablet-ana".into(), Some("fam-a".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!session.user_active && !session.family_live);
+    // Deactivating again changes nothing and writes no audit row.
+    let audit = store.audit_head().await.unwrap();
+    assert!(
+        !store
+            .set_user_active(ana.id.clone(), false, cli())
+            .await
+            .unwrap()
+            .active
+    );
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+    // A token issued while inactive is refused for that reason.
+    store
+        .insert_refresh_token(refresh("t-inativo", "fam-c", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .rotate_refresh_token(
+                "t-inativo".into(),
+                "x".into(),
+                t0() + Duration::days(1),
+                t0()
+            )
+            .await
+            .unwrap(),
+        RotateOutcome::UserInactive
+    );
+
+    let on = store
+        .set_user_active(ana.id.clone(), true, cli())
+        .await
+        .unwrap();
+    assert!(on.active);
+    assert_eq!(store.audit_head().await.unwrap().seq, audit.seq + 1);
+    assert!(
+        store
+            .session(ana.id.clone(), "tablet-ana".into(), None)
+            .await
+            .unwrap()
+            .unwrap()
+            .user_active
+    );
+    // The login from before the deactivation stays ended.
+    assert!(!matches!(
+        store
+            .rotate_refresh_token("t1".into(), "t2".into(), t0() + Duration::days(1), t0())
+            .await
+            .unwrap(),
+        RotateOutcome::Rotated { .. }
+    ));
+    match store
+        .set_user_active("u-ninguem".into(), false, cli())
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+}
+
+/// A password change writes only over the hash it was verified against (a stale one writes
+/// nothing, returns false) and ends every other login of the user, keeping the caller's.
+pub(crate) async fn a_password_change_compares_the_old_hash_and_ends_other_logins(
+    store: Arc<dyn Store>,
+) {
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    for (hash, family) in [("keep-1", "fam-keep"), ("other-1", "fam-other")] {
+        store
+            .insert_refresh_token(refresh(hash, family, &ana, "tablet-ana"))
+            .await
+            .unwrap();
+    }
+    let audit = store.audit_head().await.unwrap();
+    assert!(
+        !store
+            .change_password(
+                ana.id.clone(),
+                "hash-que-nao-e".into(),
+                "novo".into(),
+                Some("fam-keep".into()),
+                cli(),
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        ana.password_hash
+    );
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+
+    assert!(
+        store
+            .change_password(
+                ana.id.clone(),
+                ana.password_hash.clone(),
+                "novo".into(),
+                Some("fam-keep".into()),
+                cli(),
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        "novo"
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, audit.seq + 1);
+    let later = t0() + Duration::minutes(1);
+    let rotate = |hash: &str| {
+        let (store, hash) = (store.clone(), hash.to_owned());
+        async move {
+            store
+                .rotate_refresh_token(
+                    hash,
+                    format!("next-{later}"),
+                    later + Duration::days(1),
+                    later,
+                )
+                .await
+                .unwrap()
+        }
+    };
+    assert!(!matches!(
+        rotate("other-1").await,
+        RotateOutcome::Rotated { .. }
+    ));
+    assert!(matches!(
+        rotate("keep-1").await,
+        RotateOutcome::Rotated { .. }
+    ));
+    // The old hash no longer matches: a second change racing the first writes nothing.
+    assert!(
+        !store
+            .change_password(
+                ana.id.clone(),
+                ana.password_hash.clone(),
+                "outro".into(),
+                None,
+                cli()
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        "novo"
+    );
+}
+
+/// A one-time code's stored form: the SHA-256 (hex) of the code `name`.
+fn code_hash(name: &str) -> String {
+    sync_core::store::sha256_hex(name.as_bytes())
+}
+
+fn code(name: &str, purpose: CodePurpose, user: &UserRow) -> NewAccountCode {
+    NewAccountCode {
+        code_hash: code_hash(name),
+        purpose,
+        user_id: user.id.clone(),
+        expires_at: t0() + Duration::hours(1),
+    }
+}
+
+/// Only the newest code of a purpose is live; codes are unknown under the other purpose,
+/// expire, and are spent once: a password reset sets the hash and ends every login, an
+/// enrolment registers the device for the code's user. A deactivated user's code is refused.
+pub(crate) async fn one_time_codes_are_live_until_replaced_expired_or_spent(store: Arc<dyn Store>) {
+    use CodePurpose::{DeviceEnrolment, PasswordReset};
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    let check = |name: &str, purpose: CodePurpose, now: DateTime<Utc>| {
+        let (store, hash) = (store.clone(), code_hash(name));
+        async move {
+            store
+                .account_code(hash, purpose, now)
+                .await
+                .unwrap()
+                .map(|u| u.id)
+        }
+    };
+    store
+        .create_account_code(code("r1", PasswordReset, &ana), cli())
+        .await
+        .unwrap();
+    assert_eq!(check("r1", PasswordReset, t0()).await, Ok(ana.id.clone()));
+    assert_eq!(
+        check("r1", DeviceEnrolment, t0()).await,
+        Err(CodeRefusal::Unknown)
+    );
+    assert_eq!(
+        check("r0", PasswordReset, t0()).await,
+        Err(CodeRefusal::Unknown)
+    );
+    store
+        .create_account_code(code("r2", PasswordReset, &ana), cli())
+        .await
+        .unwrap();
+    assert_eq!(
+        check("r1", PasswordReset, t0()).await,
+        Err(CodeRefusal::Used)
+    );
+    assert_eq!(check("r2", PasswordReset, t0()).await, Ok(ana.id.clone()));
+    assert_eq!(
+        check("r2", PasswordReset, t0() + Duration::hours(2)).await,
+        Err(CodeRefusal::Expired)
+    );
+    match store
+        .create_account_code(
+            code(
+                "r3",
+                PasswordReset,
+                &user_row("u-x", "x", Role::Officer, None),
+            ),
+            cli(),
+        )
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+
+    store
+        .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    let at = t0() + Duration::minutes(5);
+    let reset = store
+        .reset_password_with_code(code_hash("r2"), "redefinida".into(), at)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reset.password_hash, "redefinida");
+    assert_eq!(
+        store
+            .user_by_id(ana.id.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash,
+        "redefinida"
+    );
+    assert!(!matches!(
+        store
+            .rotate_refresh_token("t1".into(), "t2".into(), at + Duration::days(1), at)
+            .await
+            .unwrap(),
+        RotateOutcome::Rotated { .. }
+    ));
+    assert_eq!(
+        store
+            .reset_password_with_code(code_hash("r2"), "de-novo".into(), at)
+            .await
+            .unwrap()
+            .map(|u| u.id),
+        Err(CodeRefusal::Used)
+    );
+
+    store
+        .create_account_code(code("e1", DeviceEnrolment, &ana), cli())
+        .await
+        .unwrap();
+    let device = store
+        .enrol_device(
+            code_hash("e1"),
+            "celular-ana".into(),
+            "Celular da Ana".into(),
+            at,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            device.id.as_str(),
+            device.user_id.as_str(),
+            device.label.as_str()
+        ),
+        ("celular-ana", ana.id.as_str(), "Celular da Ana")
+    );
+    assert_eq!(
+        store.device("celular-ana".into()).await.unwrap(),
+        Some(device)
+    );
+    assert_eq!(
+        store
+            .enrol_device(code_hash("e1"), "outro".into(), "Outro".into(), at)
+            .await
+            .unwrap()
+            .map(|d| d.id),
+        Err(CodeRefusal::Used)
+    );
+    assert_eq!(store.device("outro".into()).await.unwrap(), None);
+
+    store
+        .create_account_code(code("e2", DeviceEnrolment, &ana), cli())
+        .await
+        .unwrap();
+    store
+        .set_user_active(ana.id.clone(), false, cli())
+        .await
+        .unwrap();
+    assert_eq!(
+        check("e2", DeviceEnrolment, t0()).await,
+        Err(CodeRefusal::UserInactive)
+    );
+}
+
+// ----- devices ------------------------------------------------------------------------------
+
+/// A device is registered once, for an existing user, under an id that is not another
+/// device's on the wire; revoking it is idempotent, ends its logins (`DeviceRevoked`), shows
+/// in `session`, and refuses it number blocks (`DeviceNotActive`).
+pub(crate) async fn devices_are_registered_once_and_revocation_ends_them(store: Arc<dyn Store>) {
+    let new = |id: &str, user: &str| NewDevice {
+        id: id.to_owned(),
+        user_id: user.to_owned(),
+        label: format!("Aparelho {id}"),
+    };
+    match store
+        .register_device(new("tablet-x", "u-ninguem"), cli())
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    let admin = store
+        .create_user(user_row("u-adm", "adm", Role::Admin, None), cli())
+        .await
+        .unwrap();
+    let row = store.device("tablet-ana".into()).await.unwrap().unwrap();
+    assert_eq!(
+        (row.user_id.as_str(), row.registered_at, row.revoked_at),
+        (ana.id.as_str(), t0(), None)
+    );
+    match store
+        .register_device(new("tablet-ana", &ana.id), cli())
+        .await
+    {
+        Err(StoreError::Duplicate { .. }) => {}
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    // The same UUID in another spelling would write as the first device.
+    let id = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    store
+        .register_device(new(id, &ana.id), cli())
+        .await
+        .unwrap();
+    match store
+        .register_device(new(&id.to_uppercase(), &ana.id), cli())
+        .await
+    {
+        Err(StoreError::DeviceIdCollision { existing, .. }) => assert_eq!(existing, id),
+        other => panic!("expected DeviceIdCollision, got {other:?}"),
+    }
+    let mut ids: Vec<String> = store
+        .list_devices()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [id, "tablet-ana"]);
+
+    store
+        .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
+        .await
+        .unwrap();
+    let at = t0() + Duration::minutes(3);
+    let by_admin = Actor {
+        user_id: Some(admin.id.clone()),
+        device_id: None,
+        at,
+    };
+    let revoked = store
+        .revoke_device("tablet-ana".into(), by_admin.clone())
+        .await
+        .unwrap();
+    assert_eq!(revoked.revoked_at, Some(at));
+    assert_eq!(revoked.revoked_by.as_deref(), Some(admin.id.as_str()));
+    // Again: the first revocation stands, nothing is written.
+    let audit = store.audit_head().await.unwrap();
+    let again = store
+        .revoke_device(
+            "tablet-ana".into(),
+            Actor {
+                at: at + Duration::hours(1),
+                ..by_admin
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.revoked_at, Some(at));
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+    assert_eq!(
+        store.device("tablet-ana".into()).await.unwrap(),
+        Some(revoked)
+    );
+    match store.revoke_device("tablet-x".into(), cli()).await {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+
+    let session = store
+        .session(ana.id.clone(), "tablet-ana".into(), Some("fam-a".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(session.device_revoked && !session.family_live && session.user_active);
+    assert_eq!(
+        store
+            .rotate_refresh_token("t1".into(), "t2".into(), at + Duration::days(1), at)
+            .await
+            .unwrap(),
+        RotateOutcome::DeviceRevoked
+    );
+    match store.lease_numbers("tablet-ana".into(), 10, cli()).await {
+        Err(StoreError::DeviceNotActive) => {}
+        other => panic!("expected DeviceNotActive, got {other:?}"),
+    }
+    assert_eq!(
+        store
+            .session(ana.id.clone(), "tablet-x".into(), None)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+/// A device key is registered for one device: again for it is `Known` (no audit row), for
+/// another device `OtherDevice`; a device may register a second key.
+pub(crate) async fn device_keys_are_bound_to_one_device(store: Arc<dyn Store>) {
+    user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
+    let (k1, k2) = ("11".repeat(32), "22".repeat(32));
+    let head = store.audit_head().await.unwrap().seq;
+    let register = |device: &str, key: &str| {
+        let (store, device, key) = (store.clone(), device.to_owned(), key.to_owned());
+        async move { store.register_device_key(device, key, t0()).await.unwrap() }
+    };
+    assert_eq!(
+        register("tablet-ana", &k1).await,
+        KeyRegistration::Registered
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(register("tablet-ana", &k1).await, KeyRegistration::Known);
+    assert_eq!(
+        register("tablet-bia", &k1).await,
+        KeyRegistration::OtherDevice
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(
+        register("tablet-ana", &k2).await,
+        KeyRegistration::Registered
+    );
+    assert_eq!(
+        register("tablet-bia", &k2).await,
+        KeyRegistration::OtherDevice
+    );
+}
+
+// ----- field support ------------------------------------------------------------------------
+
+/// Leases follow one another without overlap, across devices, each audited; an unknown
+/// device is `NotFound`; a device holding `MAX_UNUSED_NUMBERS_PER_DEVICE` unused numbers gets
+/// no new block (`QuotaExceeded`, nothing written) while another device still does.
+pub(crate) async fn number_leases_are_disjoint_and_bounded_per_device(store: Arc<dyn Store>) {
+    use crate::limits::MAX_UNUSED_NUMBERS_PER_DEVICE;
+    user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
+    let head = store.audit_head().await.unwrap().seq;
+    let at = t0() + Duration::minutes(1);
+    let lease = |device: &str, size: u64| {
+        let (store, device) = (store.clone(), device.to_owned());
+        async move { store.lease_numbers(device, size, Actor::cli(at)).await }
+    };
+    let a = lease("tablet-ana", 50).await.unwrap();
+    assert!(a.start >= 1);
+    assert_eq!(
+        (a.end - a.start + 1, a.device_id.as_str(), a.leased_at),
+        (50, "tablet-ana", at)
+    );
+    let b = lease("tablet-bia", 20).await.unwrap();
+    assert_eq!((b.start, b.end), (a.end + 1, a.end + 20));
+    let c = lease("tablet-ana", 10).await.unwrap();
+    assert_eq!((c.start, c.end), (b.end + 1, b.end + 10));
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 3);
+
+    match lease("tablet-x", 10).await {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    // bia holds 20 unused numbers: up to the quota, then refused.
+    let d = lease("tablet-bia", MAX_UNUSED_NUMBERS_PER_DEVICE - 20)
+        .await
+        .unwrap();
+    assert_eq!(d.start, c.end + 1);
+    let audit = store.audit_head().await.unwrap();
+    match lease("tablet-bia", 1).await {
+        Err(StoreError::QuotaExceeded { message, .. }) => assert!(!message.is_empty()),
+        other => panic!("expected QuotaExceeded, got {other:?}"),
+    }
+    assert_eq!(store.audit_head().await.unwrap(), audit);
+    let e = lease("tablet-ana", 1).await.unwrap();
+    assert_eq!(e.start, d.end + 1, "the refused lease took no numbers");
+}
+
+fn photo_meta(bytes: &[u8], device: &str, user: &str, at: DateTime<Utc>) -> PhotoMeta {
+    PhotoMeta {
+        sha256: sync_core::store::sha256_hex(bytes),
+        size: bytes.len() as u64,
+        content_type: String::from("image/jpeg"),
+        uploaded_at: at,
+        user_id: user.to_owned(),
+        device_id: device.to_owned(),
+        record_id: None,
+    }
+}
+
+/// A photo is stored with its bytes once: storing it again is `AlreadyStored` with the first
+/// metadata and writes nothing; `photos_present` answers exactly the stored hashes asked for.
+pub(crate) async fn photos_are_stored_once_and_found_by_hash(store: Arc<dyn Store>) {
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    let bia = user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
+    let (one, two) = (b"\xff\xd8 foto um".to_vec(), b"\xff\xd8 foto dois".to_vec());
+    let meta = photo_meta(&one, "tablet-ana", &ana.id, t0());
+    let head = store.audit_head().await.unwrap().seq;
+    assert_eq!(
+        store
+            .put_photo(meta.clone(), one.clone(), cli())
+            .await
+            .unwrap(),
+        PutPhoto::Stored(meta.clone())
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(
+        store.photo(meta.sha256.clone()).await.unwrap(),
+        Some((meta.clone(), one.clone()))
+    );
+
+    let later = photo_meta(&one, "tablet-bia", &bia.id, t0() + Duration::hours(1));
+    assert_eq!(
+        store.put_photo(later, one.clone(), cli()).await.unwrap(),
+        PutPhoto::AlreadyStored(meta.clone())
+    );
+    assert_eq!(store.audit_head().await.unwrap().seq, head + 1);
+    assert_eq!(
+        store
+            .photo(meta.sha256.clone())
+            .await
+            .unwrap()
+            .map(|(m, _)| m),
+        Some(meta.clone())
+    );
+
+    let absent = sync_core::store::sha256_hex(&two);
+    assert_eq!(store.photo(absent.clone()).await.unwrap(), None);
+    assert_eq!(
+        store
+            .photos_present(vec![absent.clone(), meta.sha256.clone()])
+            .await
+            .unwrap(),
+        vec![meta.sha256.clone()]
+    );
+    assert!(store.photos_present(vec![absent]).await.unwrap().is_empty());
+}
+
+// ----- audit --------------------------------------------------------------------------------
+
+/// An empty chain verifies with no rows at the genesis head; each audited write appends one
+/// row, the chain still verifies, its head is the last row, and `audit_row_hash` answers the
+/// rows there are (each hash its own) and nothing past the head.
+pub(crate) async fn the_audit_chain_links_every_audited_write(store: Arc<dyn Store>) {
+    let empty = store.verify_audit().await.unwrap();
+    assert!(empty.ok && empty.first_broken.is_none());
+    assert_eq!((empty.rows, empty.head), (0, None));
+    assert_eq!(
+        store.audit_head().await.unwrap(),
+        crate::audit::ChainHead::genesis()
+    );
+    assert_eq!(store.audit_row_hash(1).await.unwrap(), None);
+
+    // Four audited writes of four kinds.
+    user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    store
+        .lease_numbers("tablet-ana".into(), 5, cli())
+        .await
+        .unwrap();
+    let reg = store.registry().await.unwrap();
+    store
+        .commit_registry(commit_of(&reg, vec![stand("S01")], "stand:S01"))
+        .await
+        .unwrap();
+
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.rows, 4);
+    let head = store.audit_head().await.unwrap();
+    assert_eq!(head.seq, 4);
+    assert_eq!(report.head.as_deref(), Some(head.hash.as_str()));
+    assert_ne!(head, crate::audit::ChainHead::genesis());
+    assert_eq!(
+        store.audit_row_hash(4).await.unwrap(),
+        Some(head.hash.clone())
+    );
+    let mut hashes = Vec::new();
+    for seq in 1..=4 {
+        hashes.push(store.audit_row_hash(seq).await.unwrap().unwrap());
+    }
+    hashes.sort();
+    hashes.dedup();
+    assert_eq!(hashes.len(), 4, "every row has its own hash");
+    assert_eq!(store.audit_row_hash(5).await.unwrap(), None);
+}
+
+// ----- registry changes ---------------------------------------------------------------------
+
+/// `registry_changes(since)` gives what turns version `since` into the current one (applied
+/// to that version it yields the current registry), nothing at the current version, `Unknown`
+/// past it, and `TooOld` beyond `max_span`.
+pub(crate) async fn registry_changes_since_a_version_lead_to_the_current_one(
+    store: Arc<dyn Store>,
+) {
+    let v0 = store.registry().await.unwrap();
+    store
+        .commit_registry(commit_of(
+            &v0,
+            vec![stand("S01"), stand("S02")],
+            "stand:S01",
+        ))
+        .await
+        .unwrap();
+    let v1 = store.registry().await.unwrap();
+    let mut renamed = stand("S02");
+    renamed.name = String::from("Ponto do Terminal Rodoviário");
+    store
+        .commit_registry(commit_of(&v1, vec![renamed, stand("S03")], "stand:S03"))
+        .await
+        .unwrap();
+    let v2 = store.registry().await.unwrap();
+    assert_eq!(v2.version, 2);
+
+    for (since, base) in [(0, &v0), (1, &v1)] {
+        match store.registry_changes(since, 100).await.unwrap() {
+            ChangesSince::Changes(changes) => {
+                assert_eq!((changes.from_version, changes.to_version), (since, 2));
+                assert!(!changes.changes.is_empty());
+                let mut replica = (**base).clone();
+                feed::apply(&mut replica, &changes).unwrap();
+                assert_eq!(feed::sorted(replica), *v2, "since {since}");
+            }
+            other => panic!("since {since}: {other:?}"),
+        }
+    }
+    match store.registry_changes(2, 100).await.unwrap() {
+        ChangesSince::Changes(changes) => {
+            assert_eq!((changes.from_version, changes.to_version), (2, 2));
+            assert!(changes.changes.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        store.registry_changes(3, 100).await.unwrap(),
+        ChangesSince::Unknown {
+            since: 3,
+            current: 2
+        }
+    );
+    assert_eq!(
+        store.registry_changes(0, 1).await.unwrap(),
+        ChangesSince::TooOld {
+            since: 0,
+            current: 2
+        }
+    );
+}
+
+// ----- field records ------------------------------------------------------------------------
+
+/// A field user as the record sync sees them: the authenticated caller, and the Automerge
+/// agent their records are written as.
+struct FieldUser {
+    caller: Caller,
+    agent: Agent,
+}
+
+/// A user of `role` (a coordinator of `stand`) with one device, registered through the store.
+async fn field_user(
+    store: &dyn Store,
+    username: &str,
+    role: Role,
+    stand: Option<&str>,
+    device: &str,
+) -> FieldUser {
+    let user = store
+        .create_user(
+            user_row(&format!("u-{username}"), username, role, stand),
+            cli(),
+        )
+        .await
+        .unwrap();
+    let field = field_on(&user, device);
+    store
+        .register_device(
+            NewDevice {
+                id: device.to_owned(),
+                user_id: user.id,
+                label: format!("Aparelho {device}"),
+            },
+            cli(),
+        )
+        .await
+        .unwrap();
+    field
+}
+
+/// The same user on `device` (registered or not).
+fn field_on(user: &UserRow, device: &str) -> FieldUser {
+    let role = record_role(user.role, None).unwrap();
+    FieldUser {
+        caller: Caller {
+            user_id: user.id.clone(),
+            role: user.role,
+            stand_id: user.stand_id.clone(),
+            device_id: device.to_owned(),
+        },
+        agent: Agent::new(user.id.clone(), role, device_uuid(device)),
+    }
+}
+
+/// What a record of the tests is about.
+#[derive(Clone)]
+struct About {
+    plate: &'static str,
+    /// Its occurrence, this long before `t0`.
+    minutes_ago: i64,
+    rules: Vec<RuleId>,
+    stand: Option<&'static str>,
+    number: Option<String>,
+}
+
+impl About {
+    fn plate(plate: &'static str, minutes_ago: i64) -> Self {
+        Self {
+            plate,
+            minutes_ago,
+            rules: vec![RuleId::R01],
+            stand: Some("S02"),
+            number: None,
+        }
+    }
+}
+
+/// A draft auto de infração by `agent`.
+fn draft_record(agent: &Agent, about: &About) -> Doc {
+    let draft = InfractionDraft {
+        id: Uuid::now_v7(),
+        number: about.number.clone(),
+        issuing_body: String::from("Guarda Municipal de Americana"),
+        occurred_at: t0() - Duration::minutes(about.minutes_ago),
+        monotonic: 7,
+        position: None,
+        stand_id: about.stand.map(String::from),
+        plate: Plate::parse(about.plate).unwrap(),
+        driver: PersonRef::Observed(String::from("obs-1")),
+        driver_role: DriverRole::Unauthorised,
+        permit_number: None,
+        holder_id: None,
+        facts: String::from("Transporte remunerado de passageiro sem alvará."),
+        legal_basis: about.rules.iter().map(|r| LegalBasis::of(*r)).collect(),
+        verdict: None,
+        witnesses: Vec::new(),
+        photos: Vec::new(),
+    };
+    Doc::new_infraction(draft, agent).unwrap()
+}
+
+/// The same auto, issued (without a device seal: the test devices register no key).
+fn issued_record(agent: &Agent, about: &About) -> Doc {
+    let mut doc = draft_record(agent, about);
+    let at = t0() - Duration::minutes(about.minutes_ago);
+    doc.confirm_vehicle(agent, at + Duration::minutes(1))
+        .unwrap();
+    doc.issue_unsealed(
+        agent,
+        at + Duration::minutes(2),
+        Signature::Missing {
+            reason: String::from("condutor ausente"),
+        },
+    )
+    .unwrap();
+    doc
+}
+
+/// A request carrying `docs` whole, as a device sends records the server never acknowledged.
+fn request_of(user: &FieldUser, docs: &mut [&mut Doc], cursor: u64) -> SyncRequest {
+    SyncRequest {
+        protocol: PROTOCOL_VERSION,
+        device_id: user.agent.device_id,
+        cursor,
+        new_records: docs
+            .iter_mut()
+            .map(|d| NewRecord {
+                record_id: d.id(),
+                doc: Bytes(d.save()),
+            })
+            .collect(),
+        messages: Vec::new(),
+        device_clock: None,
+    }
+}
+
+/// One exchange through `Store::sync_records`, as `POST /v1/sync` runs it.
+async fn sync(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> SyncOutcome {
+    let job = SyncJob {
+        caller: user.caller.clone(),
+        request,
+        registry: store.registry().await.unwrap(),
+        logic: ServerSync {
+            workers: 1,
+            ..ServerSync::default()
+        },
+        now: t0(),
+        server_key: Arc::new(crate::receipts::ServerKey::ephemeral().unwrap()),
+    };
+    store.sync_records(job).await.unwrap()
+}
+
+/// Pushes `docs` whole and returns the response (the exchange must not fail as a whole).
+async fn push(store: &dyn Store, user: &FieldUser, docs: &mut [&mut Doc]) -> SyncResponse {
+    sync(store, user, request_of(user, docs, 0)).await.unwrap()
+}
+
+/// Pushes `docs`, which must all be accepted; their ids.
+async fn push_ok(store: &dyn Store, user: &FieldUser, docs: &mut [&mut Doc]) -> Vec<String> {
+    let response = push(store, user, docs).await;
+    assert!(response.rejections.is_empty(), "{:?}", response.rejections);
+    assert_eq!(response.accepted.len(), docs.len());
+    docs.iter().map(|d| d.id().to_string()).collect()
+}
+
+/// Appends an event with no local check, as a faulty or hostile client could.
+fn raw_event(doc: &mut Doc, agent: &Agent, at: DateTime<Utc>, kind: &str) {
+    use automerge::transaction::Transactable;
+    use automerge::{ObjType, ROOT, ReadDoc, ScalarValue};
+    let am = doc.automerge_mut();
+    am.set_actor(agent.actor_id());
+    let (_, list) = am.get(ROOT, "events").unwrap().unwrap();
+    let len = am.length(&list);
+    let o = am.insert_object(&list, len, ObjType::Map).unwrap();
+    am.put(&o, "id", Uuid::now_v7().to_string()).unwrap();
+    am.put(&o, "kind", kind).unwrap();
+    am.put(&o, "at", ScalarValue::Timestamp(at.timestamp_millis()))
+        .unwrap();
+    am.put(&o, "user_id", agent.user_id.as_str()).unwrap();
+    am.put(&o, "role", agent.role.as_str()).unwrap();
+    am.put(&o, "device_id", agent.device_id.to_string())
+        .unwrap();
+    am.commit();
+}
+
+/// What a refused change must leave as it was: the stored document, its row, its audit rows,
+/// and the chain's head.
+#[derive(Debug, PartialEq)]
+struct Footprint {
+    doc: Option<(Vec<String>, RecordRow)>,
+    audit: Vec<crate::audit::AuditRow>,
+    head: crate::audit::ChainHead,
+}
+
+async fn footprint(store: &dyn Store, id: &str) -> Footprint {
+    Footprint {
+        doc: store
+            .record(id.to_owned())
+            .await
+            .unwrap()
+            .map(|d| (d.heads, d.row)),
+        audit: store.record_audit(id.to_owned()).await.unwrap(),
+        head: store.audit_head().await.unwrap(),
+    }
+}
+
+/// An accepted record is stored with its projection and one audit row; replaying the very
+/// same request (the device never heard the answer) gives the same acknowledgement and
+/// changes nothing: no audit row, same heads, same row.
+pub(crate) async fn a_synced_record_is_projected_audited_and_a_replay_changes_nothing(
+    store: Arc<dyn Store>,
+) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut doc = issued_record(&ana.agent, &About::plate("abc-1d23", 30));
+    let id = doc.id().to_string();
+    let head = store.audit_head().await.unwrap();
+    let request = request_of(&ana, &mut [&mut doc], 0);
+    let first = sync(&*store, &ana, request.clone()).await.unwrap();
+    assert!(first.rejections.is_empty(), "{:?}", first.rejections);
+    assert_eq!(first.accepted.len(), 1);
+    assert_eq!(first.accepted[0].record_id, doc.id());
+    assert!(first.cursor > 0);
+
+    let stored = store.record(id.clone()).await.unwrap().unwrap();
+    assert_eq!(first.accepted[0].heads, stored.heads);
+    let row = &stored.row;
+    assert_eq!(
+        (
+            row.id.as_str(),
+            row.kind.as_str(),
+            row.status.as_str(),
+            row.plate.as_deref(),
+            row.stand_id.as_deref(),
+            row.author_user_id.as_str(),
+        ),
+        (
+            id.as_str(),
+            "infraction",
+            "issued",
+            Some("ABC1D23"),
+            Some("S02"),
+            "u-ana"
+        )
+    );
+    assert_eq!(row.occurred_at, t0() - Duration::minutes(30));
+    assert_eq!((row.number.as_deref(), row.conflicts), (None, 0));
+    let view = crate::store::records::view_of(&stored).unwrap();
+    assert_eq!(
+        view.facts,
+        "Transporte remunerado de passageiro sem alvará."
+    );
+    let audit = store.record_audit(id.clone()).await.unwrap();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].action, "record.sync.create");
+    assert_eq!(audit[0].device_id.as_deref(), Some("tablet-ana"));
+    assert_eq!(store.audit_head().await.unwrap().seq, head.seq + 1);
+    assert!(store.verify_audit().await.unwrap().ok);
+    assert!(
+        store
+            .record_quarantine(id.clone())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.devices_last_received().await.unwrap(),
+        [(String::from("tablet-ana"), t0())]
+    );
+
+    let before = footprint(&*store, &id).await;
+    let again = sync(&*store, &ana, request).await.unwrap();
+    assert_eq!(again.accepted, first.accepted);
+    assert!(again.rejections.is_empty());
+    assert_eq!(footprint(&*store, &id).await, before);
+    assert_eq!(store.list_records(page(10)).await.unwrap().total, 1);
+}
+
+/// An office-only event sent by an officer is refused (`role_forbidden`, with the server's
+/// document to reset to), kept in quarantine with who sent it and the refused change hashes,
+/// and leaves the stored record, its row and the audit chain as they were; a replay of the
+/// refused push adds no second quarantine row.
+pub(crate) async fn a_change_the_senders_role_may_not_make_is_quarantined_and_stores_nothing(
+    store: Arc<dyn Store>,
+) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut doc = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let id = push_ok(&*store, &ana, &mut [&mut doc]).await.remove(0);
+    let before = footprint(&*store, &id).await;
+
+    raw_event(
+        &mut doc,
+        &ana.agent,
+        t0() - Duration::minutes(5),
+        "reviewed",
+    );
+    let request = request_of(&ana, &mut [&mut doc], 0);
+    let response = sync(&*store, &ana, request.clone()).await.unwrap();
+    assert_eq!(response.rejections.len(), 1, "{response:?}");
+    let rejection = &response.rejections[0];
+    assert_eq!(rejection.record_id, doc.id());
+    assert_eq!(rejection.code, RejectionCode::RoleForbidden);
+    assert!(!rejection.message.is_empty());
+    assert_eq!(rejection.change_hashes.len(), 1);
+    let server_doc = rejection.server_doc.as_ref().expect("the server's copy");
+    let mut server_doc = Doc::load(server_doc.as_slice()).unwrap();
+    let mut server_heads = sync_core::sync::heads_to_hex(&server_doc.heads());
+    server_heads.sort();
+    assert_eq!(
+        server_heads,
+        before.doc.as_ref().unwrap().0,
+        "the document to reset to is the stored one"
+    );
+    assert_eq!(footprint(&*store, &id).await, before, "nothing stored");
+
+    let quarantine = store.record_quarantine(id.clone()).await.unwrap();
+    assert_eq!(quarantine.len(), 1);
+    let q = &quarantine[0];
+    assert_eq!(
+        (
+            q.record_id.as_str(),
+            q.code.as_str(),
+            q.user_id.as_str(),
+            q.role.as_str(),
+        ),
+        (id.as_str(), "role_forbidden", "u-ana", "guarda_municipal")
+    );
+    assert_eq!(q.device_uuid, device_uuid("tablet-ana").to_string());
+    assert_eq!(q.change_hashes, rejection.change_hashes);
+    assert!(q.size > 0);
+
+    let replay = sync(&*store, &ana, request).await.unwrap();
+    assert_eq!(replay.rejections.len(), 1);
+    assert_eq!(store.record_quarantine(id.clone()).await.unwrap().len(), 1);
+    assert_eq!(footprint(&*store, &id).await, before);
+}
+
+/// An exchange refused as a whole (another device's request, an unsupported protocol, a
+/// record twice) writes nothing: no record, no quarantine, no audit row; the same records sent
+/// properly are then accepted.
+pub(crate) async fn an_exchange_refused_as_a_whole_writes_nothing(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&ana.agent, &About::plate("DEF4G56", 20));
+    let head = store.audit_head().await.unwrap();
+
+    let mut other_device = request_of(&ana, &mut [&mut a, &mut b], 0);
+    other_device.device_id = device_uuid("celular-de-outro");
+    let mut old_protocol = request_of(&ana, &mut [&mut a, &mut b], 0);
+    old_protocol.protocol = PROTOCOL_VERSION + 1;
+    let mut twice = request_of(&ana, &mut [&mut a, &mut b], 0);
+    let again = twice.new_records[0].clone();
+    twice.new_records.push(again);
+    for (request, what) in [
+        (other_device, "device"),
+        (old_protocol, "protocol"),
+        (twice, "twice"),
+    ] {
+        match (sync(&*store, &ana, request).await, what) {
+            (Err(SyncError::DeviceMismatch { .. }), "device")
+            | (Err(SyncError::Protocol { .. }), "protocol")
+            | (Err(SyncError::DuplicateRecord(_)), "twice") => {}
+            (other, _) => panic!("{what}: {other:?}"),
+        }
+        for doc in [&a, &b] {
+            assert_eq!(store.record(doc.id().to_string()).await.unwrap(), None);
+            assert!(
+                store
+                    .record_quarantine(doc.id().to_string())
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+        assert_eq!(store.audit_head().await.unwrap(), head, "{what}");
+        assert_eq!(store.list_records(page(10)).await.unwrap().total, 0);
+    }
+    push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    assert_eq!(store.list_records(page(10)).await.unwrap().total, 2);
+}
+
+/// The server pushes a record to the devices that may see it and do not have it (the author's
+/// other device, the office), once; another officer gets nothing, and sending it is refused
+/// unseen (`not_visible`, no server document).
+pub(crate) async fn records_reach_only_the_devices_that_may_see_them(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
+    let ana_user = store.user_by_id("u-ana".into()).await.unwrap().unwrap();
+    store
+        .register_device(
+            NewDevice {
+                id: "celular-ana".into(),
+                user_id: ana_user.id.clone(),
+                label: "Celular da Ana".into(),
+            },
+            cli(),
+        )
+        .await
+        .unwrap();
+    let ana_phone = field_on(&ana_user, "celular-ana");
+
+    let mut doc = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let id = doc.id();
+    push_ok(&*store, &ana, &mut [&mut doc]).await;
+
+    for (user, sees) in [(&ana_phone, true), (&office, true), (&bia, false)] {
+        let first = sync(&*store, user, request_of(user, &mut [], 0))
+            .await
+            .unwrap();
+        let got: Vec<_> = first.new_records.iter().map(|r| r.record_id).collect();
+        if sees {
+            assert_eq!(got, [id], "{}", user.caller.device_id);
+            let pushed = Doc::load(first.new_records[0].doc.as_slice()).unwrap();
+            assert_eq!(pushed.view().unwrap(), doc.view().unwrap());
+        } else {
+            assert!(got.is_empty() && first.messages.is_empty(), "{first:?}");
+        }
+        // Once the device shows it applied that answer, the record is not sent again.
+        let next = sync(&*store, user, request_of(user, &mut [], first.cursor))
+            .await
+            .unwrap();
+        assert!(
+            next.new_records.is_empty() && next.messages.is_empty(),
+            "{next:?}"
+        );
+    }
+
+    let before = footprint(&*store, &id.to_string()).await;
+    let mut copy = Doc::load(&doc.save()).unwrap();
+    let refused = push(&*store, &bia, &mut [&mut copy]).await;
+    assert_eq!(refused.rejections.len(), 1);
+    assert_eq!(refused.rejections[0].code, RejectionCode::NotVisible);
+    assert!(refused.rejections[0].server_doc.is_none());
+    assert_eq!(footprint(&*store, &id.to_string()).await, before);
+}
+
+/// An auto number must lie in a block leased to the sending device and belong to no other
+/// record (`number_not_leased`, `number_taken`: nothing stored, the refusal quarantined); a
+/// number a stored record holds no longer counts as unused toward the lease quota.
+pub(crate) async fn auto_numbers_come_from_the_devices_blocks_and_are_unique(
+    store: Arc<dyn Store>,
+) {
+    use crate::limits::MAX_UNUSED_NUMBERS_PER_DEVICE;
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let block = store
+        .lease_numbers("tablet-ana".into(), 10, cli())
+        .await
+        .unwrap();
+    let numbered = |user: &FieldUser, n: u64, minutes_ago: i64| {
+        let mut about = About::plate("ABC1D23", minutes_ago);
+        about.number = Some(n.to_string());
+        draft_record(&user.agent, &about)
+    };
+    let mut first = numbered(&ana, block.start, 50);
+    let mut outside = numbered(&ana, block.end + 1, 40);
+    let response = push(&*store, &ana, &mut [&mut first, &mut outside]).await;
+    let code = |response: &SyncResponse, doc: &Doc| {
+        response
+            .rejections
+            .iter()
+            .find(|r| r.record_id == doc.id())
+            .map(|r| r.code)
+    };
+    assert_eq!(code(&response, &first), None, "{response:?}");
+    assert_eq!(
+        code(&response, &outside),
+        Some(RejectionCode::NumberNotLeased)
+    );
+    let stored = store.record(first.id().to_string()).await.unwrap().unwrap();
+    assert_eq!(stored.row.number, Some(block.start.to_string()));
+    assert_eq!(store.record(outside.id().to_string()).await.unwrap(), None);
+    assert_eq!(
+        store
+            .record_quarantine(outside.id().to_string())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // The same number again, from its device: taken. From another device: not its block.
+    let mut twice = numbered(&ana, block.start, 30);
+    let mut foreign = numbered(&bia, block.start + 1, 20);
+    let response = push(&*store, &ana, &mut [&mut twice]).await;
+    assert_eq!(code(&response, &twice), Some(RejectionCode::NumberTaken));
+    let response = push(&*store, &bia, &mut [&mut foreign]).await;
+    assert_eq!(
+        code(&response, &foreign),
+        Some(RejectionCode::NumberNotLeased)
+    );
+    for doc in [&twice, &foreign] {
+        assert_eq!(store.record(doc.id().to_string()).await.unwrap(), None);
+    }
+    let listed = store
+        .list_records(RecordFilter {
+            plate: Some("ABC1D23".into()),
+            ..page(10)
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.total, 1);
+    assert_eq!(listed.items[0].id, first.id().to_string());
+
+    // 9 of the 10 numbers unused: a block that brings them to one under the quota, one more
+    // (only because the stored record's number counts as used), then refused.
+    store
+        .lease_numbers(
+            "tablet-ana".into(),
+            MAX_UNUSED_NUMBERS_PER_DEVICE - 10,
+            cli(),
+        )
+        .await
+        .unwrap();
+    store
+        .lease_numbers("tablet-ana".into(), 1, cli())
+        .await
+        .unwrap();
+    match store.lease_numbers("tablet-ana".into(), 1, cli()).await {
+        Err(StoreError::QuotaExceeded { .. }) => {}
+        other => panic!("expected QuotaExceeded, got {other:?}"),
+    }
+}
+
+fn page(limit: u32) -> RecordFilter {
+    RecordFilter {
+        limit,
+        ..RecordFilter::default()
+    }
+}
+
+fn ids_of(page: &crate::store::records::RecordPage) -> Vec<String> {
+    page.items.iter().map(|r| r.id.clone()).collect()
+}
+
+/// Pages of `list_records` are newest first by default (oldest first when asked), cut by
+/// `limit` and `offset`, each with the total of all pages; together they hold every record
+/// once; past the end a page is empty with the same total.
+pub(crate) async fn record_pages_are_ordered_cut_and_counted(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut docs: Vec<Doc> = [50, 10, 40, 20, 30]
+        .into_iter()
+        .map(|m| issued_record(&ana.agent, &About::plate("ABC1D23", m)))
+        .collect();
+    let mut refs: Vec<&mut Doc> = docs.iter_mut().collect();
+    let ids = push_ok(&*store, &ana, &mut refs).await;
+    // By occurrence, newest first: 10, 20, 30, 40, 50 minutes ago.
+    let newest_first: Vec<String> = [1, 3, 4, 2, 0].iter().map(|&i| ids[i].clone()).collect();
+
+    let mut seen = Vec::new();
+    for offset in [0, 2, 4] {
+        let got = store
+            .list_records(RecordFilter { offset, ..page(2) })
+            .await
+            .unwrap();
+        assert_eq!(got.total, 5);
+        assert_eq!(got.items.len(), if offset == 4 { 1 } else { 2 });
+        seen.extend(ids_of(&got));
+    }
+    assert_eq!(seen, newest_first);
+    let oldest = store
+        .list_records(RecordFilter {
+            order: RecordOrder {
+                by: RecordSort::Occurred,
+                desc: false,
+            },
+            ..page(2)
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids_of(&oldest), [ids[0].clone(), ids[2].clone()]);
+    let past = store
+        .list_records(RecordFilter {
+            offset: 5,
+            ..page(2)
+        })
+        .await
+        .unwrap();
+    assert_eq!((past.total, past.items.len()), (5, 0));
+}
+
+/// Each filter of `list_records` keeps what matches and leaves out the rest: plate, status
+/// (one, a list, an exclusion), author, kind, stand, time window (`to` exclusive), free text.
+pub(crate) async fn record_filters_leave_out_what_does_not_match(store: Arc<dyn Store>) {
+    use std::collections::BTreeSet;
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 50));
+    let mut b = draft_record(&ana.agent, &About::plate("DEF4G56", 40));
+    let mut c = issued_record(
+        &bia.agent,
+        &About {
+            stand: None,
+            ..About::plate("ABC1D23", 30)
+        },
+    );
+    push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    push_ok(&*store, &bia, &mut [&mut c]).await;
+    let (a, b, c) = (a.id().to_string(), b.id().to_string(), c.id().to_string());
+    let all = BTreeSet::from([a.clone(), b.clone(), c.clone()]);
+    let cases: Vec<(RecordFilter, BTreeSet<String>)> = vec![
+        (RecordFilter::default(), all.clone()),
+        (
+            RecordFilter {
+                plate: Some("ABC1D23".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone(), c.clone()]),
+        ),
+        (
+            RecordFilter {
+                status: Some("draft".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone()]),
+        ),
+        (
+            RecordFilter {
+                statuses: vec!["issued".into()],
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone(), c.clone()]),
+        ),
+        (
+            RecordFilter {
+                not_statuses: vec!["issued".into()],
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone()]),
+        ),
+        (
+            RecordFilter {
+                officer: Some("u-bia".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([c.clone()]),
+        ),
+        (
+            RecordFilter {
+                officer: Some("u-ana".into()),
+                plate: Some("ABC1D23".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone()]),
+        ),
+        (
+            RecordFilter {
+                kind: Some("transgression".into()),
+                ..Default::default()
+            },
+            BTreeSet::new(),
+        ),
+        (
+            RecordFilter {
+                kind: Some("infraction".into()),
+                ..Default::default()
+            },
+            all.clone(),
+        ),
+        (
+            RecordFilter {
+                stand_id: Some("S02".into()),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone(), b.clone()]),
+        ),
+        (
+            RecordFilter {
+                from: Some(t0() - Duration::minutes(45)),
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone(), c.clone()]),
+        ),
+        (
+            RecordFilter {
+                to: Some(t0() - Duration::minutes(40)),
+                ..Default::default()
+            },
+            BTreeSet::from([a.clone()]),
+        ),
+        (
+            RecordFilter {
+                search: vec![SearchWord {
+                    text: "DEF4".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            BTreeSet::from([b.clone()]),
+        ),
+    ];
+    for (filter, want) in cases {
+        let got = store
+            .list_records(RecordFilter {
+                limit: 10,
+                ..filter.clone()
+            })
+            .await
+            .unwrap();
+        let ids: BTreeSet<String> = ids_of(&got).into_iter().collect();
+        assert_eq!(ids, want, "{filter:?}");
+        assert_eq!(got.total, want.len() as u64, "{filter:?}");
+    }
+}
+
+/// The inbox filters by the rules a record is classified under (a rule id is its own key:
+/// `R2` is not `R24`), alone or with status, plate and pagination; its counts per status are
+/// over every filter but the status; each row lists its rules.
+pub(crate) async fn the_inbox_filters_by_rule_and_counts_statuses(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let about = |plate, minutes_ago, rules: Vec<RuleId>| About {
+        rules,
+        ..About::plate(plate, minutes_ago)
+    };
+    let mut a = issued_record(&ana.agent, &about("ABC1D23", 50, vec![RuleId::R01]));
+    let mut b = issued_record(&ana.agent, &about("ABC1D23", 40, vec![RuleId::R24]));
+    let mut c = draft_record(&ana.agent, &about("DEF4G56", 30, vec![RuleId::R24]));
+    let mut d = issued_record(
+        &ana.agent,
+        &about("DEF4G56", 20, vec![RuleId::R01, RuleId::R24]),
+    );
+    let ids = push_ok(&*store, &ana, &mut [&mut a, &mut b, &mut c, &mut d]).await;
+    let (a, b, c, d) = (&ids[0], &ids[1], &ids[2], &ids[3]);
+    let inbox = |filter: RecordFilter| {
+        let store = store.clone();
+        async move { store.office_inbox(filter).await.unwrap() }
+    };
+    let rule = |r: &str| RecordFilter {
+        rule: Some(r.into()),
+        ..page(10)
+    };
+    let ids = |p: &crate::store::office::InboxPage| -> Vec<String> {
+        p.items.iter().map(|r| r.row.id.clone()).collect()
+    };
+    let counts = |p: &crate::store::office::InboxPage| -> Vec<(String, u64)> {
+        let mut c = p.counts.clone();
+        c.sort();
+        c
+    };
+    let want = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+        pairs.iter().map(|(s, n)| ((*s).to_owned(), *n)).collect()
+    };
+
+    let all = inbox(page(10)).await;
+    assert_eq!(
+        (all.total, ids(&all)),
+        (4, vec![d.clone(), c.clone(), b.clone(), a.clone()])
+    );
+    assert_eq!(counts(&all), want(&[("draft", 1), ("issued", 3)]));
+
+    let r24 = inbox(rule("R24")).await;
+    assert_eq!(
+        (r24.total, ids(&r24)),
+        (3, vec![d.clone(), c.clone(), b.clone()])
+    );
+    assert_eq!(counts(&r24), want(&[("draft", 1), ("issued", 2)]));
+    let rules_of_d = &r24.items[0].rules;
+    assert!(
+        rules_of_d.contains(&"R01".to_owned()) && rules_of_d.contains(&"R24".to_owned()),
+        "{rules_of_d:?}"
+    );
+    let r01 = inbox(rule("R01")).await;
+    assert_eq!(ids(&r01), [d.clone(), a.clone()]);
+    assert_eq!(inbox(rule("R2")).await.total, 0);
+
+    // With the status: the page narrows, the counts do not.
+    let issued = inbox(RecordFilter {
+        status: Some("issued".into()),
+        ..rule("R24")
+    })
+    .await;
+    assert_eq!(
+        (issued.total, ids(&issued)),
+        (2, vec![d.clone(), b.clone()])
+    );
+    assert_eq!(counts(&issued), want(&[("draft", 1), ("issued", 2)]));
+    // With a plate (answered another way than by the rule alone).
+    let plate = inbox(RecordFilter {
+        plate: Some("ABC1D23".into()),
+        ..rule("R24")
+    })
+    .await;
+    assert_eq!((plate.total, ids(&plate)), (1, vec![b.clone()]));
+    // Pages.
+    let first = inbox(RecordFilter {
+        limit: 2,
+        ..rule("R24")
+    })
+    .await;
+    let second = inbox(RecordFilter {
+        limit: 2,
+        offset: 2,
+        ..rule("R24")
+    })
+    .await;
+    assert_eq!((first.total, second.total), (3, 3));
+    assert_eq!(ids(&first), [d.clone(), c.clone()]);
+    assert_eq!(ids(&second), vec![b.clone()]);
+}
+
+/// An office event goes through the same vetting as a device's change: applied with its
+/// projection (status, rules) and audit row, and sent to the author's device at its next
+/// sync; refused for a role that may not write it, with nothing stored; `NotFound` for an
+/// unknown record.
+pub(crate) async fn office_events_are_vetted_projected_and_reach_the_device(store: Arc<dyn Store>) {
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
+    let mut doc = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let request = request_of(&ana, &mut [&mut doc], 0);
+    let synced = sync(&*store, &ana, request).await.unwrap();
+    let id = doc.id().to_string();
+    let event = |user: &FieldUser, record: &str, event: EventKind, minutes_ago: i64| {
+        let store = store.clone();
+        let job = EventJob {
+            caller: user.caller.clone(),
+            record_id: record.to_owned(),
+            event,
+            at: t0() - Duration::minutes(minutes_ago),
+            registry: Arc::new(Registry::default()),
+            now: t0(),
+        };
+        async move { store.record_event(job).await.unwrap() }
+    };
+
+    // An officer may not review.
+    let before = footprint(&*store, &id).await;
+    match event(&ana, &id, EventKind::Reviewed { note: None }, 10).await {
+        EventOutcome::Refused { code, message } => {
+            assert_eq!(code, RejectionCode::RoleForbidden);
+            assert!(!message.is_empty());
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(footprint(&*store, &id).await, before);
+
+    match event(&office, &id, EventKind::Reviewed { note: None }, 10).await {
+        EventOutcome::Applied(doc) => assert_eq!(doc.row.status, "under_review"),
+        other => panic!("expected the event applied, got {other:?}"),
+    }
+    assert_eq!(store.record_audit(id.clone()).await.unwrap().len(), 2);
+    let classified = EventKind::Classified {
+        legal_basis: vec![LegalBasis::of(RuleId::R24)],
+    };
+    assert!(matches!(
+        event(&office, &id, classified, 5).await,
+        EventOutcome::Applied(_)
+    ));
+    let row = store.record(id.clone()).await.unwrap().unwrap().row;
+    assert_eq!(row.status, "under_review");
+    assert!(row.seq > before.doc.as_ref().unwrap().1.seq);
+    let listed = store
+        .list_records(RecordFilter {
+            status: Some("under_review".into()),
+            ..page(10)
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids_of(&listed), vec![id.clone()]);
+    // The office's classification replaces the author's legal basis for the rule filter.
+    let by_rule = |r: &str| RecordFilter {
+        rule: Some(r.into()),
+        ..page(10)
+    };
+    assert_eq!(store.office_inbox(by_rule("R24")).await.unwrap().total, 1);
+    assert_eq!(store.office_inbox(by_rule("R01")).await.unwrap().total, 0);
+    assert!(store.verify_audit().await.unwrap().ok);
+
+    // The author's device gets the office's changes.
+    let next = sync(&*store, &ana, request_of(&ana, &mut [], synced.cursor))
+        .await
+        .unwrap();
+    assert!(
+        next.messages.iter().any(|m| m.record_id == doc.id()),
+        "{next:?}"
+    );
+
+    let unknown = Uuid::now_v7().to_string();
+    assert!(matches!(
+        event(&office, &unknown, EventKind::Reviewed { note: None }, 1).await,
+        EventOutcome::NotFound
+    ));
+}
+
+/// An office job is all or nothing: its steps and its registry effect are stored together
+/// (records, their audit rows and a new registry version), while a job whose effect is refused
+/// or whose later step names an unknown record stores nothing of its earlier steps; an effect
+/// that changes nothing writes no registry version.
+pub(crate) async fn office_jobs_store_every_step_and_effect_or_nothing(store: Arc<dyn Store>) {
+    use crate::store::office::{
+        EffectFn, EffectRefusal, OfficeJob, OfficeOutcome, OfficeStep, RegistryEdit,
+    };
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&ana.agent, &About::plate("DEF4G56", 20));
+    let ids = push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    let (a, b) = (ids[0].clone(), ids[1].clone());
+    let review = |id: &str| OfficeStep {
+        record_id: id.to_owned(),
+        event: EventKind::Reviewed { note: None },
+        at: t0() - Duration::minutes(5),
+    };
+    let job = |steps: Vec<OfficeStep>, effect: Option<(String, EffectFn)>| OfficeJob {
+        caller: office.caller.clone(),
+        steps,
+        effect,
+        registry: Arc::new(Registry::default()),
+        now: t0(),
+    };
+    let add_stand: EffectFn = Arc::new(|view, registry| {
+        // The effect sees the record as the steps left it.
+        if view.status.as_str() != "under_review" {
+            return Err(EffectRefusal {
+                code: "not_under_review",
+                message: format!("o efeito viu o registro em {}", view.status.as_str()),
+            });
+        }
+        let mut next = registry.clone();
+        next.stands.push(stand("S07"));
+        Ok(Some(RegistryEdit {
+            registry: next,
+            action: String::from("office.effect.test"),
+            subject: String::from("stand:S07"),
+        }))
+    });
+    let refuse: EffectFn = Arc::new(|_, _| {
+        Err(EffectRefusal {
+            code: "effect_refused",
+            message: String::from("efeito recusado no teste"),
+        })
+    });
+    let nothing: EffectFn = Arc::new(|_, _| Ok(None));
+    let (fa, fb) = (footprint(&*store, &a).await, footprint(&*store, &b).await);
+    let version = store.registry().await.unwrap().version;
+
+    match store
+        .office_apply(job(vec![review(&a)], Some((a.clone(), refuse))))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::EffectRefused(r) => assert_eq!(r.code, "effect_refused"),
+        other => panic!("expected the effect refused, got {other:?}"),
+    }
+    let unknown = Uuid::now_v7().to_string();
+    match store
+        .office_apply(job(vec![review(&a), review(&unknown)], None))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::NotFound { record_id } => assert_eq!(record_id, unknown),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert_eq!(
+        footprint(&*store, &a).await,
+        fa,
+        "nothing of the refused jobs"
+    );
+    assert_eq!(store.registry().await.unwrap().version, version);
+
+    match store
+        .office_apply(job(vec![review(&b)], Some((b.clone(), nothing))))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::Applied { docs, registry } => {
+            assert_eq!(docs.len(), 1);
+            assert_eq!(docs[0].row.status, "under_review");
+            assert_eq!(registry, None);
+        }
+        other => panic!("expected the job applied, got {other:?}"),
+    }
+    assert_eq!(store.registry().await.unwrap().version, version);
+    assert_eq!(
+        store.record_audit(b.clone()).await.unwrap().len(),
+        fb.audit.len() + 1
+    );
+
+    let head = store.audit_head().await.unwrap().seq;
+    let changes = match store
+        .office_apply(job(vec![review(&a)], Some((a.clone(), add_stand))))
+        .await
+        .unwrap()
+    {
+        OfficeOutcome::Applied { docs, registry } => {
+            assert_eq!(docs.len(), 1);
+            assert_eq!(docs[0].row.id, a);
+            assert_eq!(docs[0].row.status, "under_review");
+            let applied = registry.expect("a registry version");
+            assert_eq!(applied.version, version + 1);
+            assert_eq!(applied.changes.len(), 1);
+            applied.changes
+        }
+        other => panic!("expected the job applied, got {other:?}"),
+    };
+    let registry = store.registry().await.unwrap();
+    assert_eq!(registry.version, version + 1);
+    assert_eq!(stand_ids(&registry), ["S07"]);
+    assert_eq!(
+        store.audit_head().await.unwrap().seq,
+        head + 2,
+        "event and registry"
+    );
+    match store.registry_changes(version, 10).await.unwrap() {
+        ChangesSince::Changes(logged) => assert_eq!(logged.changes, changes),
+        other => panic!("{other:?}"),
+    }
+    assert!(store.verify_audit().await.unwrap().ok);
+}
+
+/// Duplicate candidates share a plate with a record of another device made within the window;
+/// drafts, other plates and records further apart are left out.
+pub(crate) async fn duplicate_candidates_share_a_plate_across_devices_within_the_window(
+    store: Arc<dyn Store>,
+) {
+    use std::collections::BTreeSet;
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&bia.agent, &About::plate("ABC1D23", 26));
+    let mut draft = draft_record(&bia.agent, &About::plate("ABC1D23", 29));
+    let mut long_before = issued_record(&bia.agent, &About::plate("ABC1D23", 200));
+    let mut other_plate = issued_record(&bia.agent, &About::plate("DEF4G56", 30));
+    push_ok(&*store, &ana, &mut [&mut a]).await;
+    push_ok(
+        &*store,
+        &bia,
+        &mut [&mut b, &mut draft, &mut long_before, &mut other_plate],
+    )
+    .await;
+    let candidates = |window: i64| {
+        let store = store.clone();
+        async move {
+            store
+                .duplicate_candidates(window)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|d| d.row.id)
+                .collect::<BTreeSet<String>>()
+        }
+    };
+    let (a, b, long_before) = (
+        a.id().to_string(),
+        b.id().to_string(),
+        long_before.id().to_string(),
+    );
+    assert_eq!(
+        candidates(10 * 60).await,
+        BTreeSet::from([a.clone(), b.clone()])
+    );
+    assert_eq!(
+        candidates(3 * 3600).await,
+        BTreeSet::from([a, b, long_before])
+    );
+    assert!(candidates(60).await.is_empty());
+}
