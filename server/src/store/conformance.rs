@@ -45,7 +45,9 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use sync_core::domain::{DriverRole, Plate, Registry, ServiceKind, Stand, StandSchedule};
+use sync_core::domain::{
+    DriverRole, IndexedRegistry, Plate, Registry, ServiceKind, Stand, StandSchedule,
+};
 use sync_core::feed;
 use sync_core::records::{
     Agent, EventKind, InfractionDraft, LegalBasis, PersonRef, RecordDoc as Doc, Signature,
@@ -1351,7 +1353,7 @@ async fn sync(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> Sync
     let job = SyncJob {
         caller: user.caller.clone(),
         request,
-        registry: store.registry().await.unwrap(),
+        registry: Arc::new(IndexedRegistry::new(store.registry().await.unwrap())),
         logic: ServerSync {
             workers: 1,
             ..ServerSync::default()
@@ -2028,7 +2030,7 @@ pub(crate) async fn office_events_are_vetted_projected_and_reach_the_device(stor
             record_id: record.to_owned(),
             event,
             at: t0() - Duration::minutes(minutes_ago),
-            registry: Arc::new(Registry::default()),
+            registry: Arc::new(IndexedRegistry::new(Arc::default())),
             now: t0(),
         };
         async move { store.record_event(job).await.unwrap() }
@@ -2116,7 +2118,7 @@ pub(crate) async fn office_jobs_store_every_step_and_effect_or_nothing(store: Ar
         caller: office.caller.clone(),
         steps,
         effect,
-        registry: Arc::new(Registry::default()),
+        registry: Arc::new(IndexedRegistry::new(Arc::default())),
         now: t0(),
     };
     let add_stand: EffectFn = Arc::new(|view, registry| {
