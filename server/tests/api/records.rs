@@ -819,6 +819,70 @@ async fn an_exchange_refused_midway_leaves_nothing_behind() {
     assert_eq!((peers, bound), (1, 1), "only the first record's rows");
 }
 
+/// A record's bytes are stored once, in its document: the batch log keeps the change hashes
+/// (what the audit row covers), not the bytes again; `audit verify` checks that every change a
+/// batch names is in the document.
+#[tokio::test]
+async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
+    let app = app().await;
+    let mut p = phone(&app, "fiscal").await;
+    let mut r = issued(&p.agent.clone(), "abc-1d23");
+    let id = p.persist(&mut r);
+    sync_all(&app, &mut p).await;
+    p.edit(&id, |d, a| {
+        d.add_witness(a, now() + Duration::minutes(5), &witness())
+            .unwrap();
+    });
+    sync_all(&app, &mut p).await;
+    let db = app.dir.path().join(taxi_fiscal_server::config::DB_FILE);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let batches: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM record_changes WHERE record_id = ?1",
+            [id.as_str()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(batches, 2);
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('record_changes')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(columns.contains(&"change_hashes".to_owned()), "{columns:?}");
+    assert!(!columns.contains(&"changes".to_owned()), "{columns:?}");
+    let check = || async {
+        taxi_fiscal_server::store::sqlite::SqliteStore::open(&db)
+            .unwrap()
+            .check_consistency()
+            .await
+            .unwrap()
+            .mismatches
+    };
+    assert_eq!(check().await, Vec::new());
+    // A batch that names a change the document does not hold is reported (and, its hashes no
+    // longer being the audited ones, so is its audit digest).
+    conn.execute(
+        "UPDATE record_changes SET change_hashes = ?1
+         WHERE id = (SELECT max(id) FROM record_changes WHERE record_id = ?2)",
+        rusqlite::params![format!("[\"{}\"]", "0".repeat(64)), id],
+    )
+    .unwrap();
+    let found: Vec<(String, String)> = check()
+        .await
+        .into_iter()
+        .map(|m| (m.subject, m.column))
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(
+        found[0],
+        (format!("record:{id}"), "record_changes".to_owned())
+    );
+    assert_eq!(found[1].1, "change_hashes");
+}
+
 /// Leases a block of `size` numbers to the phone's device; its first and last number.
 async fn lease(app: &App, p: &Phone, device: &str, size: u64) -> Resp {
     app.post(

@@ -5,7 +5,8 @@
 //! 1. **Records**: each record's projection columns (plate, status, number, …) are recomputed
 //!    from its stored Automerge document with the sync's own projection
 //!    (`records::project`), and its `heads` from the document; each batch in `record_changes`
-//!    must match the payload digest of the audit row it names.
+//!    must match the payload digest of the audit row it names, and every change it names must
+//!    be in the record's document (the only copy of its bytes).
 //!    Each receipt of a device-sealed record must match its audit row's payload and carry a
 //!    server signature that verifies (`crate::receipts`).
 //! 2. **Registry**: `registry_log` is replayed from version 0 and must give exactly
@@ -155,9 +156,9 @@ fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<()
             .collect::<rusqlite::Result<_>>()?;
         let loaded = sync_core::records::RecordDoc::load(&doc).and_then(|mut d| {
             let heads = sync_core::sync::hex_heads(&mut d);
-            d.view().map(|v| (heads, v))
+            d.view().map(|v| (heads, v, d))
         });
-        let (heads, view) = match loaded {
+        let (heads, view, mut loaded_doc) = match loaded {
             Ok(x) => x,
             Err(e) => {
                 report.mismatches.push(mismatch(
@@ -168,6 +169,13 @@ fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<()
                 continue;
             }
         };
+        if batches_outside(conn, &id, &mut loaded_doc)? {
+            report.mismatches.push(mismatch(
+                subject.clone(),
+                "record_changes",
+                "um lote aceito nomeia uma alteração que o documento do registro não contém",
+            ));
+        }
         let p = project(&view);
         let text = |s: &str| V::Text(s.to_owned());
         let opt = |s: &Option<String>| s.as_deref().map_or(V::Null, text);
@@ -212,6 +220,34 @@ fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Whether a batch logged for the record names a change its document does not hold: the
+/// document is the only copy of a record's bytes, so every accepted change must be in it.
+fn batches_outside(
+    conn: &Connection,
+    record_id: &str,
+    doc: &mut sync_core::records::RecordDoc,
+) -> Result<bool, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT change_hashes FROM record_changes WHERE record_id = ?1")?;
+    let mut rows = stmt.query([record_id])?;
+    while let Some(row) = rows.next()? {
+        let hashes: String = row.get(0)?;
+        let Ok(hashes) = serde_json::from_str::<Vec<String>>(&hashes) else {
+            return Ok(true);
+        };
+        for hash in hashes {
+            let found = hash
+                .parse::<automerge::ChangeHash>()
+                .ok()
+                .and_then(|h| doc.automerge_mut().get_change_by_hash(&h).map(|_| ()));
+            if found.is_none() {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 fn check_record_changes(

@@ -61,6 +61,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "015_record_rules",
         include_str!("migrations/015_record_rules.sql"),
     ),
+    (
+        "016_record_bytes_once",
+        include_str!("migrations/016_record_bytes_once.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -9,7 +9,8 @@
 //!    and hands it its effects in order, a window of records at a time (`TxStore::persist`,
 //!    while it decodes the next window);
 //! 3. each effect is written by [`apply`]: an accepted batch rewrites the record's document
-//!    and projection, appends its changes to `record_changes` and one row to the audit chain
+//!    and projection, logs the batch in `record_changes` (its change hashes — the bytes stay only in the
+//!    document —, sender and time) and one row to the audit chain
 //!    (payload: the digest of its change hashes) and claims its auto number in
 //!    `record_numbers` (the vetting checked it against the device's leased blocks and the
 //!    numbers held, reading them through [`TxStore`]); refused changes go to
@@ -626,15 +627,14 @@ fn store_change(
     )?;
     let hashes = serde_json::to_string(&s.change_hashes).map_err(|e| corrupt("records", e))?;
     tx.prepare_cached(
-        "INSERT INTO record_changes (record_id, seq, change_hashes, changes, user_id, device_id,
-             at, audit_seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO record_changes (record_id, seq, change_hashes, user_id, device_id, at,
+             audit_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
         id,
         to_i64(s.seq),
         hashes,
-        s.changes,
         caller.user_id,
         caller.device_id,
         at,
