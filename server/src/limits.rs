@@ -212,6 +212,17 @@ pub const MAX_EXPORT_ROWS: usize = 10_000;
 /// this many the page says the list is incomplete and asks for narrower filters.
 pub const MAX_APPEAL_DEADLINE_SCAN: u32 = 2_000;
 
+/// Plates of likely duplicates on one page of the duplicates list when none is asked for, and
+/// the most a page may ask for. A plate is usually one group of two or three records.
+pub const DUPLICATE_PLATES_PER_PAGE: u32 = 50;
+pub const MAX_DUPLICATE_PLATES_PER_PAGE: u32 = 200;
+
+/// Records one page of the duplicates list loads at most (their documents are read to judge
+/// place and settled pairs, every pair of one page compared): the page ends at the plate that
+/// would pass it, so a plate of many candidates — records of one taxi written on several
+/// devices — still shows (alone, up to this many), and memory and time stay bounded.
+pub const MAX_DUPLICATE_RECORDS_PER_PAGE: u32 = 500;
+
 // ----- observed persons of records ------------------------------------------------------------
 
 /// Largest body of `PUT /v1/records/{id}/observed-persons`. The most one upload may carry is

@@ -36,9 +36,10 @@ use crate::auth::Auth;
 use crate::error::{AppError, ErrorBody};
 use crate::office::notices::{GeneratedNotifications, NotificationRequest};
 use crate::office::{
-    self, AnnulRequest, CaseView, ClassifyRequest, DecideRequest, DuplicateGroup, FilingRequest,
-    Inbox, InboxQuery, KeepApartRequest, MergeRequest, NotifyRequest, OfficeResult, ProposeRequest,
-    ResolveConflictRequest, ReviewRequest, RulingRequest, Settlement,
+    self, AnnulRequest, CaseView, ClassifyRequest, DecideRequest, DuplicateGroup, DuplicatesPage,
+    DuplicatesQuery, FilingRequest, Inbox, InboxQuery, KeepApartRequest, MergeRequest,
+    NotifyRequest, OfficeResult, ProposeRequest, ResolveConflictRequest, ReviewRequest,
+    RulingRequest, Settlement,
 };
 use crate::server::AppState;
 use crate::store::notifications::NotificationRow;
@@ -51,6 +52,7 @@ named_schema!(
     ProposalDoc => "Proposal",
     Inbox => "Inbox",
     DuplicateGroup => "DuplicateGroup",
+    DuplicatesPage => "DuplicatesPage",
     MergeRequest => "MergeRequest",
     KeepApartRequest => "KeepApartRequest",
     Settlement => "Settlement",
@@ -79,6 +81,7 @@ pub(crate) fn payload_schemas() -> Vec<(&'static str, serde_json::Value)> {
         s::<InboxQuery>("office-inbox-query"),
         s::<Inbox>("office-inbox"),
         s::<DuplicateGroup>("office-duplicate-group"),
+        s::<DuplicatesPage>("office-duplicates-page"),
         s::<MergeRequest>("office-merge-request"),
         s::<KeepApartRequest>("office-keep-apart-request"),
         s::<Settlement>("office-settlement"),
@@ -104,6 +107,7 @@ pub(crate) fn add_components(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<Proposal>();
     let _ = generator.subschema_for::<Inbox>();
     let _ = generator.subschema_for::<DuplicateGroup>();
+    let _ = generator.subschema_for::<DuplicatesPage>();
     let _ = generator.subschema_for::<MergeRequest>();
     let _ = generator.subschema_for::<KeepApartRequest>();
     let _ = generator.subschema_for::<Settlement>();
@@ -187,17 +191,22 @@ async fn get_inbox(
     path = "/v1/office/duplicates",
     tag = "office",
     summary = "Grupos de prováveis duplicatas (mesma placa, perto no tempo e no lugar, dispositivos diferentes) ainda não resolvidos",
+    params(
+        ("offset" = Option<u32>, Query, description = "Placas a pular (da ocorrência mais recente à mais antiga)"),
+        ("limit" = Option<u32>, Query, description = "Placas na página (1–200, padrão 50)"),
+    ),
     responses(
-        (status = 200, description = "Os grupos, do mais recente ao mais antigo", body = Vec<DuplicateGroup>),
+        (status = 200, description = "Uma página de placas: os grupos, do mais recente ao mais antigo, e o total de placas", body = DuplicatesPage),
         (status = 403, description = "Perfil sem acesso", body = ErrorBody),
     )
 )]
 async fn get_duplicates(
     State(state): State<AppState>,
     auth: Auth,
-) -> Result<Json<Vec<DuplicateGroup>>, AppError> {
+    QueryParams(q): QueryParams<DuplicatesQuery>,
+) -> Result<Json<DuplicatesPage>, AppError> {
     Ok(Json(
-        office::duplicate_groups(state.services(), &auth).await?,
+        office::duplicate_groups(state.services(), &auth, q).await?,
     ))
 }
 

@@ -613,9 +613,14 @@ mod tests {
             stand_id: None,
             device_id: "desktop-escritorio".into(),
         };
-        let groups = crate::office::duplicate_groups(state.services(), &office)
-            .await
-            .unwrap();
+        let groups = crate::office::duplicate_groups(
+            state.services(),
+            &office,
+            crate::office::DuplicatesQuery::default(),
+        )
+        .await
+        .unwrap()
+        .groups;
         assert_eq!(groups.len(), 1, "{groups:?}");
         let mut ids: Vec<String> = groups[0].records.iter().map(|m| m.row.id.clone()).collect();
         ids.sort();

@@ -21,11 +21,7 @@ use sync_core::records::{EventKind, Position, RecordView};
 
 use crate::store::records::RecordRow;
 
-/// Two records of the same plate more than this apart are different occurrences. Two hours:
-/// one patrol shift-hour plus the time a second officer or the stand's coordinator takes to
-/// write the same scene; a taxi stopped again later the same day is a new occurrence (a repeat
-/// offence must not be merged away).
-pub const DUPLICATE_WINDOW_MINUTES: i64 = 120;
+pub use crate::store::office::DUPLICATE_WINDOW_MINUTES;
 
 /// Two positions farther apart than this are different places. 300 m: phone GPS in the city
 /// centre errs by tens of metres (100 m near tall buildings), a taxi moves between two

@@ -79,7 +79,7 @@ pub use duplicates::{
 use crate::auth::{Auth, Role};
 use crate::service::{ServiceError, Services};
 use crate::store::office::{
-    EffectFn, InboxRow, OfficeJob, OfficeOutcome, OfficeStep, RegistryApplied,
+    CandidateQuery, EffectFn, InboxRow, OfficeJob, OfficeOutcome, OfficeStep, RegistryApplied,
 };
 use crate::store::records::{Caller, RecordDoc, RecordRow, view_of};
 
@@ -502,17 +502,104 @@ pub struct Settlement {
     pub records: Vec<RecordRow>,
 }
 
-/// The groups of likely duplicates not yet settled, newest first.
+/// Which page of the duplicates list: plates, newest occurrence first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DuplicatesQuery {
+    /// Plates to skip.
+    #[serde(default)]
+    pub offset: Option<u32>,
+    /// Plates on the page (1–200, 50 when absent).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// One page of the groups of likely duplicates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DuplicatesPage {
+    /// Groups not yet settled on the page's plates, newest first.
+    pub groups: Vec<DuplicateGroup>,
+    /// Plates with candidates in all (some may have no group once place and settled pairs are
+    /// judged).
+    pub plates: u64,
+    /// Plates read for this page.
+    pub plates_on_page: u32,
+    /// The page's offset, in plates.
+    pub offset: u32,
+}
+
+/// The groups of likely duplicates not yet settled, a page of plates at a time, newest first.
+/// The store keeps the candidates as records arrive; only the page's records are read.
 pub async fn duplicate_groups(
     svc: &Services,
     auth: &Auth,
-) -> Result<Vec<DuplicateGroup>, ServiceError> {
+    q: DuplicatesQuery,
+) -> Result<DuplicatesPage, ServiceError> {
+    use crate::limits::{
+        DUPLICATE_PLATES_PER_PAGE, MAX_DUPLICATE_PLATES_PER_PAGE, MAX_DUPLICATE_RECORDS_PER_PAGE,
+    };
     auth.require(OFFICE_READERS)?;
-    let docs = svc
+    let offset = q.offset.unwrap_or(0);
+    let limit = q
+        .limit
+        .unwrap_or(DUPLICATE_PLATES_PER_PAGE)
+        .clamp(1, MAX_DUPLICATE_PLATES_PER_PAGE);
+    let page = svc
         .store()
-        .duplicate_candidates(DUPLICATE_WINDOW_MINUTES * 60)
+        .duplicate_candidates(CandidateQuery {
+            plate: None,
+            offset,
+            limit,
+            max_records: MAX_DUPLICATE_RECORDS_PER_PAGE,
+        })
         .await?;
-    let registry = svc.store().registry().await?;
+    let mut plates: Vec<&str> = page
+        .docs
+        .iter()
+        .filter_map(|d| d.row.plate.as_deref())
+        .collect();
+    plates.dedup();
+    let plates_on_page = u32::try_from(plates.len()).unwrap_or(u32::MAX);
+    let groups = judge_candidates(svc, page.docs).await?;
+    Ok(DuplicatesPage {
+        groups,
+        plates: page.plates,
+        plates_on_page,
+        offset,
+    })
+}
+
+/// The group of likely duplicates record `id` belongs to, if any (its plate's candidates only).
+pub async fn duplicate_group_of(
+    svc: &Services,
+    auth: &Auth,
+    id: &str,
+    plate: Option<&str>,
+) -> Result<Option<DuplicateGroup>, ServiceError> {
+    auth.require(OFFICE_READERS)?;
+    let Some(plate) = plate else {
+        return Ok(None);
+    };
+    let page = svc
+        .store()
+        .duplicate_candidates(CandidateQuery {
+            plate: Some(plate.to_owned()),
+            offset: 0,
+            limit: 1,
+            max_records: crate::limits::MAX_DUPLICATE_RECORDS_PER_PAGE,
+        })
+        .await?;
+    Ok(judge_candidates(svc, page.docs)
+        .await?
+        .into_iter()
+        .find(|g| g.records.iter().any(|m| m.row.id == id)))
+}
+
+async fn judge_candidates(
+    svc: &Services,
+    docs: Vec<RecordDoc>,
+) -> Result<Vec<DuplicateGroup>, ServiceError> {
+    let registry = svc.registry().await?;
     let mut members = Vec::with_capacity(docs.len());
     for doc in docs {
         let view = view_of(&doc).map_err(|e| ServiceError::internal(&e))?;

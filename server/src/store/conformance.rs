@@ -2221,19 +2221,23 @@ pub(crate) async fn office_jobs_store_every_step_and_effect_or_nothing(store: Ar
     assert!(store.verify_audit().await.unwrap().ok);
 }
 
-/// Duplicate candidates share a plate with a record of another device made within the window;
-/// drafts, other plates and records further apart are left out.
+/// Duplicate candidates share a plate with an open record of another device made within
+/// `DUPLICATE_WINDOW_MINUTES`; drafts, other plates and records further apart are left out. They
+/// are kept as records arrive — a new record can make an older one a candidate — and read a
+/// page of plates at a time, newest occurrence first.
 pub(crate) async fn duplicate_candidates_share_a_plate_across_devices_within_the_window(
     store: Arc<dyn Store>,
 ) {
     use std::collections::BTreeSet;
+
+    use crate::store::office::{CandidatePage, CandidateQuery};
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
     let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
     let mut b = issued_record(&bia.agent, &About::plate("ABC1D23", 26));
     let mut draft = draft_record(&bia.agent, &About::plate("ABC1D23", 29));
     let mut long_before = issued_record(&bia.agent, &About::plate("ABC1D23", 200));
-    let mut other_plate = issued_record(&bia.agent, &About::plate("DEF4G56", 30));
+    let mut other_plate = issued_record(&bia.agent, &About::plate("DEF4G56", 40));
     push_ok(&*store, &ana, &mut [&mut a]).await;
     push_ok(
         &*store,
@@ -2241,30 +2245,48 @@ pub(crate) async fn duplicate_candidates_share_a_plate_across_devices_within_the
         &mut [&mut b, &mut draft, &mut long_before, &mut other_plate],
     )
     .await;
-    let candidates = |window: i64| {
+    let read = |plate: Option<&str>, offset: u32, limit: u32, max_records: u32| {
         let store = store.clone();
-        async move {
-            store
-                .duplicate_candidates(window)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|d| d.row.id)
-                .collect::<BTreeSet<String>>()
-        }
+        let query = CandidateQuery {
+            plate: plate.map(str::to_owned),
+            offset,
+            limit,
+            max_records,
+        };
+        async move { store.duplicate_candidates(query).await.unwrap() }
     };
-    let (a, b, long_before) = (
-        a.id().to_string(),
-        b.id().to_string(),
-        long_before.id().to_string(),
-    );
+    let ids = |page: &CandidatePage| -> BTreeSet<String> {
+        page.docs.iter().map(|d| d.row.id.clone()).collect()
+    };
+    let id = |r: &sync_core::records::RecordDoc| r.id().to_string();
+    let all = read(None, 0, 10, 100).await;
+    assert_eq!(ids(&all), BTreeSet::from([id(&a), id(&b)]));
+    assert_eq!((all.plates, all.complete), (1, true));
+
+    // Ana's record 150 minutes ago is within the window of Bia's 200 minutes ago: both become
+    // candidates, the older one by the newer's arrival. A pair on another plate, older.
+    let mut later = issued_record(&ana.agent, &About::plate("ABC1D23", 150));
+    let mut pair = issued_record(&ana.agent, &About::plate("DEF4G56", 45));
+    push_ok(&*store, &ana, &mut [&mut later, &mut pair]).await;
+    let abc = BTreeSet::from([id(&a), id(&b), id(&later), id(&long_before)]);
+    let def = BTreeSet::from([id(&other_plate), id(&pair)]);
+    let all = read(None, 0, 10, 100).await;
+    assert_eq!(all.plates, 2);
+    assert_eq!(ids(&all), abc.union(&def).cloned().collect());
+    // Pages of plates, the newest occurrence first; one plate; the record bound.
+    assert_eq!(ids(&read(None, 0, 1, 100).await), abc);
+    assert_eq!(ids(&read(None, 1, 1, 100).await), def);
+    assert!(read(None, 2, 1, 100).await.docs.is_empty());
+    assert_eq!(ids(&read(Some("DEF4G56"), 0, 1, 100).await), def);
+    assert_eq!(read(Some("DEF4G56"), 0, 1, 100).await.plates, 1);
+    let cut = read(None, 0, 2, 5).await;
+    assert_eq!((ids(&cut), cut.complete), (abc.clone(), false));
+    let first_only = read(None, 0, 2, 3).await;
     assert_eq!(
-        candidates(10 * 60).await,
-        BTreeSet::from([a.clone(), b.clone()])
+        first_only.docs.len(),
+        3,
+        "a plate alone is cut at the bound"
     );
-    assert_eq!(
-        candidates(3 * 3600).await,
-        BTreeSet::from([a, b, long_before])
-    );
-    assert!(candidates(60).await.is_empty());
+    assert!(!first_only.complete);
+    assert!(read(Some("GHI7J89"), 0, 10, 100).await.docs.is_empty());
 }

@@ -478,10 +478,14 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// The office's inbox: one page of the projection, filtered (rule too), newest first, with
     /// the total and the counts per status, read in one snapshot.
     fn office_inbox(&self, filter: RecordFilter) -> StoreFuture<'_, InboxPage>;
-    /// Records that may duplicate another: drafts and closed records (annulled, archived,
-    /// merged) left out, each sharing its canonical plate with a record of another device made
-    /// at most `window_seconds` apart. The caller judges place and settled pairs on the views.
-    fn duplicate_candidates(&self, window_seconds: i64) -> StoreFuture<'_, Vec<RecordDoc>>;
+    /// Records that may duplicate another — open (not drafts, annulled, archived or merged),
+    /// sharing their canonical plate with an open record of another device made at most
+    /// [`office::DUPLICATE_WINDOW_MINUTES`] apart — kept up to date as changes are stored, and
+    /// read a page of plates at a time. The caller judges place and settled pairs on the views.
+    fn duplicate_candidates(
+        &self,
+        query: office::CandidateQuery,
+    ) -> StoreFuture<'_, office::CandidatePage>;
     /// Office events on one or more records and the registry effect of one of them, in one
     /// transaction (see [`office`]).
     fn office_apply(&self, job: OfficeJob) -> StoreFuture<'_, OfficeOutcome>;

@@ -20,6 +20,37 @@ use sync_core::sync::RejectionCode;
 
 use crate::store::records::{Caller, RecordDoc, RecordFilter, RecordRow};
 
+/// Two records of the same plate more than this apart are different occurrences. Two hours:
+/// one patrol shift-hour plus the time a second officer or the stand's coordinator takes to
+/// write the same scene; a taxi stopped again later the same day is a new occurrence (a repeat
+/// offence must not be merged away). The store keeps the duplicate candidates by it as records
+/// arrive; `office::duplicates` judges the pairs by it too.
+pub const DUPLICATE_WINDOW_MINUTES: i64 = 120;
+
+/// Which duplicate candidates to read: a page of plates, newest occurrence first, or one plate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CandidateQuery {
+    /// Only this canonical plate (a record's page asks for its own).
+    pub plate: Option<String>,
+    /// Plates to skip, newest first.
+    pub offset: u32,
+    /// Plates to read.
+    pub limit: u32,
+    /// At most this many records in all: the page stops at the plate that would pass it.
+    pub max_records: u32,
+}
+
+/// A page of duplicate candidates.
+#[derive(Debug, Clone, Default)]
+pub struct CandidatePage {
+    /// Plates that have candidates, in all.
+    pub plates: u64,
+    /// The candidates of the page's plates.
+    pub docs: Vec<RecordDoc>,
+    /// False when `max_records` cut the page before `limit` plates.
+    pub complete: bool,
+}
+
 /// One event to append to one record.
 #[derive(Debug, Clone)]
 pub struct OfficeStep {

@@ -12,7 +12,7 @@
 //! (`comparar-{record id}`, `miniatura-{record id}-{k}`; `web::evidence`).
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -34,21 +34,44 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/escritorio/duplicatas/separar", post(keep_apart))
 }
 
-async fn show(State(state): State<AppState>, user: OfficeUser) -> Result<Markup, PageError> {
-    render(&state, &user, None).await
+/// `?pagina=N`: the page of plates (1 = the newest occurrences).
+#[derive(Debug, Default, Deserialize)]
+struct PageQuery {
+    #[serde(default)]
+    pagina: Option<u32>,
+}
+
+async fn show(
+    State(state): State<AppState>,
+    user: OfficeUser,
+    Query(q): Query<PageQuery>,
+) -> Result<Markup, PageError> {
+    render(&state, &user, None, q.pagina.unwrap_or(1).max(1)).await
 }
 
 async fn render(
     state: &AppState,
     user: &WebUser,
     error: Option<String>,
+    page_no: u32,
 ) -> Result<Markup, PageError> {
     let flash = if error.is_none() {
         user.take_flash()
     } else {
         None
     };
-    let groups = office::duplicate_groups(state.services(), &user.auth).await?;
+    let per_page = crate::limits::DUPLICATE_PLATES_PER_PAGE;
+    let found = office::duplicate_groups(
+        state.services(),
+        &user.auth,
+        office::DuplicatesQuery {
+            offset: Some((page_no - 1).saturating_mul(per_page)),
+            limit: Some(per_page),
+        },
+    )
+    .await?;
+    let next = u64::from(found.offset) + u64::from(found.plates_on_page) < found.plates;
+    let groups = found.groups;
     let mut compared = Vec::with_capacity(groups.len());
     for g in &groups {
         compared.push(super::evidence::side_by_side(state, None, &g.records).await?);
@@ -126,6 +149,17 @@ async fn render(
                 }
             }
         }
+        @if page_no > 1 || next {
+            nav aria-label="Páginas de duplicatas" {
+                @if page_no > 1 {
+                    a id="pagina-anterior" href={ "/escritorio/duplicatas?pagina=" (page_no - 1) } { "Placas mais recentes" }
+                    " "
+                }
+                @if next {
+                    a id="pagina-seguinte" href={ "/escritorio/duplicatas?pagina=" (page_no + 1) } { "Placas mais antigas" }
+                }
+            }
+        }
     };
     Ok(page(Some(user), "Possíveis duplicatas", flash, body))
 }
@@ -160,7 +194,7 @@ async fn finish(
         }
         Err(e) if e.status == StatusCode::FORBIDDEN => Err(PageError::forbidden(user, e.message)),
         Err(e) if e.status.is_client_error() && e.status != StatusCode::NOT_FOUND => {
-            let page = render(state, user, Some(e.message)).await?;
+            let page = render(state, user, Some(e.message), 1).await?;
             Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
         }
         Err(e) => Err(e.into()),

@@ -284,10 +284,9 @@ async fn context(state: &AppState, user: &WebUser, id: &str) -> Result<Context, 
     let receipt = store.receipt_of(id.to_owned()).await?;
     let photos_present = store.photos_present(case.record.photos.clone()).await?;
     let notifications = store.record_notifications(case.row.id.clone()).await?;
-    let group = office::duplicate_groups(state.services(), &user.auth)
-        .await?
-        .into_iter()
-        .find(|g| g.records.iter().any(|m| m.row.id == id));
+    let group =
+        office::duplicate_group_of(state.services(), &user.auth, id, case.row.plate.as_deref())
+            .await?;
     let (duplicates, duplicate_reasons) = match group {
         Some(g) => (
             g.records.into_iter().filter(|m| m.row.id != id).collect(),

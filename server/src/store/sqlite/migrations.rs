@@ -65,6 +65,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "016_record_bytes_once",
         include_str!("migrations/016_record_bytes_once.sql"),
     ),
+    (
+        "017_duplicate_candidates",
+        include_str!("migrations/017_duplicate_candidates.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -519,10 +519,13 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(move |c| office::inbox(c, &filter)))
     }
 
-    fn duplicate_candidates(&self, window_seconds: i64) -> StoreFuture<'_, Vec<RecordDoc>> {
+    fn duplicate_candidates(
+        &self,
+        query: crate::store::office::CandidateQuery,
+    ) -> StoreFuture<'_, crate::store::office::CandidatePage> {
         Box::pin(
             self.pool
-                .read(move |c| office::duplicate_candidates(c, window_seconds)),
+                .read(move |c| office::duplicate_candidates(c, &query)),
         )
     }
 

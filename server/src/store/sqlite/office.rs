@@ -1,5 +1,5 @@
 //! The office workflow in SQLite (`crate::store::office`): the inbox query, the duplicate
-//! candidates, and [`apply`] — office events plus their registry effect in one transaction.
+//! candidates (kept as records are stored: [`refresh_duplicate_candidates`]), and [`apply`] — office events plus their registry effect in one transaction.
 //!
 //! [`apply`] runs inside the pool's `IMMEDIATE` write transaction and opens a savepoint: every
 //! step goes through [`records::append_office_event`] (vetting, projection, audit row), then the
@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::Duration;
-use rusqlite::{Connection, Transaction, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Transaction, params_from_iter};
 use sync_core::domain::Registry;
 use sync_core::feed;
 
@@ -21,8 +21,12 @@ use super::parse_time;
 use super::records::{
     ROW_COLUMNS, append_office_event, corrupt, record, row_from, rules_of, to_u64,
 };
-use crate::store::office::{InboxPage, InboxRow, OfficeJob, OfficeOutcome, RegistryApplied};
-use crate::store::records::{EventOutcome, RecordDoc, RecordFilter, view_of};
+use crate::audit::format_at;
+use crate::store::office::{
+    CandidatePage, CandidateQuery, DUPLICATE_WINDOW_MINUTES, InboxPage, InboxRow, OfficeJob,
+    OfficeOutcome, RegistryApplied,
+};
+use crate::store::records::{EventOutcome, RecordFilter, view_of};
 use crate::store::{Actor, RegistryCommit, StoreError};
 
 /// One page of the inbox, its total and the counts per status (see `Store::office_inbox`).
@@ -59,50 +63,155 @@ pub(super) fn inbox(conn: &Connection, f: &RecordFilter) -> Result<InboxPage, St
     })
 }
 
-/// Records sharing a canonical plate with a record of another device at most `window_seconds`
-/// apart; drafts and closed records left out (see `Store::duplicate_candidates`).
+/// Open statuses: a draft is not yet a record, and a closed one is no longer a candidate.
+const OPEN: &str = "status NOT IN ('draft', 'annulled', 'archived', 'merged_as_duplicate')";
+
+/// Keeps `duplicate_candidates` true after record `id` was stored (created, changed, closed):
+/// the records whose candidacy can change are `id` and those of its plate — the one it had and
+/// the one it has — within the window of its time then and now; each is re-judged by one
+/// query over `records_plate`. Cost: the records of one plate within a few hours, never the
+/// table.
+pub(super) fn refresh_duplicate_candidates(
+    tx: &Transaction<'_>,
+    id: &str,
+) -> Result<(), StoreError> {
+    let window = Duration::minutes(DUPLICATE_WINDOW_MINUTES);
+    let old: Option<(String, String)> = tx
+        .prepare_cached("SELECT plate, occurred_at FROM duplicate_candidates WHERE record_id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let new: Option<(String, String)> = tx
+        .prepare_cached(
+            "SELECT plate, occurred_at FROM records WHERE id = ?1 AND plate IS NOT NULL",
+        )?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let mut touched = BTreeSet::from([id.to_owned()]);
+    for (plate, at) in old.iter().chain(new.iter()) {
+        let at = parse_time(at)?;
+        let mut stmt = tx.prepare_cached(
+            "SELECT id FROM records WHERE plate = ?1 AND occurred_at >= ?2 AND occurred_at <= ?3",
+        )?;
+        let ids = stmt.query_map(
+            rusqlite::params![plate, format_at(at - window), format_at(at + window)],
+            |r| r.get::<_, String>(0),
+        )?;
+        for other in ids {
+            touched.insert(other?);
+        }
+    }
+    for record in touched {
+        judge_candidate(tx, &record, window)?;
+    }
+    Ok(())
+}
+
+/// Puts `id` in `duplicate_candidates` or takes it out, by what `records` says now.
+fn judge_candidate(tx: &Transaction<'_>, id: &str, window: Duration) -> Result<(), StoreError> {
+    let row: Option<(String, String, String)> = tx
+        .prepare_cached(&format!(
+            "SELECT plate, occurred_at, author_device_id FROM records
+             WHERE id = ?1 AND plate IS NOT NULL AND {OPEN}"
+        ))?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let candidate = match &row {
+        None => false,
+        Some((plate, at, device)) => {
+            let t = parse_time(at)?;
+            tx.prepare_cached(&format!(
+                "SELECT EXISTS (SELECT 1 FROM records
+                 WHERE plate = ?1 AND occurred_at >= ?2 AND occurred_at <= ?3
+                   AND author_device_id != ?4 AND id != ?5 AND {OPEN})"
+            ))?
+            .query_row(
+                rusqlite::params![
+                    plate,
+                    format_at(t - window),
+                    format_at(t + window),
+                    device,
+                    id
+                ],
+                |r| r.get::<_, bool>(0),
+            )?
+        }
+    };
+    match row {
+        Some((plate, at, _)) if candidate => {
+            tx.prepare_cached(
+                "INSERT INTO duplicate_candidates (record_id, plate, occurred_at)
+                 VALUES (?1, ?2, ?3)
+                 ON CONFLICT (record_id) DO UPDATE
+                 SET plate = excluded.plate, occurred_at = excluded.occurred_at",
+            )?
+            .execute(rusqlite::params![id, plate, at])?;
+        }
+        _ => {
+            tx.prepare_cached("DELETE FROM duplicate_candidates WHERE record_id = ?1")?
+                .execute([id])?;
+        }
+    }
+    Ok(())
+}
+
+/// A page of duplicate candidates (see `Store::duplicate_candidates`): the plates newest
+/// occurrence first, then the documents of their candidates.
 pub(super) fn duplicate_candidates(
     conn: &Connection,
-    window_seconds: i64,
-) -> Result<Vec<RecordDoc>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT id, plate, author_device_id, occurred_at FROM records
-         WHERE plate IS NOT NULL
-           AND status NOT IN ('draft', 'annulled', 'archived', 'merged_as_duplicate')
-         ORDER BY plate, occurred_at, id",
-    )?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                parse_time(&r.get::<_, String>(3)?)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    let window = Duration::seconds(window_seconds.max(0));
-    let mut ids = BTreeSet::new();
-    // Sorted by plate then time: each row only needs the rows after it of the same plate
-    // within the window.
-    for (i, (id, plate, device, at)) in rows.iter().enumerate() {
-        for (other, plate2, device2, at2) in &rows[i + 1..] {
-            if plate2 != plate || *at2 - *at > window {
-                break;
-            }
-            if device2 != device {
-                ids.insert(id.clone());
-                ids.insert(other.clone());
+    query: &CandidateQuery,
+) -> Result<CandidatePage, StoreError> {
+    let plates_total: i64 = match &query.plate {
+        Some(p) => conn.query_row(
+            "SELECT count(DISTINCT plate) FROM duplicate_candidates WHERE plate = ?1",
+            [p],
+            |r| r.get(0),
+        )?,
+        None => conn.query_row(
+            "SELECT count(DISTINCT plate) FROM duplicate_candidates",
+            [],
+            |r| r.get(0),
+        )?,
+    };
+    let plates: Vec<(String, i64)> = {
+        let mut stmt = conn.prepare_cached(
+            "SELECT plate, count(*) FROM duplicate_candidates
+             WHERE ?1 IS NULL OR plate = ?1
+             GROUP BY plate ORDER BY max(occurred_at) DESC, plate LIMIT ?2 OFFSET ?3",
+        )?;
+        stmt.query_map(
+            rusqlite::params![query.plate, query.limit, query.offset],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .collect::<Result<_, _>>()?
+    };
+    let mut docs = Vec::new();
+    let mut complete = true;
+    for (plate, count) in plates {
+        if !docs.is_empty() && docs.len() as i64 + count > i64::from(query.max_records) {
+            complete = false;
+            break;
+        }
+        let ids: Vec<String> = conn
+            .prepare_cached(
+                "SELECT record_id FROM duplicate_candidates WHERE plate = ?1
+                 ORDER BY occurred_at, record_id LIMIT ?2",
+            )?
+            .query_map(rusqlite::params![plate, query.max_records], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        if count > i64::from(query.max_records) {
+            complete = false;
+        }
+        for id in ids {
+            if let Some(doc) = record(conn, &id)? {
+                docs.push(doc);
             }
         }
     }
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        if let Some(doc) = record(conn, &id)? {
-            out.push(doc);
-        }
-    }
-    Ok(out)
+    Ok(CandidatePage {
+        plates: u64::try_from(plates_total).unwrap_or(0),
+        docs,
+        complete,
+    })
 }
 
 /// Runs an office job (see the module doc). Returns the outcome and, when a registry version
@@ -268,4 +377,85 @@ pub(super) fn backfill_rules(conn: &mut Connection) -> Result<(), StoreError> {
     }
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rusqlite::Connection;
+
+    /// Migration 017 fills the candidates of the records stored before it: same plate, another
+    /// device, open, at most two hours apart (times as the server writes them, with
+    /// microseconds and `Z`; this one-off pass reads them to the millisecond).
+    #[test]
+    fn the_migration_finds_the_candidates_stored_before_it() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
+        conn.execute_batch("DROP TABLE duplicate_candidates; PRAGMA user_version = 16;")
+            .unwrap();
+        let insert = |id: &str, plate: &str, device: &str, at: &str, status: &str| {
+            conn.execute(
+                "INSERT INTO records (id, kind, seq, doc, heads, status, plate, author_user_id,
+                     author_role, author_device_id, occurred_at, sealed, created_at, updated_at)
+                 VALUES (?1, 'infraction', (SELECT coalesce(max(seq), 0) + 1 FROM records),
+                     x'00', '[]', ?5, ?2, 'u', 'guarda_municipal', ?3, ?4, 0, ?4, ?4)",
+                rusqlite::params![id, plate, device, at, status],
+            )
+            .unwrap();
+        };
+        insert(
+            "a",
+            "ABC1D23",
+            "d1",
+            "2026-11-30T10:00:00.000000Z",
+            "issued",
+        );
+        insert(
+            "b",
+            "ABC1D23",
+            "d2",
+            "2026-11-30T12:00:00.000000Z",
+            "issued",
+        );
+        insert(
+            "c",
+            "ABC1D23",
+            "d2",
+            "2026-11-30T12:00:00.001000Z",
+            "issued",
+        );
+        insert(
+            "d",
+            "ABC1D23",
+            "d1",
+            "2026-11-30T15:00:00.000000Z",
+            "issued",
+        );
+        insert("e", "ABC1D23", "d3", "2026-11-30T15:30:00.000000Z", "draft");
+        insert(
+            "f",
+            "DEF4G56",
+            "d1",
+            "2026-11-30T15:10:00.000000Z",
+            "issued",
+        );
+        insert(
+            "g",
+            "DEF4G56",
+            "d1",
+            "2026-11-30T15:20:00.000000Z",
+            "issued",
+        );
+        super::super::migrations::migrate(&mut conn, ":memory:", false).unwrap();
+        let ids: Vec<String> = conn
+            .prepare("SELECT record_id FROM duplicate_candidates ORDER BY record_id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        // a–b are exactly two hours apart (in), a–c a millisecond more (out); d has no open
+        // record of another device near it (e is a draft); f and g share a device.
+        assert_eq!(ids, ["a", "b"]);
+    }
 }

@@ -238,9 +238,10 @@ mod tests {
     fn the_migration_fills_the_rules_of_records_stored_before_it() {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
-        // Back to schema 14: the rules table gone, the batch bytes column back (016 drops it).
+        // Back to schema 14: the rules and candidates tables gone, the batch bytes column back.
         conn.execute_batch(
-            "DROP TABLE record_rules;
+            "DROP TABLE duplicate_candidates;
+             DROP TABLE record_rules;
              ALTER TABLE record_changes ADD COLUMN changes BLOB NOT NULL DEFAULT x'';
              PRAGMA user_version = 14;",
         )

@@ -613,6 +613,7 @@ fn store_change(
         claim_number(tx, &id, number)?;
     }
     super::observed::note_merge(tx, &id, s.view.duplicate_of.as_deref())?;
+    super::office::refresh_duplicate_candidates(tx, &id)?;
     let what = if s.created { "create" } else { "change" };
     let row = super::audit::append(
         tx,
