@@ -97,6 +97,7 @@ macro_rules! store_conformance_tests {
             office_events_are_vetted_projected_and_reach_the_device,
             office_jobs_store_every_step_and_effect_or_nothing,
             duplicate_candidates_share_a_plate_across_devices_within_the_window,
+            parallel_exchanges_lose_nothing_and_pass_no_change_by,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -1217,13 +1218,13 @@ pub(crate) async fn registry_changes_since_a_version_lead_to_the_current_one(
 
 /// A field user as the record sync sees them: the authenticated caller, and the Automerge
 /// agent their records are written as.
-struct FieldUser {
-    caller: Caller,
-    agent: Agent,
+pub(crate) struct FieldUser {
+    pub(crate) caller: Caller,
+    pub(crate) agent: Agent,
 }
 
 /// A user of `role` (a coordinator of `stand`) with one device, registered through the store.
-async fn field_user(
+pub(crate) async fn field_user(
     store: &dyn Store,
     username: &str,
     role: Role,
@@ -1268,7 +1269,7 @@ fn field_on(user: &UserRow, device: &str) -> FieldUser {
 
 /// What a record of the tests is about.
 #[derive(Clone)]
-struct About {
+pub(crate) struct About {
     plate: &'static str,
     /// Its occurrence, this long before `t0`.
     minutes_ago: i64,
@@ -1278,7 +1279,7 @@ struct About {
 }
 
 impl About {
-    fn plate(plate: &'static str, minutes_ago: i64) -> Self {
+    pub(crate) fn plate(plate: &'static str, minutes_ago: i64) -> Self {
         Self {
             plate,
             minutes_ago,
@@ -1314,7 +1315,7 @@ fn draft_record(agent: &Agent, about: &About) -> Doc {
 }
 
 /// The same auto, issued (without a device seal: the test devices register no key).
-fn issued_record(agent: &Agent, about: &About) -> Doc {
+pub(crate) fn issued_record(agent: &Agent, about: &About) -> Doc {
     let mut doc = draft_record(agent, about);
     let at = t0() - Duration::minutes(about.minutes_ago);
     doc.confirm_vehicle(agent, at + Duration::minutes(1))
@@ -1331,7 +1332,7 @@ fn issued_record(agent: &Agent, about: &About) -> Doc {
 }
 
 /// A request carrying `docs` whole, as a device sends records the server never acknowledged.
-fn request_of(user: &FieldUser, docs: &mut [&mut Doc], cursor: u64) -> SyncRequest {
+pub(crate) fn request_of(user: &FieldUser, docs: &mut [&mut Doc], cursor: u64) -> SyncRequest {
     SyncRequest {
         protocol: PROTOCOL_VERSION,
         device_id: user.agent.device_id,
@@ -1350,7 +1351,13 @@ fn request_of(user: &FieldUser, docs: &mut [&mut Doc], cursor: u64) -> SyncReque
 
 /// One exchange through `Store::sync_records`, as `POST /v1/sync` runs it.
 async fn sync(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> SyncOutcome {
-    let job = SyncJob {
+    let job = job_of(store, user, request).await;
+    store.sync_records(job).await.unwrap()
+}
+
+/// The job `POST /v1/sync` hands the store for `request`.
+pub(crate) async fn job_of(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> SyncJob {
+    SyncJob {
         caller: user.caller.clone(),
         request,
         registry: Arc::new(IndexedRegistry::new(store.registry().await.unwrap())),
@@ -1360,8 +1367,7 @@ async fn sync(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> Sync
         },
         now: t0(),
         server_key: Arc::new(crate::receipts::ServerKey::ephemeral().unwrap()),
-    };
-    store.sync_records(job).await.unwrap()
+    }
 }
 
 /// Pushes `docs` whole and returns the response (the exchange must not fail as a whole).
@@ -1734,6 +1740,69 @@ pub(crate) async fn auto_numbers_come_from_the_devices_blocks_and_are_unique(
         Err(StoreError::QuotaExceeded { .. }) => {}
         other => panic!("expected QuotaExceeded, got {other:?}"),
     }
+}
+
+/// Exchanges of many devices at once lose nothing: every record is stored once with its own
+/// sequence number, the audit chain holds, and the office's device, syncing all along and
+/// then until current, receives every record — its cursor never passed a change it did not
+/// get, however the exchanges interleaved.
+pub(crate) async fn parallel_exchanges_lose_nothing_and_pass_no_change_by(store: Arc<dyn Store>) {
+    const DEVICES: usize = 6;
+    const RECORDS: usize = 5;
+    let office = field_user(&*store, "mesa", Role::Office, None, "mesa-escritorio").await;
+    let mut officers = Vec::new();
+    for i in 0..DEVICES {
+        let name = format!("fiscal{i}");
+        officers
+            .push(field_user(&*store, &name, Role::Officer, None, &format!("tablet-{i}")).await);
+    }
+    let mut tasks = Vec::new();
+    for (i, officer) in officers.into_iter().enumerate() {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for k in 0..RECORDS {
+                let about = About::plate("ABC1D23", i64::try_from(10 * i + k).unwrap());
+                let mut doc = issued_record(&officer.agent, &about);
+                ids.extend(push_ok(&*store, &officer, &mut [&mut doc]).await);
+            }
+            ids
+        }));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut cursor = 0;
+    let exchange = |response: SyncResponse, seen: &mut std::collections::BTreeSet<String>| {
+        seen.extend(response.new_records.iter().map(|r| r.record_id.to_string()));
+        seen.extend(response.messages.iter().map(|m| m.record_id.to_string()));
+        response
+    };
+    while !tasks.iter().all(|t| t.is_finished()) {
+        let r = sync(&*store, &office, request_of(&office, &mut [], cursor))
+            .await
+            .unwrap();
+        cursor = exchange(r, &mut seen).cursor;
+        tokio::task::yield_now().await;
+    }
+    let mut all = std::collections::BTreeSet::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    assert_eq!(all.len(), DEVICES * RECORDS);
+    loop {
+        let r = sync(&*store, &office, request_of(&office, &mut [], cursor))
+            .await
+            .unwrap();
+        let more = r.more;
+        cursor = exchange(r, &mut seen).cursor;
+        if !more {
+            break;
+        }
+    }
+    assert_eq!(seen, all, "the office's device got every record");
+    let page = store.list_records(page(500)).await.unwrap();
+    assert_eq!(page.total, u64::try_from(all.len()).unwrap());
+    let audit = store.verify_audit().await.unwrap();
+    assert!(audit.ok, "{audit:?}");
 }
 
 fn page(limit: u32) -> RecordFilter {

@@ -23,6 +23,7 @@ pub mod migrations;
 pub mod notifications;
 mod observed;
 mod office;
+mod optimistic;
 mod pool;
 mod projection;
 mod records;
@@ -491,8 +492,23 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(move |c| audit::row_hash(c, seq)))
     }
 
+    /// Prepared on a reader (decoding, merging and vetting in parallel with other devices),
+    /// committed by the writer after its reads are checked again (`optimistic`).
     fn sync_records(&self, job: SyncJob) -> StoreFuture<'_, SyncOutcome> {
-        Box::pin(self.pool.write(move |tx| records::sync(tx, &job)))
+        Box::pin(async move {
+            let job = Arc::new(job);
+            let for_read = Arc::clone(&job);
+            let prepared = self
+                .pool
+                .read(move |tx| optimistic::prepare(tx, &for_read))
+                .await?;
+            if let optimistic::Prepared::Answer(outcome) = prepared {
+                return Ok(outcome);
+            }
+            self.pool
+                .write(move |tx| optimistic::commit(tx, &job, prepared))
+                .await
+        })
     }
 
     fn record_event(&self, job: EventJob) -> StoreFuture<'_, EventOutcome> {

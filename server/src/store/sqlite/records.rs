@@ -81,7 +81,7 @@ fn to_i64(v: u64) -> i64 {
 
 /// The records `sender` may see with `after < seq <= up_to`, ascending, at most `limit`
 /// (see `TxStore::visible_changes`).
-fn visible_changes(
+pub(super) fn visible_changes(
     conn: &Connection,
     sender: &sync_core::sync::Sender,
     after: u64,
@@ -136,50 +136,102 @@ fn visible_changes(
         .collect()
 }
 
+// The reads of `ServerSync`, over any connection: the write transaction (`TxStore`) or the
+// read snapshot of an exchange prepared outside the writer (`super::optimistic`).
+
+pub(super) fn read_record(conn: &Connection, id: &str) -> Result<Option<ServerRecord>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT doc, seq FROM records WHERE id = ?1")?
+        .query_row([id], |r| {
+            Ok(ServerRecord {
+                doc: r.get(0)?,
+                seq: to_u64(r.get(1)?),
+            })
+        })
+        .optional()?)
+}
+
+/// The stored per-device state (JSON), as stored.
+pub(super) fn read_peer(
+    conn: &Connection,
+    device: &str,
+    record: &str,
+) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT state FROM record_peers WHERE device_uuid = ?1 AND record_id = ?2")?
+        .query_row([device, record], |r| r.get(0))
+        .optional()?)
+}
+
+/// The device UUID (text) an actor is bound to.
+pub(super) fn read_actor(conn: &Connection, actor: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT device_uuid FROM actor_bindings WHERE actor = ?1")?
+        .query_row([actor], |r| r.get(0))
+        .optional()?)
+}
+
+pub(super) fn read_current_seq(conn: &Connection) -> Result<u64, StoreError> {
+    let n: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM records", [], |r| {
+        r.get(0)
+    })?;
+    Ok(to_u64(n))
+}
+
+/// Blocks are leased to registered device ids; the protocol UUID is derived from the one the
+/// caller authenticated with, so another device's UUID has none.
+pub(super) fn read_number_leased(
+    conn: &Connection,
+    caller: &Caller,
+    device: Uuid,
+    number: u64,
+) -> Result<bool, StoreError> {
+    if sync_core::sync::device_uuid(&caller.device_id) != device {
+        return Ok(false);
+    }
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM number_blocks
+             WHERE device_id = ?1 AND ?2 BETWEEN start_no AND end_no",
+        )?
+        .exists(params![caller.device_id, to_i64(number)])?)
+}
+
+/// The record (id text) holding an auto number.
+pub(super) fn read_number_holder(
+    conn: &Connection,
+    number: &str,
+) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT record_id FROM record_numbers WHERE number = ?1")?
+        .query_row([number], |r| r.get(0))
+        .optional()?)
+}
+
+pub(super) fn uuid_of(what: &'static str, s: &str) -> Result<Uuid, StoreError> {
+    Uuid::parse_str(s).map_err(|e| corrupt(what, e))
+}
+
 impl ServerSyncStore for TxStore<'_, '_> {
     type Error = StoreError;
 
     fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>, StoreError> {
-        Ok(self
-            .tx
-            .prepare_cached("SELECT doc, seq FROM records WHERE id = ?1")?
-            .query_row([id.to_string()], |r| {
-                Ok(ServerRecord {
-                    doc: r.get(0)?,
-                    seq: to_u64(r.get(1)?),
-                })
-            })
-            .optional()?)
+        read_record(self.tx, &id.to_string())
     }
 
     fn peer_state(&mut self, device: Uuid, record: Uuid) -> Result<Option<PeerState>, StoreError> {
-        let s: Option<String> = self
-            .tx
-            .prepare_cached(
-                "SELECT state FROM record_peers WHERE device_uuid = ?1 AND record_id = ?2",
-            )?
-            .query_row([device.to_string(), record.to_string()], |r| r.get(0))
-            .optional()?;
+        let s = read_peer(self.tx, &device.to_string(), &record.to_string())?;
         Ok(s.map(|s| PeerState::from_json(&s)))
     }
 
     fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>, StoreError> {
-        let s: Option<String> = self
-            .tx
-            .prepare_cached("SELECT device_uuid FROM actor_bindings WHERE actor = ?1")?
-            .query_row([actor], |r| r.get(0))
-            .optional()?;
-        s.map(|s| Uuid::parse_str(&s).map_err(|e| corrupt("actor_bindings", e)))
+        read_actor(self.tx, actor)?
+            .map(|s| uuid_of("actor_bindings", &s))
             .transpose()
     }
 
     fn current_seq(&mut self) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .tx
-            .query_row("SELECT coalesce(max(seq), 0) FROM records", [], |r| {
-                r.get(0)
-            })?;
-        Ok(to_u64(n))
+        read_current_seq(self.tx)
     }
 
     /// Mirrors `sync_core::sync::may_see` (which `ServerSync` checks again on each record).
@@ -198,28 +250,13 @@ impl ServerSyncStore for TxStore<'_, '_> {
         visible_changes(self.tx, sender, after, up_to, limit)
     }
 
-    /// Blocks are leased to registered device ids; the protocol UUID is derived from the one
-    /// this transaction's caller authenticated with, so another device's UUID has none.
     fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool, StoreError> {
-        if sync_core::sync::device_uuid(&self.caller.device_id) != device {
-            return Ok(false);
-        }
-        Ok(self
-            .tx
-            .prepare_cached(
-                "SELECT 1 FROM number_blocks
-                 WHERE device_id = ?1 AND ?2 BETWEEN start_no AND end_no",
-            )?
-            .exists(params![self.caller.device_id, to_i64(number)])?)
+        read_number_leased(self.tx, self.caller, device, number)
     }
 
     fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>, StoreError> {
-        let s: Option<String> = self
-            .tx
-            .prepare_cached("SELECT record_id FROM record_numbers WHERE number = ?1")?
-            .query_row([number], |r| r.get(0))
-            .optional()?;
-        s.map(|s| Uuid::parse_str(&s).map_err(|e| corrupt("record_numbers", e)))
+        read_number_holder(self.tx, number)?
+            .map(|s| uuid_of("record_numbers", &s))
             .transpose()
     }
 
@@ -240,7 +277,7 @@ impl ServerSyncStore for TxStore<'_, '_> {
 
 /// The caller's records role: an officer's body is bound by their first record (or, before
 /// that, claimed by the records in this request), Guarda Municipal by default.
-fn resolve_role(
+pub(super) fn resolve_role(
     tx: &Transaction<'_>,
     caller: &Caller,
     claims: impl Iterator<Item = UserRole>,
@@ -418,7 +455,7 @@ pub(super) fn append_office_event(
 }
 
 /// Persists `ServerSync`'s effects in order.
-fn apply(
+pub(super) fn apply(
     tx: &Transaction<'_>,
     caller: &Caller,
     effects: Vec<ServerEffect>,
@@ -728,7 +765,7 @@ fn write_receipt(
 }
 
 /// The keys a device registered, oldest first (`Sender::device_keys`).
-fn device_keys(
+pub(super) fn device_keys(
     tx: &Transaction<'_>,
     device_id: &str,
 ) -> Result<Vec<sync_core::sync::RegisteredKey>, StoreError> {

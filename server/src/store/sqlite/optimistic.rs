@@ -1,0 +1,505 @@
+//! A record sync prepared outside the writer, committed by it: optimistic concurrency over the
+//! single SQLite writer, so that parallel devices decode, merge and vet on both cores and only
+//! the writes are serialised.
+//!
+//! Flow of `Store::sync_records`:
+//! 1. [`prepare`], on a reader connection in one read transaction (a snapshot): the caller's
+//!    records role and device keys, then `ServerSync::handle_indexed` over [`Snapshot`], which
+//!    reads through the snapshot and *keeps* the effects instead of writing them (a later read
+//!    of the same exchange sees them: a record it stored, an actor it bound, a number it
+//!    claimed), and notes what it read: each record's sequence number (or its absence), this
+//!    device's state of each record, actor bindings and auto-number holders ([`ReadSet`]).
+//!    An exchange with no effect (a no-op sync, a device only catching up) is answered here and
+//!    never takes the writer.
+//! 2. [`commit`], in the writer's `IMMEDIATE` transaction: every read is checked again; if one
+//!    changed (another device's change to the same record, a number claimed meanwhile, the
+//!    officer's body bound by another request), the exchange is run again the serial way,
+//!    inside this transaction (`records::sync`), so the outcome is always what a serial run
+//!    gives. Otherwise the kept effects are written, their sequence numbers moved above what
+//!    other exchanges committed meanwhile (`delta`), and — when that happened — the response's
+//!    cursor is set back to the snapshot's, so that the device's next request still asks for
+//!    those other changes: a cursor never passes a change the device did not get.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, Transaction, params};
+use sync_core::records::UserRole;
+use sync_core::sync::{
+    Changed, PeerState, RegisteredKey, Sender, ServerEffect, ServerRecord, ServerSyncStore,
+    SyncError, SyncResponse,
+};
+use uuid::Uuid;
+
+use super::records::{
+    ReceiptContext, apply, device_keys, read_actor, read_current_seq, read_number_holder,
+    read_number_leased, read_peer, read_record, resolve_role, uuid_of, visible_changes,
+};
+use crate::audit::format_at;
+#[cfg(test)]
+use crate::store::Role;
+use crate::store::StoreError;
+use crate::store::records::{Caller, SyncJob, SyncOutcome, sender_of};
+
+/// What an exchange read, as it read it, to be checked again at commit.
+#[derive(Debug, Default)]
+pub(super) struct ReadSet {
+    /// Record id → its sequence number (`None`: absent).
+    records: BTreeMap<String, Option<u64>>,
+    /// (device UUID, record id) → the stored state (JSON).
+    peers: BTreeMap<(String, String), Option<String>>,
+    /// Actor → the device UUID it is bound to.
+    actors: BTreeMap<String, Option<String>>,
+    /// Auto number → the record holding it.
+    numbers: BTreeMap<String, Option<String>>,
+}
+
+/// `ServerSyncStore` over the read snapshot: reads are noted, effects are kept.
+struct Snapshot<'a> {
+    conn: &'a Connection,
+    caller: &'a Caller,
+    reads: ReadSet,
+    effects: Vec<ServerEffect>,
+    snapshot_seq: Option<u64>,
+}
+
+impl Snapshot<'_> {
+    fn kept_record(&self, id: Uuid) -> Option<ServerRecord> {
+        self.effects.iter().rev().find_map(|e| match e {
+            ServerEffect::StoreRecord(s) if s.record_id == id => Some(ServerRecord {
+                doc: s.doc.clone(),
+                seq: s.seq,
+            }),
+            _ => None,
+        })
+    }
+}
+
+impl ServerSyncStore for Snapshot<'_> {
+    type Error = StoreError;
+
+    fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>, StoreError> {
+        if let Some(kept) = self.kept_record(id) {
+            return Ok(Some(kept));
+        }
+        let key = id.to_string();
+        let found = read_record(self.conn, &key)?;
+        self.reads
+            .records
+            .entry(key)
+            .or_insert(found.as_ref().map(|r| r.seq));
+        Ok(found)
+    }
+
+    fn peer_state(&mut self, device: Uuid, record: Uuid) -> Result<Option<PeerState>, StoreError> {
+        let kept = self.effects.iter().rev().find_map(|e| match e {
+            ServerEffect::SavePeerState {
+                device_id,
+                record_id,
+                state,
+            } if *device_id == device && *record_id == record => Some(state.clone()),
+            _ => None,
+        });
+        if kept.is_some() {
+            return Ok(kept);
+        }
+        let key = (device.to_string(), record.to_string());
+        let found = read_peer(self.conn, &key.0, &key.1)?;
+        let state = found.as_deref().map(PeerState::from_json);
+        self.reads.peers.entry(key).or_insert(found);
+        Ok(state)
+    }
+
+    fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>, StoreError> {
+        let kept = self.effects.iter().find_map(|e| match e {
+            ServerEffect::BindActor {
+                actor: a,
+                device_id,
+            } if a == actor => Some(*device_id),
+            _ => None,
+        });
+        if kept.is_some() {
+            return Ok(kept);
+        }
+        let found = read_actor(self.conn, actor)?;
+        self.reads
+            .actors
+            .entry(actor.to_owned())
+            .or_insert(found.clone());
+        found.map(|s| uuid_of("actor_bindings", &s)).transpose()
+    }
+
+    fn current_seq(&mut self) -> Result<u64, StoreError> {
+        let stored = read_current_seq(self.conn)?;
+        self.snapshot_seq.get_or_insert(stored);
+        let kept = self
+            .effects
+            .iter()
+            .filter_map(|e| match e {
+                ServerEffect::StoreRecord(s) => Some(s.seq),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        Ok(stored.max(kept))
+    }
+
+    fn visible_changes(
+        &mut self,
+        sender: &Sender,
+        after: u64,
+        up_to: u64,
+        limit: usize,
+    ) -> Result<Vec<Changed>, StoreError> {
+        visible_changes(self.conn, sender, after, up_to, limit)
+    }
+
+    /// Not checked again at commit: leases are only ever added, by the device itself, and a
+    /// lease the snapshot missed only made a number look unleased (refused, the device retries).
+    fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool, StoreError> {
+        read_number_leased(self.conn, self.caller, device, number)
+    }
+
+    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>, StoreError> {
+        let kept = self.effects.iter().find_map(|e| match e {
+            ServerEffect::StoreRecord(s) if s.view.number.as_deref() == Some(number) => {
+                Some(s.record_id)
+            }
+            _ => None,
+        });
+        if kept.is_some() {
+            return Ok(kept);
+        }
+        let found = read_number_holder(self.conn, number)?;
+        self.reads
+            .numbers
+            .entry(number.to_owned())
+            .or_insert(found.clone());
+        found.map(|s| uuid_of("record_numbers", &s)).transpose()
+    }
+
+    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), StoreError> {
+        self.effects.extend(effects);
+        Ok(())
+    }
+}
+
+/// An exchange prepared on the snapshot.
+#[derive(Debug)]
+pub(super) enum Prepared {
+    /// Nothing to write: the answer as it is (a no-op or catching-up sync, a refusal).
+    Answer(SyncOutcome),
+    /// Effects to write once the reads are checked again.
+    Effects(Box<Exchange>),
+}
+
+#[derive(Debug)]
+pub(super) struct Exchange {
+    response: SyncResponse,
+    effects: Vec<ServerEffect>,
+    reads: ReadSet,
+    snapshot_seq: u64,
+    role: UserRole,
+    /// The officer's body was not bound yet (it is bound by the first record stored).
+    unbound: bool,
+    device_keys: Vec<RegisteredKey>,
+}
+
+/// Step 1 (see the module doc): runs the exchange on a read snapshot.
+pub(super) fn prepare(tx: &Transaction<'_>, job: &SyncJob) -> Result<Prepared, StoreError> {
+    let caller = &job.caller;
+    let claims = job.request.new_records.iter().filter_map(|r| {
+        let view = sync_core::records::RecordDoc::load(r.doc.as_slice())
+            .ok()?
+            .view()
+            .ok()?;
+        (view.author.user_id == caller.user_id).then_some(view.author.role)
+    });
+    let (role, unbound) = resolve_role(tx, caller, claims)?;
+    let role = role.unwrap_or(UserRole::Admin);
+    let mut sender = sender_of(caller, role);
+    sender.device_keys = device_keys(tx, &caller.device_id)?;
+    let mut store = Snapshot {
+        conn: tx,
+        caller,
+        reads: ReadSet::default(),
+        effects: Vec::new(),
+        snapshot_seq: None,
+    };
+    let outcome = job.logic.handle_indexed(
+        &mut store,
+        &sender,
+        &job.registry.index(),
+        &job.request,
+        job.now,
+    );
+    let response = match outcome {
+        Ok(response) => response,
+        Err(SyncError::Store(e)) => {
+            return Err(match e.downcast::<StoreError>() {
+                Ok(e) => *e,
+                Err(e) => StoreError::Task(e.to_string()),
+            });
+        }
+        // Refused as a whole: nothing was written, nothing is kept.
+        Err(e) => return Ok(Prepared::Answer(Err(e))),
+    };
+    if store.effects.is_empty() {
+        return Ok(Prepared::Answer(Ok(response)));
+    }
+    let snapshot_seq = match store.snapshot_seq {
+        Some(s) => s,
+        None => read_current_seq(tx)?,
+    };
+    Ok(Prepared::Effects(Box::new(Exchange {
+        response,
+        effects: store.effects,
+        reads: store.reads,
+        snapshot_seq,
+        role,
+        unbound,
+        device_keys: sender.device_keys,
+    })))
+}
+
+/// Whether everything the exchange read is still as it read it.
+fn still_valid(tx: &Transaction<'_>, caller: &Caller, x: &Exchange) -> Result<bool, StoreError> {
+    for (id, seq) in &x.reads.records {
+        if read_record(tx, id)?.map(|r| r.seq) != *seq {
+            return Ok(false);
+        }
+    }
+    for ((device, record), state) in &x.reads.peers {
+        if read_peer(tx, device, record)? != *state {
+            return Ok(false);
+        }
+    }
+    for (actor, device) in &x.reads.actors {
+        if read_actor(tx, actor)? != *device {
+            return Ok(false);
+        }
+    }
+    for (number, holder) in &x.reads.numbers {
+        if read_number_holder(tx, number)? != *holder {
+            return Ok(false);
+        }
+    }
+    if x.unbound && caller.role == crate::store::Role::Officer {
+        let bound: bool = tx
+            .prepare_cached("SELECT 1 FROM officer_bodies WHERE user_id = ?1")?
+            .exists([&caller.user_id])?;
+        if bound {
+            return Ok(false);
+        }
+    }
+    Ok(device_keys(tx, &caller.device_id)? == x.device_keys)
+}
+
+/// Step 2 (see the module doc): checks the reads again and writes the effects, or runs the
+/// exchange again inside this transaction when something it read changed.
+pub(super) fn commit(
+    tx: &Transaction<'_>,
+    job: &SyncJob,
+    prepared: Prepared,
+) -> Result<SyncOutcome, StoreError> {
+    let x = match prepared {
+        Prepared::Answer(outcome) => return Ok(outcome),
+        Prepared::Effects(x) => x,
+    };
+    let now_seq = read_current_seq(tx)?;
+    if now_seq < x.snapshot_seq || !still_valid(tx, &job.caller, &x)? {
+        tracing::debug!(device = %job.caller.device_id, "sync: leitura mudou; refeita em série");
+        return super::records::sync(tx, job);
+    }
+    let Exchange {
+        mut response,
+        mut effects,
+        role,
+        unbound,
+        snapshot_seq,
+        ..
+    } = *x;
+    let delta = now_seq - snapshot_seq;
+    if delta > 0 {
+        for e in &mut effects {
+            if let ServerEffect::StoreRecord(s) = e {
+                s.seq += delta;
+            }
+        }
+        if !response.more {
+            // Other exchanges committed changes numbered after the snapshot: the device is
+            // current only up to the snapshot, and must ask from there.
+            let promised = response.cursor;
+            response.cursor = snapshot_seq;
+            for e in &mut effects {
+                if let ServerEffect::SavePeerState { state, .. } = e
+                    && let Some(sent) = &mut state.sent
+                    && sent.cursor == promised
+                {
+                    sent.cursor = snapshot_seq;
+                }
+            }
+        }
+    }
+    let created = effects
+        .iter()
+        .any(|e| matches!(e, ServerEffect::StoreRecord(s) if s.created));
+    let receipts = ReceiptContext {
+        key: &job.server_key,
+        device_clock: job.request.device_clock,
+    };
+    apply(
+        tx,
+        &job.caller,
+        effects,
+        "record.sync",
+        job.now,
+        Some(&receipts),
+    )?;
+    if unbound && created && role.is_inspector() {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO officer_bodies (user_id, record_role, bound_at)
+             VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![
+            job.caller.user_id,
+            role.as_str(),
+            format_at(job.now)
+        ])?;
+    }
+    Ok(Ok(response))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::store::Store;
+    use crate::store::conformance::{About, field_user, issued_record, job_of, request_of};
+    use crate::store::sqlite::SqliteStore;
+
+    async fn fresh() -> (SqliteStore, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("taxi-fiscal.db")).unwrap();
+        (store, dir)
+    }
+
+    /// Another device commits between the preparation and the commit of an exchange that read
+    /// nothing it wrote: the exchange's record is numbered after it, and its cursor goes back to
+    /// the snapshot's, below the other change, so the device still asks for it next time.
+    #[tokio::test]
+    async fn a_commit_in_between_moves_the_numbers_and_holds_the_cursor_back() {
+        let (store, _dir) = fresh().await;
+        let ana = field_user(&store, "ana", Role::Office, None, "mesa-ana").await;
+        let bia = field_user(&store, "bia", Role::Officer, None, "tablet-bia").await;
+        let cia = field_user(&store, "cia", Role::Officer, None, "tablet-cia").await;
+        let mut a = issued_record(&bia.agent, &About::plate("ABC1D23", 30));
+        let mut b = issued_record(&cia.agent, &About::plate("DEF4G56", 20));
+        // Bia's exchange is prepared.
+        let job = Arc::new(job_of(&store, &bia, request_of(&bia, &mut [&mut a], 0)).await);
+        let j = Arc::clone(&job);
+        let prepared = store.pool.read(move |tx| prepare(tx, &j)).await.unwrap();
+        assert!(matches!(prepared, Prepared::Effects(_)));
+        // Meanwhile another officer's record is committed by a whole exchange.
+        let other = job_of(&store, &cia, request_of(&cia, &mut [&mut b], 0)).await;
+        let first = store.sync_records(other).await.unwrap().unwrap();
+        assert_eq!(first.cursor, 1);
+        let j = Arc::clone(&job);
+        let response = store
+            .pool
+            .write(move |tx| commit(tx, &j, prepared))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(response.accepted.len(), 1);
+        assert_eq!(
+            response.cursor, 0,
+            "held back to the snapshot, before seq 1"
+        );
+        let seq: i64 = store
+            .pool
+            .read(move |tx| {
+                Ok(tx.query_row(
+                    "SELECT seq FROM records WHERE id = ?1",
+                    [a.id().to_string()],
+                    |r| r.get(0),
+                )?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(seq, 2, "numbered after the change committed meanwhile");
+        // The office's device, from cursor 0, gets both.
+        let all = store
+            .sync_records(job_of(&store, &ana, request_of(&ana, &mut [], 0)).await)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(all.new_records.len(), 2);
+        assert_eq!(all.cursor, 2);
+        assert!(store.verify_audit().await.unwrap().ok);
+    }
+
+    /// An exchange whose read changed before its commit (the same new record stored meanwhile,
+    /// as a retried request racing the first) is run again serially: the record is stored once.
+    #[tokio::test]
+    async fn a_changed_read_runs_the_exchange_again_serially() {
+        let (store, _dir) = fresh().await;
+        let bia = field_user(&store, "bia", Role::Officer, None, "tablet-bia").await;
+        let mut a = issued_record(&bia.agent, &About::plate("ABC1D23", 30));
+        let request = request_of(&bia, &mut [&mut a], 0);
+        let job = Arc::new(job_of(&store, &bia, request.clone()).await);
+        let j = Arc::clone(&job);
+        let prepared = store.pool.read(move |tx| prepare(tx, &j)).await.unwrap();
+        let again = job_of(&store, &bia, request).await;
+        store.sync_records(again).await.unwrap().unwrap();
+        let j = Arc::clone(&job);
+        let response = store
+            .pool
+            .write(move |tx| commit(tx, &j, prepared))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(response.rejections.is_empty(), "{:?}", response.rejections);
+        assert_eq!(response.accepted.len(), 1);
+        let (rows, creates): (i64, i64) = store
+            .pool
+            .read(|tx| {
+                Ok((
+                    tx.query_row("SELECT count(*) FROM records", [], |r| r.get(0))?,
+                    tx.query_row(
+                        "SELECT count(*) FROM audit_log WHERE action = 'record.sync.create'",
+                        [],
+                        |r| r.get(0),
+                    )?,
+                ))
+            })
+            .await
+            .unwrap();
+        assert_eq!((rows, creates), (1, 1));
+        assert!(store.verify_audit().await.unwrap().ok);
+    }
+
+    /// A device already current takes no write at all: its exchange is answered from the
+    /// snapshot.
+    #[tokio::test]
+    async fn a_no_op_exchange_is_answered_without_the_writer() {
+        let (store, _dir) = fresh().await;
+        let bia = field_user(&store, "bia", Role::Officer, None, "tablet-bia").await;
+        let mut a = issued_record(&bia.agent, &About::plate("ABC1D23", 30));
+        let first = store
+            .sync_records(job_of(&store, &bia, request_of(&bia, &mut [&mut a], 0)).await)
+            .await
+            .unwrap()
+            .unwrap();
+        let job = job_of(&store, &bia, request_of(&bia, &mut [], first.cursor)).await;
+        let prepared = store.pool.read(move |tx| prepare(tx, &job)).await.unwrap();
+        match prepared {
+            Prepared::Answer(Ok(r)) => {
+                assert!(r.new_records.is_empty() && r.messages.is_empty());
+                assert_eq!(r.cursor, first.cursor);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
