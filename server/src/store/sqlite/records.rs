@@ -1,8 +1,12 @@
 //! Field records in SQLite: the record sync run inside one write transaction, and the office's
 //! queries over the projection.
 //!
+//! A device's exchange is first prepared on a reader and committed by the writer
+//! (`super::optimistic`); [`sync`] is the serial way, taken when a read changed between the
+//! two, and the reads and [`apply`] below are what both share.
+//!
 //! Flow of [`sync`] (one `IMMEDIATE` transaction, so what `ServerSync` read is what its effects
-//! are written over, and a concurrent sync waits on the writer lock):
+//! are written over):
 //! 1. resolve the caller's records role (an officer's body from `officer_bodies`);
 //! 2. run `ServerSync::handle` under a savepoint; it reads through [`TxStore`] (records,
 //!    per-device state, actor bindings, the change sequence, the records this device may see)
