@@ -8,8 +8,10 @@
 //!    cap over all stands, each stand's places, and the field check of the permits it touched);
 //!    it returns the new registry with the law's warnings ([`Edited`]) or an [`EditError`] (a
 //!    legal [`Refusal`] citing articles, a missing entity, a conflict);
-//! 3. check referential integrity (`Registry::validate`) and compute the batch of changes
-//!    (`sync_core::feed::diff`); an operation that changes nothing commits nothing;
+//! 3. check referential integrity (`Registry::validate`) and compute the commit
+//!    (`RegistryCommit::next`: sorted, numbered, the batch of changes by `sync_core::feed::diff`
+//!    — the same computation the office's effects commit with their events); an operation that
+//!    changes nothing commits nothing;
 //! 4. commit version N+1 with its change log and audit row in one transaction
 //!    (`Store::commit_registry`). If another writer committed meanwhile, the commit fails with a
 //!    version conflict and the whole operation is re-run on the newer registry, so a legal check
@@ -19,13 +21,11 @@ pub mod csv;
 pub mod law;
 pub mod ops;
 
-use std::sync::Arc;
-
 use chrono::NaiveDate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sync_core::domain::{DomainError, Registry};
-use sync_core::feed::{self, RegistryChange};
+use sync_core::feed::RegistryChange;
 use sync_core::rules::office::Refusal;
 use sync_core::rules::{Finding, RulesConfig};
 
@@ -152,30 +152,23 @@ where
     for _ in 0..MAX_ATTEMPTS {
         let current = store.registry().await?;
         let Edited { registry, warnings } = edit(&current)?.into();
-        let mut next = feed::sorted(registry);
-        validate(&next)?;
-        next.version = current.version + 1;
-        next.generated_at = Some(actor.at);
-        let changes = feed::diff(&current, &next);
-        if changes.changes.is_empty() {
+        validate(&registry)?;
+        let Some(commit) = RegistryCommit::next(
+            &current,
+            registry,
+            action.to_owned(),
+            subject.to_owned(),
+            actor.clone(),
+        ) else {
             return Ok(RegistryUpdate {
                 version: current.version,
                 changed: false,
                 changes: Vec::new(),
                 warnings,
             });
-        }
-        let listed = changes.changes.clone();
-        let result = store
-            .commit_registry(RegistryCommit {
-                expected_version: current.version,
-                registry: Arc::new(next),
-                changes,
-                action: action.to_owned(),
-                subject: subject.to_owned(),
-                actor: actor.clone(),
-            })
-            .await;
+        };
+        let listed = commit.changes.changes.clone();
+        let result = store.commit_registry(commit).await;
         match result {
             Ok(version) => {
                 tracing::info!(action, version, "cadastro alterado");

@@ -265,6 +265,36 @@ pub struct RegistryCommit {
     pub actor: Actor,
 }
 
+impl RegistryCommit {
+    /// The commit that takes `current` to `edited`: sorted as devices store it, numbered
+    /// `current.version + 1`, dated by the actor, with the changes devices will receive; `None`
+    /// when `edited` changes nothing. The one way a new version is computed — the registry
+    /// service's operations and the office's effects (committed with their events) both use it.
+    pub fn next(
+        current: &Registry,
+        edited: Registry,
+        action: String,
+        subject: String,
+        actor: Actor,
+    ) -> Option<Self> {
+        let mut next = sync_core::feed::sorted(edited);
+        next.version = current.version + 1;
+        next.generated_at = Some(actor.at);
+        let changes = sync_core::feed::diff(current, &next);
+        if changes.changes.is_empty() {
+            return None;
+        }
+        Some(Self {
+            expected_version: current.version,
+            registry: Arc::new(next),
+            changes,
+            action,
+            subject,
+            actor,
+        })
+    }
+}
+
 /// The answer to "what changed since N".
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChangesSince {

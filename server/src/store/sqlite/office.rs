@@ -15,7 +15,6 @@ use std::sync::Arc;
 use chrono::Duration;
 use rusqlite::{Connection, OptionalExtension, Transaction, params_from_iter};
 use sync_core::domain::Registry;
-use sync_core::feed;
 
 use super::parse_time;
 use super::records::{
@@ -296,35 +295,20 @@ fn run(
             Ok(edit) => edit,
             Err(refusal) => return Ok((OfficeOutcome::EffectRefused(refusal), None)),
         };
-        if let Some(edit) = edit {
-            let mut next = feed::sorted(edit.registry);
-            next.version = current.version + 1;
-            next.generated_at = Some(job.now);
-            let changes = feed::diff(&current, &next);
-            if !changes.changes.is_empty() {
-                let listed = changes.changes.clone();
-                let next = Arc::new(next);
-                let version = super::registry::commit(
-                    tx,
-                    &RegistryCommit {
-                        expected_version: current.version,
-                        registry: next.clone(),
-                        changes,
-                        action: edit.action,
-                        subject: edit.subject,
-                        actor: Actor {
-                            user_id: Some(job.caller.user_id.clone()),
-                            device_id: Some(job.caller.device_id.clone()),
-                            at: job.now,
-                        },
-                    },
-                )?;
-                applied = Some(RegistryApplied {
-                    version,
-                    changes: listed,
-                });
-                new_registry = Some(next);
-            }
+        let actor = Actor {
+            user_id: Some(job.caller.user_id.clone()),
+            device_id: Some(job.caller.device_id.clone()),
+            at: job.now,
+        };
+        if let Some(commit) = edit.and_then(|edit| {
+            RegistryCommit::next(&current, edit.registry, edit.action, edit.subject, actor)
+        }) {
+            let version = super::registry::commit(tx, &commit)?;
+            applied = Some(RegistryApplied {
+                version,
+                changes: commit.changes.changes,
+            });
+            new_registry = Some(commit.registry);
         }
         if !touched.contains(id) {
             touched.push(id.clone());
