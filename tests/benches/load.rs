@@ -28,25 +28,15 @@ use std::time::{Duration, Instant};
 
 use chrono::Duration as Days;
 use e2e::api::{ADMIN, OFFICE};
+use e2e::bench::{self, Auto, Taxi, env_number, percentile, rss_kb};
 use e2e::{Api, Device, Server};
 use serde_json::json;
 use sync_core::client::ClientOptions;
-use sync_core::domain::{DriverId, Plate};
-use sync_core::field::NewInfraction;
-use sync_core::records::{LegalBasis, Signature};
-use sync_core::rules::{Observation, RuleId, VehicleQuery};
 use sync_core::store::Store;
 
 const PHASES: [&str; 2] = ["mixed", "storm"];
 /// Phase index while the clients are being set up or have stopped: samples are not kept.
 const NO_PHASE: usize = usize::MAX;
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// What each client thread saw, per phase and operation.
 #[derive(Default)]
@@ -166,12 +156,7 @@ fn attacker(url: String, clock: Arc<Clock>, seed: usize, sent: Arc<AtomicU64>) -
 }
 
 /// A device syncing its records; with `record`, it first writes one auto.
-fn syncer(
-    mut d: Device,
-    taxis: Arc<Vec<(Plate, DriverId)>>,
-    record: bool,
-    clock: Arc<Clock>,
-) -> Samples {
+fn syncer(mut d: Device, taxis: Arc<Vec<Taxi>>, record: bool, clock: Arc<Clock>) -> Samples {
     let op = if record { "sync_small" } else { "sync_noop" };
     let mut s = Samples::default();
     let mut i = 0usize;
@@ -179,27 +164,13 @@ fn syncer(
         let phase = clock.phase();
         if record {
             i += 1;
-            let (plate, driver) = &taxis[i % taxis.len()];
-            let at = d.now();
-            d.field()
-                .create_infraction(NewInfraction {
-                    vehicle: VehicleQuery::Plate(plate.clone()),
-                    driver: driver.clone(),
-                    driver_name: None,
-                    at,
-                    monotonic: i as u64,
-                    observation: Observation::default(),
-                    position: None,
-                    facts: Some(format!("Auto de carga {i}: recusa de passageiro.")),
-                    extra_legal_basis: vec![LegalBasis::of(RuleId::R24)],
-                    witnesses: Vec::new(),
-                    photos: Vec::new(),
-                    confirm_vehicle: true,
-                    issue: Some(Signature::Missing {
-                        reason: "recusou-se a assinar".into(),
-                    }),
-                })
-                .unwrap();
+            let auto = Auto::refused_passenger(
+                &taxis[i % taxis.len()],
+                d.now(),
+                i as u64,
+                format!("Auto de carga {i}: recusa de passageiro."),
+            );
+            d.field().create_infraction(auto.infraction()).unwrap();
         }
         let t = Instant::now();
         let r = d.try_sync_records();
@@ -214,27 +185,6 @@ fn syncer(
         }
     }
     s
-}
-
-/// Resident memory of a process (kB), and its peak so far.
-fn rss_kb(pid: u32) -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
-}
-
-fn percentile(sorted: &[u32], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    f64::from(sorted[i]) / 1000.0
 }
 
 fn main() {
@@ -262,19 +212,15 @@ fn main() {
     let admin = Api::login(&server.url, ADMIN);
     let office_token = Api::login(&server.url, OFFICE).token().to_owned();
     let registry = admin.registry();
-    let people: BTreeMap<&str, &sync_core::domain::Person> =
-        registry.people.iter().map(|p| (p.id.as_str(), p)).collect();
-    let taxis: Vec<(Plate, DriverId)> = registry
+    let active: Vec<bool> = registry
         .permits
         .iter()
-        .filter(|p| p.state == sync_core::domain::PermitState::Active)
-        .filter_map(|p| {
-            let v = registry.vehicles.iter().find(|v| v.id == p.vehicle_id)?;
-            Some((
-                v.plate.clone(),
-                DriverId::Cpf(people[p.holder_id.as_str()].cpf.clone()),
-            ))
-        })
+        .map(|p| p.state == sync_core::domain::PermitState::Active)
+        .collect();
+    let taxis: Vec<Taxi> = bench::taxis(&registry)
+        .into_iter()
+        .zip(active)
+        .filter_map(|(t, active)| active.then_some(t))
         .collect();
     let taxis = Arc::new(taxis);
 

@@ -53,6 +53,17 @@ impl Api {
         (status, r.json().unwrap_or(Value::Null))
     }
 
+    /// `GET path` read to the end without parsing it (what latency benches time), with an
+    /// `accept-encoding` when given: the body is then as it went over the wire.
+    pub fn get_raw(&self, path: &str, accept_encoding: Option<&str>) -> (u16, Vec<u8>) {
+        read_raw(
+            self.http
+                .get(format!("{}{path}", self.url))
+                .bearer_auth(&self.token),
+            accept_encoding,
+        )
+    }
+
     pub fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         let r = self
             .http
@@ -183,4 +194,71 @@ impl Api {
             &json!({ "event": event }),
         )
     }
+}
+
+/// The office user in a browser over plain HTTP: logs in through the form, keeps the cookie.
+#[derive(Debug)]
+pub struct OfficeSession {
+    http: reqwest::blocking::Client,
+    url: String,
+    cookie: String,
+}
+
+impl OfficeSession {
+    pub fn login(url: &str) -> Self {
+        let http = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let r = http
+            .post(format!("{url}/login"))
+            .header("origin", url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio")
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 303, "{:?}", r.text());
+        let cookie = r.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        Self {
+            http,
+            url: url.to_owned(),
+            cookie,
+        }
+    }
+
+    /// A page, which must answer 200.
+    pub fn page(&self, path: &str) -> String {
+        let (status, body) = self.get_raw(path, None);
+        assert_eq!(status, 200, "{path}");
+        String::from_utf8(body).unwrap()
+    }
+
+    /// `GET path` read to the end, as [`Api::get_raw`].
+    pub fn get_raw(&self, path: &str, accept_encoding: Option<&str>) -> (u16, Vec<u8>) {
+        read_raw(
+            self.http
+                .get(format!("{}{path}", self.url))
+                .header("cookie", &self.cookie),
+            accept_encoding,
+        )
+    }
+}
+
+/// Sends `req` (with `accept-encoding` if given) and reads the body to the end, unparsed.
+fn read_raw(
+    mut req: reqwest::blocking::RequestBuilder,
+    accept_encoding: Option<&str>,
+) -> (u16, Vec<u8>) {
+    if let Some(enc) = accept_encoding {
+        req = req.header("accept-encoding", enc);
+    }
+    let r = req.send().unwrap();
+    (r.status().as_u16(), r.bytes().unwrap().to_vec())
 }

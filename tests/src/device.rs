@@ -176,6 +176,11 @@ impl Device {
         self.client.pull_registry(&mut self.store).unwrap()
     }
 
+    /// Only the registry pull, as it went.
+    pub fn try_pull_registry(&mut self) -> Result<RegistryPull, sync_core::client::ClientError> {
+        self.client.pull_registry(&mut self.store)
+    }
+
     /// Only the number top-up, which must succeed.
     pub fn top_up_numbers(&mut self) -> Option<NumberTopUp> {
         self.client.top_up_numbers(&mut self.store).unwrap()

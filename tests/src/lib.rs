@@ -18,10 +18,14 @@
 //! 5. [`browser::Browser`] is headless Chromium driven through chromedriver (W3C WebDriver over
 //!    reqwest) for the office's web pages; it polls for elements with a deadline.
 //!
+//! 6. [`bench`] is what the benchmarks share: devices on a RAM disk, a big registry imported
+//!    through the command line, autos written quickly, latency statistics.
+//!
 //! Everything waits with a deadline; nothing sleeps to synchronise.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test harness: a panic is the failure report
 
 pub mod api;
+pub mod bench;
 pub mod browser;
 pub mod device;
 pub mod proxy;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use automerge::ROOT;
 use automerge::transaction::Transactable;
 use chrono::Duration as Days;
-use e2e::api::{ADMIN, OFFICE};
+use e2e::api::{ADMIN, OFFICE, OfficeSession};
 use e2e::{Api, Device, Fault, Proxy, ProxyEvent, Server};
 use serde_json::{Value, json};
 use sync_core::client::ErrorKind;
@@ -1015,54 +1015,6 @@ fn an_auto_printed_offline_and_its_notification_verify_at_the_server_and_altered
 }
 
 // ------------------------------------------------------------------------------ witnesses
-
-/// An office browser session over plain HTTP: logs in through the form, keeps the cookie.
-struct OfficeSession {
-    http: reqwest::blocking::Client,
-    url: String,
-    cookie: String,
-}
-
-impl OfficeSession {
-    fn login(url: &str) -> Self {
-        let http = reqwest::blocking::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap();
-        let r = http
-            .post(format!("{url}/login"))
-            .header("origin", url)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body("usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio")
-            .send()
-            .unwrap();
-        assert_eq!(r.status(), 303, "{:?}", r.text());
-        let cookie = r.headers()["set-cookie"]
-            .to_str()
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_owned();
-        Self {
-            http,
-            url: url.to_owned(),
-            cookie,
-        }
-    }
-
-    fn page(&self, path: &str) -> String {
-        let r = self
-            .http
-            .get(format!("{}{path}", self.url))
-            .header("cookie", &self.cookie)
-            .send()
-            .unwrap();
-        assert_eq!(r.status(), 200, "{path}");
-        r.text().unwrap()
-    }
-}
 
 #[test]
 fn a_witness_heard_on_the_spot_reaches_the_office_page_and_an_erasure_is_final() {
