@@ -476,8 +476,10 @@ impl Bench {
             assert_eq!(s, 200);
             body = b;
         });
-        let groups: Value = serde_json::from_slice(&body).unwrap();
-        let groups = groups.as_array().unwrap();
+        // One page of plates (`DuplicatesPage`): its groups, and how many plates there are.
+        let answer: Value = serde_json::from_slice(&body).unwrap();
+        let groups = answer["groups"].as_array().unwrap();
+        let plates = answer["plates"].as_u64().unwrap();
         let members: usize = groups
             .iter()
             .map(|g| g["records"].as_array().map_or(0, Vec::len))
@@ -488,7 +490,7 @@ impl Bench {
             self.permits,
             Some(&lat),
             json!({"route": "GET /v1/office/duplicates", "groups": groups.len(),
-                   "members": members, "bytes": body.len()}),
+                   "plates": plates, "members": members, "bytes": body.len()}),
         );
         let api_p50 = lat.p50_ms();
         let page = "/escritorio/duplicatas".to_owned();

@@ -881,6 +881,21 @@ async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
         (format!("record:{id}"), "record_changes".to_owned())
     );
     assert_eq!(found[1].1, "change_hashes");
+    // The inbox's counters are checked against a count of the rows.
+    conn.execute(
+        "UPDATE record_status_counts SET n = n + 1 WHERE status = 'issued'",
+        [],
+    )
+    .unwrap();
+    let found: Vec<(String, String)> = check()
+        .await
+        .into_iter()
+        .map(|m| (m.subject, m.column))
+        .collect();
+    assert!(
+        found.contains(&("record_status_counts:issued".to_owned(), "n".to_owned())),
+        "{found:?}"
+    );
 }
 
 /// Leases a block of `size` numbers to the phone's device; its first and last number.

@@ -6,7 +6,8 @@
 //!    from its stored Automerge document with the sync's own projection
 //!    (`records::project`), and its `heads` from the document; each batch in `record_changes`
 //!    must match the payload digest of the audit row it names, and every change it names must
-//!    be in the record's document (the only copy of its bytes).
+//!    be in the record's document (the only copy of its bytes); the inbox's counters per status
+//!    must be a count of the rows.
 //!    Each receipt of a device-sealed record must match its audit row's payload and carry a
 //!    server signature that verifies (`crate::receipts`).
 //! 2. **Registry**: `registry_log` is replayed from version 0 and must give exactly
@@ -64,6 +65,7 @@ pub fn check(conn: &Connection) -> Result<ConsistencyReport, StoreError> {
     let mut report = ConsistencyReport::default();
     check_records(conn, &mut report)?;
     check_record_changes(conn, &mut report)?;
+    check_status_counts(conn, &mut report)?;
     check_receipts(conn, &mut report)?;
     check_registry(conn, &mut report)?;
     Ok(report)
@@ -248,6 +250,32 @@ fn batches_outside(
         }
     }
     Ok(false)
+}
+
+/// The inbox's counters (`record_status_counts`, kept by triggers) must be a count of the rows.
+fn check_status_counts(
+    conn: &Connection,
+    report: &mut ConsistencyReport,
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT status FROM (SELECT status, count(*) FROM records GROUP BY status
+                              EXCEPT SELECT status, n FROM record_status_counts WHERE n > 0)
+         UNION
+         SELECT status FROM (SELECT status, n FROM record_status_counts WHERE n > 0
+                              EXCEPT SELECT status, count(*) FROM records GROUP BY status)
+         ORDER BY status",
+    )?;
+    let wrong: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for status in wrong {
+        report.mismatches.push(mismatch(
+            format!("record_status_counts:{status}"),
+            "n",
+            "difere da contagem dos registros nesta situação",
+        ));
+    }
+    Ok(())
 }
 
 fn check_record_changes(

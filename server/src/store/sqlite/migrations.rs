@@ -69,6 +69,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "017_duplicate_candidates",
         include_str!("migrations/017_duplicate_candidates.sql"),
     ),
+    (
+        "018_record_status_counts",
+        include_str!("migrations/018_record_status_counts.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -375,7 +375,11 @@ mod tests {
     fn the_migration_finds_the_candidates_stored_before_it() {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
-        conn.execute_batch("DROP TABLE duplicate_candidates; PRAGMA user_version = 16;")
+        conn.execute_batch(
+            "DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
+             DROP TRIGGER record_status_counts_delete; DROP TABLE record_status_counts; DROP TABLE duplicate_candidates;
+             PRAGMA user_version = 16;",
+        )
             .unwrap();
         let insert = |id: &str, plate: &str, device: &str, at: &str, status: &str| {
             conn.execute(

@@ -107,6 +107,25 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
     let Some((rule, rest)) = by_rule_alone(f) else {
         let (w, a) = super::records::where_of(f, true);
         let (wc, ac) = super::records::where_of(f, false);
+        if by_status_alone(f) {
+            // The total and the counts from `record_status_counts` (migration 018): the
+            // clauses are on `status` alone, a column both tables have.
+            return Selection {
+                total: (
+                    format!("SELECT coalesce(sum(n), 0) FROM record_status_counts {w}"),
+                    a.clone(),
+                ),
+                counts: (
+                    format!(
+                        "SELECT status, sum(n) FROM record_status_counts {wc}
+                         GROUP BY status HAVING sum(n) > 0 ORDER BY sum(n) DESC, status"
+                    ),
+                    ac,
+                ),
+                page: (format!("FROM records {w}"), a),
+                page_cut: false,
+            };
+        }
         return Selection {
             total: (format!("SELECT count(*) FROM records {w}"), a.clone()),
             counts: (
@@ -148,6 +167,21 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
         ),
         page_cut: true,
     }
+}
+
+/// Whether `f` filters on the status alone (or not at all): then the counters answer its total
+/// and counts.
+fn by_status_alone(f: &RecordFilter) -> bool {
+    let rest = RecordFilter {
+        status: f.status.clone(),
+        statuses: f.statuses.clone(),
+        not_statuses: f.not_statuses.clone(),
+        order: f.order.clone(),
+        limit: f.limit,
+        offset: f.offset,
+        ..RecordFilter::default()
+    };
+    *f == rest
 }
 
 /// A filter `record_rules` answers alone: a rule, and at most conditions on the status (the
@@ -193,7 +227,7 @@ pub(super) fn rule_where(
 mod tests {
     use rusqlite::Connection;
 
-    use super::{by_rule_alone, rule_set, rules_of_record, write_rules};
+    use super::{by_rule_alone, by_status_alone, rule_set, rules_of_record, write_rules};
 
     const T: &str = "2026-01-01T00:00:00Z";
 
@@ -240,7 +274,9 @@ mod tests {
         super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
         // Back to schema 14: the rules and candidates tables gone, the batch bytes column back.
         conn.execute_batch(
-            "DROP TABLE duplicate_candidates;
+            "DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
+             DROP TRIGGER record_status_counts_delete; DROP TABLE record_status_counts;
+             DROP TABLE duplicate_candidates;
              DROP TABLE record_rules;
              ALTER TABLE record_changes ADD COLUMN changes BLOB NOT NULL DEFAULT x'';
              PRAGMA user_version = 14;",
@@ -378,5 +414,90 @@ mod tests {
             })
             .is_none()
         );
+    }
+
+    /// With no filter but on the status, the inbox's total and counts come from
+    /// `record_status_counts`, which its triggers keep true through inserts, status changes and
+    /// deletions: the same answer as counting the rows.
+    #[test]
+    fn status_counters_answer_as_a_count_of_the_rows() {
+        use crate::store::records::RecordFilter;
+        let conn = db();
+        let statuses = ["issued", "under_review", "decided", "archived"];
+        let mut rows: Vec<(String, &str)> = Vec::new();
+        for i in 0..60_u32 {
+            let id = format!("r{i:03}");
+            let status = statuses[(i as usize * 5) % 4];
+            let at = format!("2026-01-{:02}T{:02}:00:00Z", 1 + i % 28, i % 24);
+            conn.execute(
+                "INSERT INTO records (id, kind, seq, doc, heads, status, author_user_id,
+                     author_role, author_device_id, occurred_at, sealed, created_at, updated_at)
+                 VALUES (?1, 'infraction', ?2, x'00', '[]', ?3, 'u', 'guarda_municipal', 'd', ?4,
+                     0, ?4, ?4)",
+                rusqlite::params![id, i + 1, status, at],
+            )
+            .unwrap();
+            rows.push((id, status));
+        }
+        // Status changes (one to the same status, which changes nothing) and a deletion.
+        for (i, status) in [
+            (0, "decided"),
+            (1, "decided"),
+            (2, "issued"),
+            (7, "annulled"),
+        ] {
+            conn.execute(
+                "UPDATE records SET status = ?1 WHERE id = ?2",
+                rusqlite::params![status, rows[i].0],
+            )
+            .unwrap();
+            rows[i].1 = status;
+        }
+        conn.execute("DELETE FROM records WHERE id = ?1", [&rows[3].0])
+            .unwrap();
+        rows.remove(3);
+        let filters = [
+            RecordFilter {
+                limit: 10,
+                ..RecordFilter::default()
+            },
+            RecordFilter {
+                status: Some(String::from("decided")),
+                limit: 10,
+                ..RecordFilter::default()
+            },
+            RecordFilter {
+                statuses: vec![String::from("issued"), String::from("annulled")],
+                limit: 10,
+                ..RecordFilter::default()
+            },
+            RecordFilter {
+                not_statuses: vec![String::from("archived")],
+                limit: 10,
+                ..RecordFilter::default()
+            },
+        ];
+        for f in &filters {
+            assert!(by_status_alone(f));
+            let keep = |status: &str, with_status: bool| {
+                (!with_status || f.status.as_deref().is_none_or(|s| s == status))
+                    && (f.statuses.is_empty() || f.statuses.iter().any(|s| s == status))
+                    && !f.not_statuses.iter().any(|s| s == status)
+            };
+            let total = rows.iter().filter(|r| keep(r.1, true)).count() as u64;
+            let mut want_counts: std::collections::BTreeMap<String, u64> = Default::default();
+            for r in rows.iter().filter(|r| keep(r.1, false)) {
+                *want_counts.entry(r.1.to_owned()).or_default() += 1;
+            }
+            let got = super::super::office::inbox(&conn, f).unwrap();
+            assert_eq!(got.total, total, "{f:?}");
+            let counts: std::collections::BTreeMap<String, u64> = got.counts.into_iter().collect();
+            assert_eq!(counts, want_counts, "{f:?}");
+            assert_eq!(got.items.len(), total.min(10) as usize, "{f:?}");
+        }
+        assert!(!by_status_alone(&RecordFilter {
+            kind: Some(String::from("infraction")),
+            ..RecordFilter::default()
+        }));
     }
 }
