@@ -172,7 +172,12 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
 /// Whether `f` filters on the status alone (or not at all): then the counters answer its total
 /// and counts.
 fn by_status_alone(f: &RecordFilter) -> bool {
-    let rest = RecordFilter {
+    *f == status_rest(f)
+}
+
+/// `f` with only its conditions on the status, its order and its page.
+fn status_rest(f: &RecordFilter) -> RecordFilter {
+    RecordFilter {
         status: f.status.clone(),
         statuses: f.statuses.clone(),
         not_statuses: f.not_statuses.clone(),
@@ -180,23 +185,14 @@ fn by_status_alone(f: &RecordFilter) -> bool {
         limit: f.limit,
         offset: f.offset,
         ..RecordFilter::default()
-    };
-    *f == rest
+    }
 }
 
 /// A filter `record_rules` answers alone: a rule, and at most conditions on the status (the
 /// inbox's usual shape). Returns the rule, as the filter matches it, and the status-only rest.
 pub(super) fn by_rule_alone(f: &RecordFilter) -> Option<(String, RecordFilter)> {
     let rule = f.rule.as_ref()?;
-    let rest = RecordFilter {
-        status: f.status.clone(),
-        statuses: f.statuses.clone(),
-        not_statuses: f.not_statuses.clone(),
-        order: f.order.clone(),
-        limit: f.limit,
-        offset: f.offset,
-        ..RecordFilter::default()
-    };
+    let rest = status_rest(f);
     let same = RecordFilter {
         rule: Some(rule.clone()),
         ..rest.clone()
