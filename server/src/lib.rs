@@ -10,13 +10,13 @@
 //! store ([`store::Store`]) and answer JSON; every failure is one [`AppError`] with one JSON
 //! shape. Every change is written in one transaction with its audit row ([`audit`]).
 //!
-//! The record sync (`POST /v1/sync`) plugs in as one more `api` module, one more numbered
-//! migration and more `Store` methods; it calls [`store::sqlite::audit::append`] inside its own
-//! transaction.
+//! Layers, top to bottom: transport ([`api`], [`web`]) → services that know nothing of HTTP
+//! ([`registry`], [`office`], [`service`]) → the [`store::Store`] trait (crate
+//! `taxi-fiscal-store`, with the audit chain and the receipts) → one backend crate
+//! (`taxi-fiscal-store-sqlite`), chosen once by the binary.
 #![forbid(unsafe_code)]
 
 pub mod api;
-pub mod audit;
 pub mod auth;
 pub mod clock;
 pub mod config;
@@ -28,7 +28,6 @@ pub mod error;
 pub mod fuzzing;
 pub mod limits;
 pub mod office;
-pub mod receipts;
 pub mod registry;
 pub mod server;
 pub mod service;
@@ -40,3 +39,4 @@ pub use clock::Clock;
 pub use config::Config;
 pub use error::AppError;
 pub use server::{AppState, ServerError, launch_with_listener, launch_with_state};
+pub use taxi_fiscal_store::{audit, receipts};

@@ -36,8 +36,6 @@ pub struct ObservedPersonsUploadDoc;
 named_schema!(
     ObservedPersonsUploadDoc => "ObservedPersonsUpload",
     ObservedPersonsReceipt => "ObservedPersonsReceipt",
-    ObservedPersons => "ObservedPersons",
-    Erasure => "Erasure",
 );
 
 /// The author's device sends the record's observed persons.
@@ -82,7 +80,7 @@ async fn put_observed(
     summary = "Identificação e contato das testemunhas do registro (só a Unidade e a administração)",
     params(("id" = String, Path, description = "Identificador do registro")),
     responses(
-        (status = 200, description = "As pessoas, e o apagamento se houve", body = ObservedPersons),
+        (status = 200, description = "As pessoas, e o apagamento se houve", body = super::openapi::doc::ObservedPersons),
         (status = 403, description = "Perfil sem acesso", body = ErrorBody),
         (status = 404, description = "Registro inexistente", body = ErrorBody),
     )
@@ -103,7 +101,7 @@ async fn get_observed(
     summary = "Apaga os dados pessoais das testemunhas de um registro encerrado (LGPD)",
     params(("id" = String, Path, description = "Identificador do registro")),
     responses(
-        (status = 200, description = "Apagados (ou já estavam); fica a linha de auditoria", body = Erasure),
+        (status = 200, description = "Apagados (ou já estavam); fica a linha de auditoria", body = super::openapi::doc::Erasure),
         (status = 403, description = "Perfil sem acesso", body = ErrorBody),
         (status = 404, description = "Registro inexistente", body = ErrorBody),
         (status = 409, description = "O registro não está anulado, arquivado nem juntado a outro", body = ErrorBody),

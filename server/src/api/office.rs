@@ -69,7 +69,6 @@ named_schema!(
     ResolveConflictRequest => "ResolveConflictRequest",
     NotificationRequest => "NotificationRequest",
     GeneratedNotifications => "GeneratedNotifications",
-    NotificationRow => "NotificationRow",
 );
 
 /// The payload schemas of this area, for `schemas/api/` (see `openapi::payload_schemas`).
@@ -669,7 +668,7 @@ async fn post_notifications(
     summary = "As notificações de penalidade de um registro, da mais antiga à mais recente",
     params(("id" = String, Path, description = "Identificador do registro")),
     responses(
-        (status = 200, description = "As notificações", body = Vec<NotificationRow>),
+        (status = 200, description = "As notificações", body = Vec<super::openapi::doc::NotificationRow>),
         (status = 403, description = "Perfil sem acesso", body = ErrorBody),
     )
 )]
@@ -691,7 +690,7 @@ async fn get_record_notifications(
     summary = "Uma notificação de penalidade, com o conteúdo impresso",
     params(("id" = String, Path, description = "Identificador da notificação")),
     responses(
-        (status = 200, description = "A notificação", body = NotificationRow),
+        (status = 200, description = "A notificação", body = super::openapi::doc::NotificationRow),
         (status = 403, description = "Perfil sem acesso", body = ErrorBody),
         (status = 404, description = "Inexistente", body = ErrorBody),
     )

@@ -43,8 +43,8 @@ pub(crate) use named_schema;
 
 named_schema!(crate::error::ErrorBody => "ErrorBody");
 
-/// Stand-ins in `#[utoipa::path]` attributes for sync-core types (which cannot implement
-/// utoipa's traits here): each names the schemars schema of the real type.
+/// Stand-ins in `#[utoipa::path]` attributes for sync-core and store types (which cannot
+/// implement utoipa's traits here): each names the schemars schema of the real type.
 pub mod doc {
     /// `sync_core::domain::Person`.
     #[derive(Debug)]
@@ -77,7 +77,32 @@ pub mod doc {
     #[derive(Debug)]
     pub struct RegistryChanges;
 
+    /// `taxi_fiscal_store::observed::ObservedPersons`.
+    #[derive(Debug)]
+    pub struct ObservedPersons;
+    /// `taxi_fiscal_store::observed::Erasure`.
+    #[derive(Debug)]
+    pub struct Erasure;
+    /// `taxi_fiscal_store::notifications::NotificationRow`.
+    #[derive(Debug)]
+    pub struct NotificationRow;
+    /// `taxi_fiscal_store::records::RecordRow`.
+    #[derive(Debug)]
+    pub struct RecordRow;
+    /// `taxi_fiscal_store::records::RecordPage`.
+    #[derive(Debug)]
+    pub struct RecordPage;
+    /// `taxi_fiscal_store::records::QuarantineRow`.
+    #[derive(Debug)]
+    pub struct QuarantineRow;
+
     named_schema!(
+        ObservedPersons => "ObservedPersons",
+        Erasure => "Erasure",
+        NotificationRow => "NotificationRow",
+        RecordRow => "RecordRow",
+        RecordPage => "RecordPage",
+        QuarantineRow => "QuarantineRow",
         Person => "Person",
         Vehicle => "Vehicle",
         Stand => "Stand",

@@ -74,11 +74,8 @@ pub struct AuditRowDoc;
 named_schema!(
     FieldConflictDoc => "FieldConflict",
     AuditRowDoc => "AuditRow",
-    RecordRow => "RecordRow",
-    RecordPage => "RecordPage",
     RecordDetail => "RecordDetail",
     NewEventRequest => "NewEventRequest",
-    QuarantineRow => "QuarantineRow",
 );
 
 async fn load(state: &AppState, id: &str) -> Result<RecordDoc, AppError> {
@@ -118,7 +115,7 @@ async fn detail(state: &AppState, doc: RecordDoc) -> Result<RecordDetail, AppErr
         ("limit" = Option<u32>, Query, description = "Itens por página (1–500, padrão 50)"),
         ("offset" = Option<u32>, Query, description = "Deslocamento"),
     ),
-    responses((status = 200, description = "Uma página e o total", body = RecordPage))
+    responses((status = 200, description = "Uma página e o total", body = super::openapi::doc::RecordPage))
 )]
 async fn list_records(
     State(state): State<AppState>,
@@ -203,7 +200,7 @@ async fn get_audit(
     tag = "records",
     summary = "Alterações recusadas do registro, guardadas como prova",
     params(("id" = String, Path, description = "Identificador do registro")),
-    responses((status = 200, description = "As recusas, da mais antiga à mais recente", body = Vec<QuarantineRow>))
+    responses((status = 200, description = "As recusas, da mais antiga à mais recente", body = Vec<super::openapi::doc::QuarantineRow>))
 )]
 async fn get_quarantine(
     State(state): State<AppState>,

@@ -1,18 +1,19 @@
-//! Observed persons in SQLite (migration 012): see `crate::store::observed`. Both writes run in
+//! Observed persons in SQLite (migration 012): see `taxi_fiscal_store::observed`. Both writes run in
 //! the pool's `IMMEDIATE` transaction with their audit row. Also the `record_merges` index of
 //! merged duplicates, written with each accepted change's projection.
 
+use crate::Result;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use sync_core::sync::ObservedIdentity;
 
 use super::parse_time;
-use crate::audit::{AuditEntry, format_at, payload_hash};
-use crate::store::observed::{
+use taxi_fiscal_store::Actor;
+use taxi_fiscal_store::audit::{AuditEntry, format_at, payload_hash};
+use taxi_fiscal_store::observed::{
     ACTION_ERASE, ACTION_UPLOAD, Erasure, ObservedPersons, PutObserved, StoredPerson,
 };
-use crate::store::{Actor, StoreError};
 
-fn erasure(c: &Connection, record_id: &str) -> Result<Option<Erasure>, StoreError> {
+fn erasure(c: &Connection, record_id: &str) -> Result<Option<Erasure>> {
     Ok(c.prepare_cached(
         "SELECT erased_at, erased_by, persons, audit_seq FROM observed_person_erasures
          WHERE record_id = ?1",
@@ -28,7 +29,7 @@ fn erasure(c: &Connection, record_id: &str) -> Result<Option<Erasure>, StoreErro
     .optional()?)
 }
 
-fn persons(c: &Connection, record_id: &str) -> Result<Vec<StoredPerson>, StoreError> {
+fn persons(c: &Connection, record_id: &str) -> Result<Vec<StoredPerson>> {
     Ok(c.prepare_cached(
         "SELECT person_id, name, cpf, cnh, document, phone, address, uploaded_at, uploaded_by,
              device_id
@@ -52,7 +53,7 @@ fn persons(c: &Connection, record_id: &str) -> Result<Vec<StoredPerson>, StoreEr
 }
 
 /// What the server holds for a record.
-pub(super) fn of_record(c: &Connection, record_id: &str) -> Result<ObservedPersons, StoreError> {
+pub(super) fn of_record(c: &Connection, record_id: &str) -> Result<ObservedPersons> {
     Ok(ObservedPersons {
         persons: persons(c, record_id)?,
         erasure: erasure(c, record_id)?,
@@ -75,7 +76,7 @@ pub(super) fn put(
     record_id: &str,
     upload: &[ObservedIdentity],
     actor: &Actor,
-) -> Result<PutObserved, StoreError> {
+) -> Result<PutObserved> {
     if let Some(e) = erasure(tx, record_id)? {
         return Ok(PutObserved::Erased(e));
     }
@@ -133,11 +134,7 @@ pub(super) fn put(
 
 /// Deletes the record's persons and records the erasure; the erasure already made when there is
 /// one (idempotent).
-pub(super) fn erase(
-    tx: &Transaction<'_>,
-    record_id: &str,
-    actor: &Actor,
-) -> Result<Erasure, StoreError> {
+pub(super) fn erase(tx: &Transaction<'_>, record_id: &str, actor: &Actor) -> Result<Erasure> {
     if let Some(e) = erasure(tx, record_id)? {
         return Ok(e);
     }
@@ -177,11 +174,7 @@ pub(super) fn erase(
 
 /// Keeps `record_merges` in step with a record's projection: `kept` is the record it is merged
 /// into, if any.
-pub(super) fn note_merge(
-    tx: &Transaction<'_>,
-    record_id: &str,
-    kept: Option<&str>,
-) -> Result<(), StoreError> {
+pub(super) fn note_merge(tx: &Transaction<'_>, record_id: &str, kept: Option<&str>) -> Result<()> {
     match kept {
         Some(k) => tx
             .prepare_cached(
@@ -197,7 +190,7 @@ pub(super) fn note_merge(
 }
 
 /// The records merged into `kept_id`, in the order they were recorded.
-pub(super) fn merged_into(c: &Connection, kept_id: &str) -> Result<Vec<String>, StoreError> {
+pub(super) fn merged_into(c: &Connection, kept_id: &str) -> Result<Vec<String>> {
     Ok(
         c.prepare_cached("SELECT merged_id FROM record_merges WHERE kept_id = ?1 ORDER BY rowid")?
             .query_map([kept_id], |r| r.get::<_, String>(0))?

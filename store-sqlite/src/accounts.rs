@@ -1,13 +1,14 @@
 //! Users, devices and refresh tokens in SQLite. Each function runs inside the transaction the
 //! pool gives it; writes that the audit chain records append their row there too.
 
+use crate::Result;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction};
 
 use super::{bad_text, opt_time, parse_time, unique_violation};
-use crate::audit::{AuditEntry, format_at, payload_hash};
-use crate::store::Role;
-use crate::store::{
+use taxi_fiscal_store::Role;
+use taxi_fiscal_store::audit::{AuditEntry, format_at, payload_hash};
+use taxi_fiscal_store::{
     Actor, CodePurpose, CodeRefusal, DeviceRow, NewAccountCode, NewDevice, RefreshTokenRow,
     RotateOutcome, SessionState, StoreError, UserRow,
 };
@@ -50,7 +51,7 @@ fn audit(
     action: &str,
     subject: String,
     payload: &serde_json::Value,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     super::audit::append(
         tx,
         &AuditEntry {
@@ -65,16 +66,12 @@ fn audit(
     Ok(())
 }
 
-pub(super) fn count_users(conn: &Connection) -> Result<u64, StoreError> {
+pub(super) fn count_users(conn: &Connection) -> Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM users", [], |r| r.get(0))?;
     Ok(n.max(0) as u64)
 }
 
-pub(super) fn create_user(
-    tx: &Transaction<'_>,
-    user: &UserRow,
-    actor: &Actor,
-) -> Result<UserRow, StoreError> {
+pub(super) fn create_user(tx: &Transaction<'_>, user: &UserRow, actor: &Actor) -> Result<UserRow> {
     tx.execute(
         &format!("INSERT INTO users ({USER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
         rusqlite::params![
@@ -103,10 +100,7 @@ pub(super) fn create_user(
     Ok(user.clone())
 }
 
-pub(super) fn user_by_username(
-    conn: &Connection,
-    username: &str,
-) -> Result<Option<UserRow>, StoreError> {
+pub(super) fn user_by_username(conn: &Connection, username: &str) -> Result<Option<UserRow>> {
     Ok(conn
         .query_row(
             &format!("SELECT {USER_COLUMNS} FROM users WHERE username = ?1"),
@@ -116,7 +110,7 @@ pub(super) fn user_by_username(
         .optional()?)
 }
 
-pub(super) fn user_by_id(conn: &Connection, id: &str) -> Result<Option<UserRow>, StoreError> {
+pub(super) fn user_by_id(conn: &Connection, id: &str) -> Result<Option<UserRow>> {
     Ok(conn
         .query_row(
             &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
@@ -126,7 +120,7 @@ pub(super) fn user_by_id(conn: &Connection, id: &str) -> Result<Option<UserRow>,
         .optional()?)
 }
 
-pub(super) fn list_users(conn: &Connection) -> Result<Vec<UserRow>, StoreError> {
+pub(super) fn list_users(conn: &Connection) -> Result<Vec<UserRow>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {USER_COLUMNS} FROM users ORDER BY username"
     ))?;
@@ -144,7 +138,7 @@ pub(super) fn change_password(
     new_hash: &str,
     keep_family: Option<&str>,
     actor: &Actor,
-) -> Result<bool, StoreError> {
+) -> Result<bool> {
     let changed = tx.execute(
         "UPDATE users SET password_hash = ?3 WHERE id = ?1 AND password_hash = ?2",
         rusqlite::params![user_id, expected_hash, new_hash],
@@ -176,13 +170,15 @@ pub(super) fn set_user_role(
     role: Role,
     stand_id: Option<&str>,
     actor: &Actor,
-) -> Result<UserRow, StoreError> {
+) -> Result<UserRow> {
     let changed = tx.execute(
         "UPDATE users SET role = ?2, stand_id = ?3 WHERE id = ?1",
         rusqlite::params![user_id, role.as_str(), stand_id],
     )?;
     if changed == 0 {
-        return Err(StoreError::NotFound { what: "usuário" });
+        return Err(crate::Error::Store(StoreError::NotFound {
+            what: "usuário",
+        }));
     }
     audit(
         tx,
@@ -191,7 +187,9 @@ pub(super) fn set_user_role(
         format!("user:{user_id}"),
         &serde_json::json!({ "id": user_id, "role": role.as_str(), "stand_id": stand_id }),
     )?;
-    user_by_id(tx, user_id)?.ok_or(StoreError::NotFound { what: "usuário" })
+    user_by_id(tx, user_id)?.ok_or(crate::Error::Store(StoreError::NotFound {
+        what: "usuário",
+    }))
 }
 
 /// See `Store::set_user_active`.
@@ -200,9 +198,11 @@ pub(super) fn set_user_active(
     user_id: &str,
     active: bool,
     actor: &Actor,
-) -> Result<UserRow, StoreError> {
+) -> Result<UserRow> {
     let Some(mut user) = user_by_id(tx, user_id)? else {
-        return Err(StoreError::NotFound { what: "usuário" });
+        return Err(crate::Error::Store(StoreError::NotFound {
+            what: "usuário",
+        }));
     };
     if user.active == active {
         return Ok(user);
@@ -239,9 +239,11 @@ pub(super) fn create_account_code(
     tx: &Transaction<'_>,
     code: &NewAccountCode,
     actor: &Actor,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     if user_by_id(tx, &code.user_id)?.is_none() {
-        return Err(StoreError::NotFound { what: "usuário" });
+        return Err(crate::Error::Store(StoreError::NotFound {
+            what: "usuário",
+        }));
     }
     let at = format_at(actor.at);
     tx.execute(
@@ -278,7 +280,7 @@ fn live_code(
     code_hash: &str,
     purpose: CodePurpose,
     now: DateTime<Utc>,
-) -> Result<Result<(UserRow, Option<String>), CodeRefusal>, StoreError> {
+) -> Result<Result<(UserRow, Option<String>), CodeRefusal>> {
     let found: Option<(String, String, Option<String>, Option<String>)> = conn
         .prepare_cached(
             "SELECT user_id, expires_at, used_at, created_by FROM account_codes \
@@ -310,7 +312,7 @@ pub(super) fn account_code(
     code_hash: &str,
     purpose: CodePurpose,
     now: DateTime<Utc>,
-) -> Result<Result<UserRow, CodeRefusal>, StoreError> {
+) -> Result<Result<UserRow, CodeRefusal>> {
     Ok(live_code(conn, code_hash, purpose, now)?.map(|(u, _)| u))
 }
 
@@ -319,7 +321,7 @@ fn spend_code(
     code_hash: &str,
     at: DateTime<Utc>,
     device_id: Option<&str>,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     tx.execute(
         "UPDATE account_codes SET used_at = ?2, device_id = ?3 WHERE code_hash = ?1",
         rusqlite::params![code_hash, format_at(at), device_id],
@@ -333,7 +335,7 @@ pub(super) fn reset_password_with_code(
     code_hash: &str,
     new_hash: &str,
     at: DateTime<Utc>,
-) -> Result<Result<UserRow, CodeRefusal>, StoreError> {
+) -> Result<Result<UserRow, CodeRefusal>> {
     let (mut user, _) = match live_code(tx, code_hash, CodePurpose::PasswordReset, at)? {
         Ok(found) => found,
         Err(refusal) => return Ok(Err(refusal)),
@@ -371,7 +373,7 @@ pub(super) fn enrol_device(
     device_id: &str,
     label: &str,
     at: DateTime<Utc>,
-) -> Result<Result<DeviceRow, CodeRefusal>, StoreError> {
+) -> Result<Result<DeviceRow, CodeRefusal>> {
     let (user, created_by) = match live_code(tx, code_hash, CodePurpose::DeviceEnrolment, at)? {
         Ok(found) => found,
         Err(refusal) => return Ok(Err(refusal)),
@@ -398,9 +400,11 @@ pub(super) fn register_device(
     tx: &Transaction<'_>,
     d: &NewDevice,
     actor: &Actor,
-) -> Result<DeviceRow, StoreError> {
+) -> Result<DeviceRow> {
     if user_by_id(tx, &d.user_id)?.is_none() {
-        return Err(StoreError::NotFound { what: "usuário" });
+        return Err(crate::Error::Store(StoreError::NotFound {
+            what: "usuário",
+        }));
     }
     refuse_uuid_collision(tx, &d.id)?;
     let row = DeviceRow {
@@ -438,7 +442,7 @@ pub(super) fn register_device(
 /// hyphens), any other id for a hash. So an id whose UUID is an existing device's would let a
 /// new device write as the old one. Checked inside the registering transaction (writes are
 /// serialised), against every device ever registered, revoked ones included.
-fn refuse_uuid_collision(tx: &Transaction<'_>, id: &str) -> Result<(), StoreError> {
+fn refuse_uuid_collision(tx: &Transaction<'_>, id: &str) -> Result<()> {
     let uuid = sync_core::sync::device_uuid(id);
     let mut stmt = tx.prepare_cached("SELECT id FROM devices")?;
     let mut rows = stmt.query([])?;
@@ -446,16 +450,16 @@ fn refuse_uuid_collision(tx: &Transaction<'_>, id: &str) -> Result<(), StoreErro
         let existing: String = row.get(0)?;
         // The same id is the plain duplicate the insert reports.
         if existing != id && sync_core::sync::device_uuid(&existing) == uuid {
-            return Err(StoreError::DeviceIdCollision {
+            return Err(crate::Error::Store(StoreError::DeviceIdCollision {
                 id: id.to_owned(),
                 existing,
-            });
+            }));
         }
     }
     Ok(())
 }
 
-pub(super) fn device(conn: &Connection, id: &str) -> Result<Option<DeviceRow>, StoreError> {
+pub(super) fn device(conn: &Connection, id: &str) -> Result<Option<DeviceRow>> {
     Ok(conn
         .query_row(
             &format!("SELECT {DEVICE_COLUMNS} FROM devices WHERE id = ?1"),
@@ -465,7 +469,7 @@ pub(super) fn device(conn: &Connection, id: &str) -> Result<Option<DeviceRow>, S
         .optional()?)
 }
 
-pub(super) fn list_devices(conn: &Connection) -> Result<Vec<DeviceRow>, StoreError> {
+pub(super) fn list_devices(conn: &Connection) -> Result<Vec<DeviceRow>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {DEVICE_COLUMNS} FROM devices ORDER BY registered_at, id"
     ))?;
@@ -474,9 +478,7 @@ pub(super) fn list_devices(conn: &Connection) -> Result<Vec<DeviceRow>, StoreErr
 }
 
 /// See `Store::devices_last_received`: one index lookup per device (`record_changes_device`).
-pub(super) fn devices_last_received(
-    conn: &Connection,
-) -> Result<Vec<(String, DateTime<Utc>)>, StoreError> {
+pub(super) fn devices_last_received(conn: &Connection) -> Result<Vec<(String, DateTime<Utc>)>> {
     let mut stmt = conn.prepare(
         "SELECT d.id, (SELECT max(c.at) FROM record_changes c WHERE c.device_id = d.id) \
          FROM devices d",
@@ -494,15 +496,11 @@ pub(super) fn devices_last_received(
     Ok(out)
 }
 
-pub(super) fn revoke_device(
-    tx: &Transaction<'_>,
-    id: &str,
-    actor: &Actor,
-) -> Result<DeviceRow, StoreError> {
+pub(super) fn revoke_device(tx: &Transaction<'_>, id: &str, actor: &Actor) -> Result<DeviceRow> {
     let Some(mut row) = device(tx, id)? else {
-        return Err(StoreError::NotFound {
+        return Err(crate::Error::Store(StoreError::NotFound {
             what: "dispositivo",
-        });
+        }));
     };
     if row.revoked_at.is_some() {
         return Ok(row);
@@ -536,7 +534,7 @@ pub(super) fn session(
     user_id: &str,
     device_id: &str,
     family: Option<&str>,
-) -> Result<Option<SessionState>, StoreError> {
+) -> Result<Option<SessionState>> {
     Ok(conn
         .prepare_cached(
             "SELECT u.active, u.role, u.stand_id, d.user_id, d.revoked_at IS NOT NULL, \
@@ -558,7 +556,7 @@ pub(super) fn session(
         .optional()?)
 }
 
-pub(super) fn insert_refresh(tx: &Transaction<'_>, t: &RefreshTokenRow) -> Result<(), StoreError> {
+pub(super) fn insert_refresh(tx: &Transaction<'_>, t: &RefreshTokenRow) -> Result<()> {
     tx.execute(
         "INSERT INTO refresh_tokens (token_hash, family_id, user_id, device_id, issued_at, \
          expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -580,7 +578,7 @@ pub(super) fn rotate_refresh(
     next_hash: &str,
     next_expires_at: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> Result<RotateOutcome, StoreError> {
+) -> Result<RotateOutcome> {
     type Found = (
         String,
         String,

@@ -1,13 +1,13 @@
 //! Tables derived from a record's projection besides its `records` row, written in the same
 //! transaction as that row so that they never disagree with it.
 
+use crate::Result;
 use std::collections::BTreeSet;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params};
 
-use crate::store::StoreError;
-use crate::store::records::RecordFilter;
+use taxi_fiscal_store::records::RecordFilter;
 
 /// Replaces the `record_rules` rows of `record_id` with the space-separated rule ids of
 /// `rules` (`records::rules_of`, the `records.rules` column), each with the record's status and
@@ -18,7 +18,7 @@ pub(super) fn write_rules(
     rules: &str,
     status: &str,
     occurred_at: &str,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     conn.prepare_cached("DELETE FROM record_rules WHERE record_id = ?1")?
         .execute([record_id])?;
     let mut insert = conn.prepare_cached(
@@ -38,10 +38,7 @@ pub(super) fn rule_set(rules: &str) -> BTreeSet<String> {
 
 /// The rule ids `record_rules` holds for a record.
 #[cfg(test)]
-pub(super) fn rules_of_record(
-    conn: &Connection,
-    record_id: &str,
-) -> Result<BTreeSet<String>, StoreError> {
+pub(super) fn rules_of_record(conn: &Connection, record_id: &str) -> Result<BTreeSet<String>> {
     Ok(rule_rows(conn, record_id)?
         .into_iter()
         .map(|(rule, _, _)| rule)
@@ -52,7 +49,7 @@ pub(super) fn rules_of_record(
 pub(super) fn rule_rows(
     conn: &Connection,
     record_id: &str,
-) -> Result<Vec<(String, String, String)>, StoreError> {
+) -> Result<Vec<(String, String, String)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT rule, status, occurred_at FROM record_rules WHERE record_id = ?1 ORDER BY rule",
     )?;
@@ -143,7 +140,7 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
         format!("SELECT status, count(*) FROM record_rules {wc} {COUNTS}"),
         ac,
     );
-    if f.order != crate::store::records::RecordOrder::default() {
+    if f.order != taxi_fiscal_store::records::RecordOrder::default() {
         let (w, a) = super::records::where_of(f, true);
         return Selection {
             total,
@@ -311,7 +308,7 @@ mod tests {
     /// order (whose page is read from `records`).
     #[test]
     fn a_rules_inbox_from_its_index_matches_the_rows() {
-        use crate::store::records::{RecordFilter, RecordOrder, RecordSort};
+        use taxi_fiscal_store::records::{RecordFilter, RecordOrder, RecordSort};
         let conn = db();
         let statuses = ["issued", "under_review", "decided", "archived"];
         let mut rows = Vec::new();
@@ -417,7 +414,7 @@ mod tests {
     /// deletions: the same answer as counting the rows.
     #[test]
     fn status_counters_answer_as_a_count_of_the_rows() {
-        use crate::store::records::RecordFilter;
+        use taxi_fiscal_store::records::RecordFilter;
         let conn = db();
         let statuses = ["issued", "under_review", "decided", "archived"];
         let mut rows: Vec<(String, &str)> = Vec::new();

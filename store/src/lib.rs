@@ -1,5 +1,10 @@
-//! Storage behind one trait, so that the embedded SQLite backend ([`sqlite`]) can be joined by a
-//! PostgreSQL one for a deployment with several server nodes (ADR 0008).
+//! The taxi-fiscal server's store: one trait ([`Store`]) that every backend implements, the
+//! types it speaks, and what every backend must compute the same way — the audit chain's
+//! hashing ([`audit`]), record receipts ([`receipts`]), the per-device quotas ([`limits`]) —
+//! with the behaviour suite every backend runs (`conformance`, behind the feature of that
+//! name). Backends are crates of their own (`taxi-fiscal-store-sqlite`, the embedded default;
+//! a PostgreSQL one for a deployment with several server nodes, ADR 0008), chosen once by the
+//! server binary; this crate names no driver (ADR 0028).
 //!
 //! Flow: handlers and services hold an `Arc<dyn Store>` and await its methods. Every method is
 //! one unit of work — one transaction for a write — and every write that the audit chain must
@@ -16,15 +21,16 @@
 //! first, and the service retries. This keeps the law out of the storage layer and works the
 //! same on a single SQLite writer and on several PostgreSQL nodes.
 
-#[cfg(test)]
-pub(crate) mod conformance;
+pub mod audit;
+#[cfg(feature = "conformance")]
+pub mod conformance;
+pub mod limits;
 pub mod notifications;
 pub mod observed;
 pub mod office;
+pub mod receipts;
 pub mod records;
 mod role;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 
 pub use role::Role;
 
@@ -38,8 +44,8 @@ use sync_core::domain::Registry;
 use sync_core::feed::RegistryChanges;
 
 use crate::audit::AuditReport;
-use crate::store::office::{InboxPage, OfficeJob, OfficeOutcome};
-use crate::store::records::{
+use crate::office::{InboxPage, OfficeJob, OfficeOutcome};
+use crate::records::{
     EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
     SyncOutcome,
 };
@@ -546,7 +552,7 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         record_id: String,
     ) -> StoreFuture<'_, Option<documents::VerificationCode>>;
     /// Registers the code printed on an auto (the sync path does it in its own transaction
-    /// with `sqlite::notifications::register_auto_code`).
+    /// with its own backend function).
     fn register_auto_code(
         &self,
         code: documents::VerificationCode,

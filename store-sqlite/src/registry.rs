@@ -7,6 +7,7 @@
 //! and keeps only the last change of each entity (applying the result gives the same registry
 //! as applying every batch in turn; a delete followed by a re-insert becomes the upsert).
 
+use crate::Result;
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
@@ -15,17 +16,17 @@ use sync_core::domain::Registry;
 use sync_core::feed::{self, RegistryChange, RegistryChanges, TransferKey};
 
 use super::opt_time;
-use crate::audit::{AuditEntry, format_at, payload_hash};
-use crate::store::{ChangesSince, RegistryCommit, StoreError};
+use taxi_fiscal_store::audit::{AuditEntry, format_at, payload_hash};
+use taxi_fiscal_store::{ChangesSince, RegistryCommit, StoreError};
 
-fn corrupt(reason: impl ToString) -> StoreError {
-    StoreError::Corrupt {
+fn corrupt(reason: impl ToString) -> crate::Error {
+    crate::Error::Store(StoreError::Corrupt {
         what: "cadastro",
         reason: reason.to_string(),
-    }
+    })
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
+fn json<T: serde::Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(corrupt)
 }
 
@@ -35,9 +36,7 @@ const LAW_PARAMETERS: &str = "law_parameters";
 const LAW_PARAMETERS_KEY: &str = "current";
 
 /// `(kind, key, body)`: body `None` for a delete.
-pub(super) fn entity_of(
-    c: &RegistryChange,
-) -> Result<(&'static str, String, Option<String>), StoreError> {
+pub(super) fn entity_of(c: &RegistryChange) -> Result<(&'static str, String, Option<String>)> {
     use RegistryChange as C;
     Ok(match c {
         C::UpsertPerson { person } => ("person", person.id.clone(), Some(json(person)?)),
@@ -69,7 +68,7 @@ pub(super) fn entity_of(
 }
 
 /// Current version and when it was produced.
-pub(super) fn version(conn: &Connection) -> Result<(u64, Option<DateTime<Utc>>), StoreError> {
+pub(super) fn version(conn: &Connection) -> Result<(u64, Option<DateTime<Utc>>)> {
     let (v, at): (i64, Option<String>) = conn.query_row(
         "SELECT version, generated_at FROM registry_meta WHERE id = 1",
         [],
@@ -79,7 +78,7 @@ pub(super) fn version(conn: &Connection) -> Result<(u64, Option<DateTime<Utc>>),
 }
 
 /// The whole registry, sorted (`feed::sorted`), as the cache and snapshots hold it.
-pub(super) fn load(conn: &Connection) -> Result<Registry, StoreError> {
+pub(super) fn load(conn: &Connection) -> Result<Registry> {
     let (version, generated_at) = version(conn)?;
     let mut reg = Registry {
         version,
@@ -120,13 +119,13 @@ pub(super) fn load(conn: &Connection) -> Result<Registry, StoreError> {
 }
 
 /// Writes a new version; see the module doc.
-pub(super) fn commit(tx: &Transaction<'_>, c: &RegistryCommit) -> Result<u64, StoreError> {
+pub(super) fn commit(tx: &Transaction<'_>, c: &RegistryCommit) -> Result<u64> {
     let (current, _) = version(tx)?;
     if current != c.expected_version || c.changes.from_version != current {
-        return Err(StoreError::VersionConflict {
+        return Err(crate::Error::Store(StoreError::VersionConflict {
             expected: c.expected_version,
             found: current,
-        });
+        }));
     }
     let new_version = current + 1;
     if c.changes.to_version != new_version || c.registry.version != new_version {
@@ -192,11 +191,7 @@ pub(super) fn commit(tx: &Transaction<'_>, c: &RegistryCommit) -> Result<u64, St
 }
 
 /// What changed after `since`, or why a snapshot is needed.
-pub(super) fn changes_since(
-    conn: &Connection,
-    since: u64,
-    max_span: u64,
-) -> Result<ChangesSince, StoreError> {
+pub(super) fn changes_since(conn: &Connection, since: u64, max_span: u64) -> Result<ChangesSince> {
     let (current, generated_at) = version(conn)?;
     if since > current {
         return Ok(ChangesSince::Unknown { since, current });
@@ -237,7 +232,7 @@ pub(super) fn changes_since(
 }
 
 /// Keeps the last change of each entity, in the order of those last changes.
-fn compact(all: Vec<RegistryChange>) -> Result<Vec<RegistryChange>, StoreError> {
+fn compact(all: Vec<RegistryChange>) -> Result<Vec<RegistryChange>> {
     let mut seen: HashSet<(&'static str, String)> = HashSet::new();
     let mut keep = Vec::with_capacity(all.len());
     for change in all.into_iter().rev() {

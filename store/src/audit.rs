@@ -11,7 +11,7 @@
 //! the first broken row; `taxi-fiscal audit verify` runs it over the database.
 //!
 //! Rows are appended by the store *inside the transaction of the change they record* (for
-//! SQLite: [`crate::store::sqlite::audit::append`]), so there is no change without its row and
+//! SQLite: `taxi_fiscal_store_sqlite::audit::append`), so there is no change without its row and
 //! no row without its change. This module is the backend-independent part: the entry, the
 //! encoding and the verification.
 //!

@@ -14,21 +14,22 @@
 //!   `-shm` the database file's mode, and an existing database whose mode lets others read it is
 //!   narrowed to 0600 at open (with its `-wal`/`-shm`).
 
+use crate::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::store::StoreError;
+use taxi_fiscal_store::StoreError;
 
 /// SQLite's file header starts with these 16 bytes.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Length of SQLite's file header.
 const HEADER_LEN: usize = 100;
 
-fn open_err(path: &Path, reason: impl Into<String>) -> StoreError {
-    StoreError::Open {
+fn open_err(path: &Path, reason: impl Into<String>) -> crate::Error {
+    crate::Error::Store(StoreError::Open {
         path: path.display().to_string(),
         reason: reason.into(),
-    }
+    })
 }
 
 /// `path` with `suffix` appended to its file name (`x.db` → `x.db-wal`).
@@ -40,7 +41,7 @@ pub(super) fn sibling(path: &Path, suffix: &str) -> PathBuf {
 
 /// Checks that an existing file can be a SQLite database as a whole: not empty, SQLite's
 /// header, and at least as long as the header says.
-pub(super) fn check_existing(path: &Path) -> Result<(), StoreError> {
+pub(super) fn check_existing(path: &Path) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| open_err(path, e.to_string()))?;
     if !meta.is_file() {
         return Err(open_err(path, "não é um arquivo de banco de dados"));
@@ -97,7 +98,7 @@ pub(super) fn check_existing(path: &Path) -> Result<(), StoreError> {
 }
 
 /// Narrows an existing database (and its `-wal`/`-shm`) to 0600 if others may read it.
-pub(super) fn make_private(path: &Path) -> Result<(), StoreError> {
+pub(super) fn make_private(path: &Path) -> Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -123,7 +124,7 @@ pub(super) fn make_private(path: &Path) -> Result<(), StoreError> {
 }
 
 /// An empty file at `path`, readable by its owner only. Fails if it exists.
-pub(super) fn create_private(path: &Path) -> Result<(), StoreError> {
+pub(super) fn create_private(path: &Path) -> Result<()> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
@@ -137,7 +138,7 @@ pub(super) fn create_private(path: &Path) -> Result<(), StoreError> {
 }
 
 /// Makes a built database at `tmp` durable and moves it to `path` (which must not exist).
-pub(super) fn publish(tmp: &Path, path: &Path) -> Result<(), StoreError> {
+pub(super) fn publish(tmp: &Path, path: &Path) -> Result<()> {
     let io = |e: std::io::Error| open_err(path, e.to_string());
     std::fs::File::open(tmp)
         .and_then(|f| f.sync_all())
@@ -165,7 +166,7 @@ pub(super) fn publish(tmp: &Path, path: &Path) -> Result<(), StoreError> {
 }
 
 /// Removes what a crashed creation left at `tmp`.
-pub(super) fn remove_leftovers(tmp: &Path) -> Result<(), StoreError> {
+pub(super) fn remove_leftovers(tmp: &Path) -> Result<()> {
     for p in [tmp.to_owned(), sibling(tmp, "-wal"), sibling(tmp, "-shm")] {
         match std::fs::remove_file(&p) {
             Ok(()) => {}

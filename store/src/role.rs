@@ -1,6 +1,6 @@
 //! A user's role, as the store keeps it with the account and the services and handlers reason
 //! about it. It lives with the store's types (not in `auth`, which is HTTP: extractors, tokens)
-//! so that the store trait depends on nothing above it; `crate::auth` re-exports it.
+//! so that the store trait depends on nothing above it; the server's `auth` module re-exports it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,21 +1,22 @@
 //! Notifications of penalty and verification codes in SQLite (migration 010); the sealing
-//! itself is `crate::store::notifications`.
+//! itself is `taxi_fiscal_store::notifications`.
 //!
 //! [`create`] runs in the pool's `IMMEDIATE` write transaction: numbering (the year's largest
 //! `seq` plus one), the audit row and both inserts happen together, so two clerks never get the
 //! same number and a failed insert leaves no audit row.
 
+use crate::Result;
 use chrono::{DateTime, Datelike, Utc};
 use documents::{NotificationContent, VerificationCode};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::parse_time;
 use super::records::corrupt;
-use crate::audit::{AuditEntry, format_at};
-use crate::store::notifications::{
+use taxi_fiscal_store::audit::{AuditEntry, format_at};
+use taxi_fiscal_store::notifications::{
     CodeTarget, NewNotification, NotificationRow, code_of, content_digest, number_of,
 };
-use crate::store::{Actor, StoreError};
+use taxi_fiscal_store::{Actor, StoreError};
 
 const COLUMNS: &str = "id, number, record_id, person, decision_event_id, content, \
                        content_sha256, code, created_at, created_by, audit_seq";
@@ -51,7 +52,7 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Raw> {
     })
 }
 
-fn decode(raw: Raw) -> Result<NotificationRow, StoreError> {
+fn decode(raw: Raw) -> Result<NotificationRow> {
     let content: NotificationContent =
         serde_json::from_str(&raw.content).map_err(|e| corrupt("notifications", e))?;
     let code = VerificationCode::parse(&raw.code)
@@ -77,7 +78,7 @@ pub(super) fn create(
     tx: &Transaction<'_>,
     drafts: &[NewNotification],
     actor: &Actor,
-) -> Result<Vec<NotificationRow>, StoreError> {
+) -> Result<Vec<NotificationRow>> {
     tx.execute_batch("SAVEPOINT notifications")?;
     match create_all(tx, drafts, actor) {
         Ok(rows) => {
@@ -95,7 +96,7 @@ fn create_all(
     tx: &Transaction<'_>,
     drafts: &[NewNotification],
     actor: &Actor,
-) -> Result<Vec<NotificationRow>, StoreError> {
+) -> Result<Vec<NotificationRow>> {
     let year = sync_core::time::local_datetime(actor.at).year();
     let created_by = actor.user_id.clone().unwrap_or_default();
     let mut out = Vec::with_capacity(drafts.len());
@@ -111,9 +112,9 @@ fn create_all(
                 draft.decision_event_id
             ])?;
         if taken {
-            return Err(StoreError::Duplicate {
+            return Err(crate::Error::Store(StoreError::Duplicate {
                 what: "notificação desta decisão para esta pessoa",
-            });
+            }));
         }
         let seq: i64 = tx.query_row(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM notifications WHERE year = ?1",
@@ -183,10 +184,7 @@ fn create_all(
 }
 
 /// The notifications of a record, oldest first.
-pub(super) fn of_record(
-    conn: &Connection,
-    record_id: &str,
-) -> Result<Vec<NotificationRow>, StoreError> {
+pub(super) fn of_record(conn: &Connection, record_id: &str) -> Result<Vec<NotificationRow>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM notifications WHERE record_id = ?1 ORDER BY year, seq"
     ))?;
@@ -197,7 +195,7 @@ pub(super) fn of_record(
 }
 
 /// One notification by id.
-pub(super) fn by_id(conn: &Connection, id: &str) -> Result<Option<NotificationRow>, StoreError> {
+pub(super) fn by_id(conn: &Connection, id: &str) -> Result<Option<NotificationRow>> {
     let raw = conn
         .prepare_cached(&format!(
             "SELECT {COLUMNS} FROM notifications WHERE id = ?1"
@@ -208,10 +206,7 @@ pub(super) fn by_id(conn: &Connection, id: &str) -> Result<Option<NotificationRo
 }
 
 /// What a verification code names, if anything.
-pub(super) fn lookup(
-    conn: &Connection,
-    code: &VerificationCode,
-) -> Result<Option<CodeTarget>, StoreError> {
+pub(super) fn lookup(conn: &Connection, code: &VerificationCode) -> Result<Option<CodeTarget>> {
     let hit: Option<(String, String, Option<String>)> = conn
         .prepare_cached(
             "SELECT kind, record_id, notification_id FROM verification_codes WHERE code = ?1",
@@ -232,21 +227,21 @@ pub(super) fn lookup(
 /// transaction that stores the record's signed evidence. Idempotent for the same record; a code
 /// already naming another record is [`StoreError::Duplicate`] (80 bits: only a forged
 /// signature gets there).
-pub fn register_auto_code(
+pub(crate) fn register_auto_code(
     conn: &Connection,
     code: &VerificationCode,
     record_id: &str,
     at: DateTime<Utc>,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     let existing: Option<String> = conn
         .prepare_cached("SELECT record_id FROM verification_codes WHERE code = ?1")?
         .query_row([code.compact()], |r| r.get(0))
         .optional()?;
     match existing {
         Some(r) if r == record_id => Ok(()),
-        Some(_) => Err(StoreError::Duplicate {
+        Some(_) => Err(crate::Error::Store(StoreError::Duplicate {
             what: "código de verificação",
-        }),
+        })),
         None => {
             conn.prepare_cached(
                 "INSERT INTO verification_codes (code, kind, record_id, notification_id, created_at)
@@ -259,10 +254,7 @@ pub fn register_auto_code(
 }
 
 /// The code registered for a record's printed auto, if any.
-pub(super) fn auto_code_of(
-    conn: &Connection,
-    record_id: &str,
-) -> Result<Option<VerificationCode>, StoreError> {
+pub(super) fn auto_code_of(conn: &Connection, record_id: &str) -> Result<Option<VerificationCode>> {
     let code: Option<String> = conn
         .prepare_cached(
             "SELECT code FROM verification_codes WHERE record_id = ?1 AND kind = 'auto' \

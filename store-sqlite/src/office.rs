@@ -1,4 +1,4 @@
-//! The office workflow in SQLite (`crate::store::office`): the inbox query, the duplicate
+//! The office workflow in SQLite (`taxi_fiscal_store::office`): the inbox query, the duplicate
 //! candidates (kept as records are stored: [`refresh_duplicate_candidates`]), and [`apply`] — office events plus their registry effect in one transaction.
 //!
 //! [`apply`] runs inside the pool's `IMMEDIATE` write transaction and opens a savepoint: every
@@ -9,6 +9,7 @@
 //! refusal rolls back to the savepoint, so a refused job leaves nothing behind; an error rolls
 //! back the whole transaction.
 
+use crate::Result;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -20,16 +21,16 @@ use super::parse_time;
 use super::records::{
     ROW_COLUMNS, append_office_event, corrupt, record, row_from, rules_of, to_u64,
 };
-use crate::audit::format_at;
-use crate::store::office::{
+use taxi_fiscal_store::audit::format_at;
+use taxi_fiscal_store::office::{
     CandidatePage, CandidateQuery, DUPLICATE_WINDOW_MINUTES, InboxPage, InboxRow, OfficeJob,
     OfficeOutcome, RegistryApplied,
 };
-use crate::store::records::{EventOutcome, RecordFilter, view_of};
-use crate::store::{Actor, RegistryCommit, StoreError};
+use taxi_fiscal_store::records::{EventOutcome, RecordFilter, view_of};
+use taxi_fiscal_store::{Actor, RegistryCommit};
 
 /// One page of the inbox, its total and the counts per status (see `Store::office_inbox`).
-pub(super) fn inbox(conn: &Connection, f: &RecordFilter) -> Result<InboxPage, StoreError> {
+pub(super) fn inbox(conn: &Connection, f: &RecordFilter) -> Result<InboxPage> {
     let sel = super::projection::select(f);
     let total: i64 = conn.query_row(&sel.total.0, params_from_iter(sel.total.1.iter()), |r| {
         r.get(0)
@@ -70,10 +71,7 @@ const OPEN: &str = "status NOT IN ('draft', 'annulled', 'archived', 'merged_as_d
 /// the one it has — within the window of its time then and now; each is re-judged by one
 /// query over `records_plate`. Cost: the records of one plate within a few hours, never the
 /// table.
-pub(super) fn refresh_duplicate_candidates(
-    tx: &Transaction<'_>,
-    id: &str,
-) -> Result<(), StoreError> {
+pub(super) fn refresh_duplicate_candidates(tx: &Transaction<'_>, id: &str) -> Result<()> {
     let window = Duration::minutes(DUPLICATE_WINDOW_MINUTES);
     let old: Option<(String, String)> = tx
         .prepare_cached("SELECT plate, occurred_at FROM duplicate_candidates WHERE record_id = ?1")?
@@ -106,7 +104,7 @@ pub(super) fn refresh_duplicate_candidates(
 }
 
 /// Puts `id` in `duplicate_candidates` or takes it out, by what `records` says now.
-fn judge_candidate(tx: &Transaction<'_>, id: &str, window: Duration) -> Result<(), StoreError> {
+fn judge_candidate(tx: &Transaction<'_>, id: &str, window: Duration) -> Result<()> {
     let row: Option<(String, String, String)> = tx
         .prepare_cached(&format!(
             "SELECT plate, occurred_at, author_device_id FROM records
@@ -158,7 +156,7 @@ fn judge_candidate(tx: &Transaction<'_>, id: &str, window: Duration) -> Result<(
 pub(super) fn duplicate_candidates(
     conn: &Connection,
     query: &CandidateQuery,
-) -> Result<CandidatePage, StoreError> {
+) -> Result<CandidatePage> {
     let plates_total: i64 = match &query.plate {
         Some(p) => conn.query_row(
             "SELECT count(DISTINCT plate) FROM duplicate_candidates WHERE plate = ?1",
@@ -218,7 +216,7 @@ pub(super) fn duplicate_candidates(
 pub(super) fn apply(
     tx: &Transaction<'_>,
     job: &OfficeJob,
-) -> Result<(OfficeOutcome, Option<Arc<Registry>>), StoreError> {
+) -> Result<(OfficeOutcome, Option<Arc<Registry>>)> {
     tx.execute_batch("SAVEPOINT office_job")?;
     match run(tx, job)? {
         (outcome @ OfficeOutcome::Applied { .. }, registry) => {
@@ -232,10 +230,7 @@ pub(super) fn apply(
     }
 }
 
-fn run(
-    tx: &Transaction<'_>,
-    job: &OfficeJob,
-) -> Result<(OfficeOutcome, Option<Arc<Registry>>), StoreError> {
+fn run(tx: &Transaction<'_>, job: &OfficeJob) -> Result<(OfficeOutcome, Option<Arc<Registry>>)> {
     let index = job.registry.index();
     let mut touched: Vec<String> = Vec::new();
     for step in &job.steps {
@@ -339,7 +334,7 @@ fn run(
 
 /// Fills the `rules` column of rows written before migration 006, from their documents.
 /// Idempotent; a document that no longer reads is left NULL (it shows with no rules).
-pub(super) fn backfill_rules(conn: &mut Connection) -> Result<(), StoreError> {
+pub(super) fn backfill_rules(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction()?;
     let pending: Vec<(String, Vec<u8>)> = {
         let mut stmt = tx.prepare("SELECT id, doc FROM records WHERE rules IS NULL")?;

@@ -9,7 +9,7 @@
 //!    be in the record's document (the only copy of its bytes); the inbox's counters per status
 //!    must be a count of the rows.
 //!    Each receipt of a device-sealed record must match its audit row's payload and carry a
-//!    server signature that verifies (`crate::receipts`).
+//!    server signature that verifies (`taxi_fiscal_store::receipts`).
 //! 2. **Registry**: `registry_log` is replayed from version 0 and must give exactly
 //!    `registry_entities` (body and version of every entity) and `registry_meta.version`; each
 //!    logged batch must be the payload of an audit row (`registry::commit` hashes version and
@@ -18,6 +18,7 @@
 //! Every disagreement is reported (record or entity, column), never a value: the values may be
 //! CPFs or plates.
 
+use crate::Result;
 use std::collections::{BTreeMap, HashSet};
 
 use rusqlite::Connection;
@@ -28,8 +29,8 @@ use super::records::project;
 use super::registry::entity_of;
 use sha2::Digest;
 
-use crate::audit::{change_hashes_digest, payload_hash};
-use crate::store::StoreError;
+use taxi_fiscal_store::StoreError;
+use taxi_fiscal_store::audit::{change_hashes_digest, payload_hash};
 
 /// One row that does not match what it is derived from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -61,7 +62,7 @@ fn mismatch(subject: String, column: &str, reason: impl Into<String>) -> Mismatc
 }
 
 /// Runs every check (read-only) on `conn`.
-pub fn check(conn: &Connection) -> Result<ConsistencyReport, StoreError> {
+pub(crate) fn check(conn: &Connection) -> Result<ConsistencyReport> {
     let mut report = ConsistencyReport::default();
     check_records(conn, &mut report)?;
     check_record_changes(conn, &mut report)?;
@@ -74,7 +75,7 @@ pub fn check(conn: &Connection) -> Result<ConsistencyReport, StoreError> {
 /// Each receipt's digest must be that of its canonical bytes and the payload of the audit row
 /// it names, for its record, and its server signature must verify with the key it names: an
 /// edited receive time or device clock offset shows here.
-fn check_receipts(conn: &Connection, report: &mut ConsistencyReport) -> Result<(), StoreError> {
+fn check_receipts(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
     let mut stmt = conn.prepare(
         "SELECT r.record_id, a.payload_hash, a.subject FROM record_receipts r
          LEFT JOIN audit_log a ON a.seq = r.audit_seq ORDER BY r.record_id",
@@ -120,7 +121,7 @@ fn check_receipts(conn: &Connection, report: &mut ConsistencyReport) -> Result<(
 /// The stored projection of one record, column by column, as `records::store_change` writes it.
 type StoredProjection = Vec<(&'static str, rusqlite::types::Value)>;
 
-fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<(), StoreError> {
+fn check_records(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
     use rusqlite::types::Value as V;
     let mut stmt = conn.prepare(
         "SELECT id, doc, kind, heads, number, status, plate, stand_id, permit_number,
@@ -230,7 +231,7 @@ fn batches_outside(
     conn: &Connection,
     record_id: &str,
     doc: &mut sync_core::records::RecordDoc,
-) -> Result<bool, StoreError> {
+) -> Result<bool> {
     let mut stmt =
         conn.prepare_cached("SELECT change_hashes FROM record_changes WHERE record_id = ?1")?;
     let mut rows = stmt.query([record_id])?;
@@ -253,10 +254,7 @@ fn batches_outside(
 }
 
 /// The inbox's counters (`record_status_counts`, kept by triggers) must be a count of the rows.
-fn check_status_counts(
-    conn: &Connection,
-    report: &mut ConsistencyReport,
-) -> Result<(), StoreError> {
+fn check_status_counts(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
     let mut stmt = conn.prepare(
         "SELECT status FROM (SELECT status, count(*) FROM records GROUP BY status
                               EXCEPT SELECT status, n FROM record_status_counts WHERE n > 0)
@@ -278,10 +276,7 @@ fn check_status_counts(
     Ok(())
 }
 
-fn check_record_changes(
-    conn: &Connection,
-    report: &mut ConsistencyReport,
-) -> Result<(), StoreError> {
+fn check_record_changes(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
     let mut stmt = conn.prepare(
         "SELECT c.id, c.change_hashes, a.payload_hash, a.subject, c.record_id
          FROM record_changes c LEFT JOIN audit_log a ON a.seq = c.audit_seq ORDER BY c.id",
@@ -323,7 +318,7 @@ fn check_record_changes(
     Ok(())
 }
 
-fn check_registry(conn: &Connection, report: &mut ConsistencyReport) -> Result<(), StoreError> {
+fn check_registry(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
     let corrupt = |e: serde_json::Error| StoreError::Corrupt {
         what: "cadastro",
         reason: e.to_string(),

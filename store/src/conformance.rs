@@ -1,9 +1,11 @@
 //! Behaviour tests every [`Store`] backend must pass, written only against the trait and the
-//! public types of [`crate::store`], so that the SQLite backend and the PostgreSQL one to come
+//! public types of this crate, so that the SQLite backend and the PostgreSQL one to come
 //! are held to the same contract (as matrix-rust-sdk's `statestore_integration_tests!` does
 //! for its state stores).
 //!
-//! Flow: each test is a `pub(crate) async fn` here taking a fresh, empty `Arc<dyn Store>`;
+//! A backend crate takes this crate as a dev-dependency with the `conformance` feature.
+//!
+//! Flow: each test is a `pub async fn` here taking a fresh, empty `Arc<dyn Store>`;
 //! [`store_conformance_tests!`] expands, in the backend's own test module, to one
 //! `#[tokio::test]` per function, inside a nested `mod store_conformance`, each opening its
 //! own store with the expression it is given and calling the function. A backend runs the
@@ -14,9 +16,11 @@
 //! mod conformance_tests {
 //!     use std::sync::Arc;
 //!
-//!     use super::{SqliteStore, Store};
+//!     use taxi_fiscal_store::Store;
 //!
-//!     crate::store::conformance::store_conformance_tests!(async {
+//!     use super::SqliteStore;
+//!
+//!     taxi_fiscal_store::conformance::store_conformance_tests!(async {
 //!         let dir = tempfile::tempdir().unwrap();
 //!         let store = SqliteStore::open(&dir.path().join("t.db")).unwrap();
 //!         // The guard (here the directory) lives as long as the test.
@@ -36,10 +40,11 @@
 //! [`t0`], passed to the store explicitly. A new test is its function here and its name in
 //! the macro's list; no backend changes.
 
-// Without the SQLite backend no module runs the suite; the functions still compile.
-#![cfg_attr(
-    not(feature = "sqlite"),
-    allow(dead_code, unused_imports, unused_macros)
+// Test code: a failed step is a failed test, so panicking on it is what it should do.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_debug_implementations
 )]
 
 use std::sync::Arc;
@@ -59,11 +64,11 @@ use sync_core::sync::{
 };
 use uuid::Uuid;
 
-use crate::store::records::{
+use crate::records::{
     Caller, EventJob, EventOutcome, RecordFilter, RecordOrder, RecordRow, RecordSort, SearchWord,
     SyncJob, SyncOutcome, record_role,
 };
-use crate::store::{
+use crate::{
     Actor, ChangesSince, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice,
     PhotoMeta, PutPhoto, RefreshTokenRow, RegistryCommit, Role, RotateOutcome, Store, StoreError,
     UserRow,
@@ -71,9 +76,10 @@ use crate::store::{
 
 /// Expands to one `#[tokio::test]` per conformance test, in a nested `mod store_conformance`,
 /// each running on the store `$open` yields (see the module doc).
+#[macro_export]
 macro_rules! store_conformance_tests {
     ($open:expr) => {
-        $crate::store::conformance::store_conformance_tests!(@tests $open;
+        $crate::conformance::store_conformance_tests!(@tests $open;
             registry_commits_bump_the_version_and_refuse_a_stale_base,
             users_are_created_found_and_a_taken_username_is_refused,
             refresh_tokens_rotate_and_a_replayed_one_revokes_its_family,
@@ -108,23 +114,23 @@ macro_rules! store_conformance_tests {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    let fresh = $crate::store::conformance::FreshStore::from($open.await);
-                    $crate::store::conformance::$name(fresh.store()).await;
+                    let fresh = $crate::conformance::FreshStore::from($open.await);
+                    $crate::conformance::$name(fresh.store()).await;
                 }
             )*
         }
     };
 }
-pub(crate) use store_conformance_tests;
+pub use crate::store_conformance_tests;
 
 /// A fresh, empty store for one test, and whatever must outlive it (dropped after the store).
-pub(crate) struct FreshStore {
+pub struct FreshStore {
     store: Arc<dyn Store>,
     _guard: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl FreshStore {
-    pub(crate) fn store(&self) -> Arc<dyn Store> {
+    pub fn store(&self) -> Arc<dyn Store> {
         self.store.clone()
     }
 }
@@ -150,7 +156,7 @@ impl<G: Send + 'static> From<(Arc<dyn Store>, G)> for FreshStore {
 // ----- fixtures -----------------------------------------------------------------------------
 
 /// The instant the tests act at (a fixed day, so that time checks are reproducible).
-pub(crate) fn t0() -> DateTime<Utc> {
+pub fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-30T15:00:00Z")
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_default()
@@ -184,7 +190,7 @@ async fn user_with_device(store: &dyn Store, username: &str, role: Role, device:
         .unwrap();
     store
         .register_device(
-            crate::store::NewDevice {
+            crate::NewDevice {
                 id: device.to_owned(),
                 user_id: user.id.clone(),
                 label: format!("Aparelho {device}"),
@@ -252,9 +258,7 @@ fn stand_ids(reg: &Registry) -> Vec<String> {
 /// what `registry()` then returns, with one audit row; a commit computed from a version that
 /// is no longer current fails with `VersionConflict` (naming both versions) and writes
 /// nothing, neither entities nor audit row.
-pub(crate) async fn registry_commits_bump_the_version_and_refuse_a_stale_base(
-    store: Arc<dyn Store>,
-) {
+pub async fn registry_commits_bump_the_version_and_refuse_a_stale_base(store: Arc<dyn Store>) {
     let empty = store.registry().await.unwrap();
     assert_eq!(empty.version, 0);
     assert!(empty.stands.is_empty() && empty.permits.is_empty());
@@ -306,7 +310,7 @@ pub(crate) async fn registry_commits_bump_the_version_and_refuse_a_stale_base(
 
 /// Users are counted, found by username and id and listed; a second user with a taken
 /// username is `Duplicate` and is not stored; unknown names and ids are `None`.
-pub(crate) async fn users_are_created_found_and_a_taken_username_is_refused(store: Arc<dyn Store>) {
+pub async fn users_are_created_found_and_a_taken_username_is_refused(store: Arc<dyn Store>) {
     assert_eq!(store.count_users().await.unwrap(), 0);
     let ana = user_row("u-ana", "ana", Role::Officer, None);
     let created = store.create_user(ana.clone(), cli()).await.unwrap();
@@ -365,9 +369,7 @@ pub(crate) async fn users_are_created_found_and_a_taken_username_is_refused(stor
 /// one again is `Reused` and revokes the whole family (its live token no longer rotates and
 /// `session` reports the family dead), while another login of the same user lives on.
 /// Unknown and expired tokens are told apart.
-pub(crate) async fn refresh_tokens_rotate_and_a_replayed_one_revokes_its_family(
-    store: Arc<dyn Store>,
-) {
+pub async fn refresh_tokens_rotate_and_a_replayed_one_revokes_its_family(store: Arc<dyn Store>) {
     let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
     store
         .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
@@ -465,7 +467,7 @@ pub(crate) async fn refresh_tokens_rotate_and_a_replayed_one_revokes_its_family(
 /// Deactivating ends every login of the user for good (its refresh tokens are revoked, not
 /// just refused while inactive: they stay dead after reactivation) and is audited only when it
 /// changes something; an inactive user's token is `UserInactive`.
-pub(crate) async fn user_roles_and_deactivation_are_stored_and_end_logins(store: Arc<dyn Store>) {
+pub async fn user_roles_and_deactivation_are_stored_and_end_logins(store: Arc<dyn Store>) {
     let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
     store
         .insert_refresh_token(refresh("t1", "fam-a", &ana, "tablet-ana"))
@@ -583,9 +585,7 @@ pub(crate) async fn user_roles_and_deactivation_are_stored_and_end_logins(store:
 
 /// A password change writes only over the hash it was verified against (a stale one writes
 /// nothing, returns false) and ends every other login of the user, keeping the caller's.
-pub(crate) async fn a_password_change_compares_the_old_hash_and_ends_other_logins(
-    store: Arc<dyn Store>,
-) {
+pub async fn a_password_change_compares_the_old_hash_and_ends_other_logins(store: Arc<dyn Store>) {
     let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
     for (hash, family) in [("keep-1", "fam-keep"), ("other-1", "fam-other")] {
         store
@@ -703,7 +703,7 @@ fn code(name: &str, purpose: CodePurpose, user: &UserRow) -> NewAccountCode {
 /// Only the newest code of a purpose is live; codes are unknown under the other purpose,
 /// expire, and are spent once: a password reset sets the hash and ends every login, an
 /// enrolment registers the device for the code's user. A deactivated user's code is refused.
-pub(crate) async fn one_time_codes_are_live_until_replaced_expired_or_spent(store: Arc<dyn Store>) {
+pub async fn one_time_codes_are_live_until_replaced_expired_or_spent(store: Arc<dyn Store>) {
     use CodePurpose::{DeviceEnrolment, PasswordReset};
     let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
     let check = |name: &str, purpose: CodePurpose, now: DateTime<Utc>| {
@@ -848,7 +848,7 @@ pub(crate) async fn one_time_codes_are_live_until_replaced_expired_or_spent(stor
 /// A device is registered once, for an existing user, under an id that is not another
 /// device's on the wire; revoking it is idempotent, ends its logins (`DeviceRevoked`), shows
 /// in `session`, and refuses it number blocks (`DeviceNotActive`).
-pub(crate) async fn devices_are_registered_once_and_revocation_ends_them(store: Arc<dyn Store>) {
+pub async fn devices_are_registered_once_and_revocation_ends_them(store: Arc<dyn Store>) {
     let new = |id: &str, user: &str| NewDevice {
         id: id.to_owned(),
         user_id: user.to_owned(),
@@ -968,7 +968,7 @@ pub(crate) async fn devices_are_registered_once_and_revocation_ends_them(store: 
 
 /// A device key is registered for one device: again for it is `Known` (no audit row), for
 /// another device `OtherDevice`; a device may register a second key.
-pub(crate) async fn device_keys_are_bound_to_one_device(store: Arc<dyn Store>) {
+pub async fn device_keys_are_bound_to_one_device(store: Arc<dyn Store>) {
     user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
     user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
     let (k1, k2) = ("11".repeat(32), "22".repeat(32));
@@ -1003,7 +1003,7 @@ pub(crate) async fn device_keys_are_bound_to_one_device(store: Arc<dyn Store>) {
 /// Leases follow one another without overlap, across devices, each audited; an unknown
 /// device is `NotFound`; a device holding `MAX_UNUSED_NUMBERS_PER_DEVICE` unused numbers gets
 /// no new block (`QuotaExceeded`, nothing written) while another device still does.
-pub(crate) async fn number_leases_are_disjoint_and_bounded_per_device(store: Arc<dyn Store>) {
+pub async fn number_leases_are_disjoint_and_bounded_per_device(store: Arc<dyn Store>) {
     use crate::limits::MAX_UNUSED_NUMBERS_PER_DEVICE;
     user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
     user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
@@ -1058,7 +1058,7 @@ fn photo_meta(bytes: &[u8], device: &str, user: &str, at: DateTime<Utc>) -> Phot
 
 /// A photo is stored with its bytes once: storing it again is `AlreadyStored` with the first
 /// metadata and writes nothing; `photos_present` answers exactly the stored hashes asked for.
-pub(crate) async fn photos_are_stored_once_and_found_by_hash(store: Arc<dyn Store>) {
+pub async fn photos_are_stored_once_and_found_by_hash(store: Arc<dyn Store>) {
     let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
     let bia = user_with_device(&*store, "bia", Role::Officer, "tablet-bia").await;
     let (one, two) = (b"\xff\xd8 foto um".to_vec(), b"\xff\xd8 foto dois".to_vec());
@@ -1109,7 +1109,7 @@ pub(crate) async fn photos_are_stored_once_and_found_by_hash(store: Arc<dyn Stor
 /// An empty chain verifies with no rows at the genesis head; each audited write appends one
 /// row, the chain still verifies, its head is the last row, and `audit_row_hash` answers the
 /// rows there are (each hash its own) and nothing past the head.
-pub(crate) async fn the_audit_chain_links_every_audited_write(store: Arc<dyn Store>) {
+pub async fn the_audit_chain_links_every_audited_write(store: Arc<dyn Store>) {
     let empty = store.verify_audit().await.unwrap();
     assert!(empty.ok && empty.first_broken.is_none());
     assert_eq!((empty.rows, empty.head), (0, None));
@@ -1157,9 +1157,7 @@ pub(crate) async fn the_audit_chain_links_every_audited_write(store: Arc<dyn Sto
 /// `registry_changes(since)` gives what turns version `since` into the current one (applied
 /// to that version it yields the current registry), nothing at the current version, `Unknown`
 /// past it, and `TooOld` beyond `max_span`.
-pub(crate) async fn registry_changes_since_a_version_lead_to_the_current_one(
-    store: Arc<dyn Store>,
-) {
+pub async fn registry_changes_since_a_version_lead_to_the_current_one(store: Arc<dyn Store>) {
     let v0 = store.registry().await.unwrap();
     store
         .commit_registry(commit_of(
@@ -1218,13 +1216,13 @@ pub(crate) async fn registry_changes_since_a_version_lead_to_the_current_one(
 
 /// A field user as the record sync sees them: the authenticated caller, and the Automerge
 /// agent their records are written as.
-pub(crate) struct FieldUser {
-    pub(crate) caller: Caller,
-    pub(crate) agent: Agent,
+pub struct FieldUser {
+    pub caller: Caller,
+    pub agent: Agent,
 }
 
 /// A user of `role` (a coordinator of `stand`) with one device, registered through the store.
-pub(crate) async fn field_user(
+pub async fn field_user(
     store: &dyn Store,
     username: &str,
     role: Role,
@@ -1269,7 +1267,7 @@ fn field_on(user: &UserRow, device: &str) -> FieldUser {
 
 /// What a record of the tests is about.
 #[derive(Clone)]
-pub(crate) struct About {
+pub struct About {
     plate: &'static str,
     /// Its occurrence, this long before `t0`.
     minutes_ago: i64,
@@ -1279,7 +1277,7 @@ pub(crate) struct About {
 }
 
 impl About {
-    pub(crate) fn plate(plate: &'static str, minutes_ago: i64) -> Self {
+    pub fn plate(plate: &'static str, minutes_ago: i64) -> Self {
         Self {
             plate,
             minutes_ago,
@@ -1315,7 +1313,7 @@ fn draft_record(agent: &Agent, about: &About) -> Doc {
 }
 
 /// The same auto, issued (without a device seal: the test devices register no key).
-pub(crate) fn issued_record(agent: &Agent, about: &About) -> Doc {
+pub fn issued_record(agent: &Agent, about: &About) -> Doc {
     let mut doc = draft_record(agent, about);
     let at = t0() - Duration::minutes(about.minutes_ago);
     doc.confirm_vehicle(agent, at + Duration::minutes(1))
@@ -1332,7 +1330,7 @@ pub(crate) fn issued_record(agent: &Agent, about: &About) -> Doc {
 }
 
 /// A request carrying `docs` whole, as a device sends records the server never acknowledged.
-pub(crate) fn request_of(user: &FieldUser, docs: &mut [&mut Doc], cursor: u64) -> SyncRequest {
+pub fn request_of(user: &FieldUser, docs: &mut [&mut Doc], cursor: u64) -> SyncRequest {
     SyncRequest {
         protocol: PROTOCOL_VERSION,
         device_id: user.agent.device_id,
@@ -1356,7 +1354,7 @@ async fn sync(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> Sync
 }
 
 /// The job `POST /v1/sync` hands the store for `request`.
-pub(crate) async fn job_of(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> SyncJob {
+pub async fn job_of(store: &dyn Store, user: &FieldUser, request: SyncRequest) -> SyncJob {
     SyncJob {
         caller: user.caller.clone(),
         request,
@@ -1427,7 +1425,7 @@ async fn footprint(store: &dyn Store, id: &str) -> Footprint {
 /// An accepted record is stored with its projection and one audit row; replaying the very
 /// same request (the device never heard the answer) gives the same acknowledgement and
 /// changes nothing: no audit row, same heads, same row.
-pub(crate) async fn a_synced_record_is_projected_audited_and_a_replay_changes_nothing(
+pub async fn a_synced_record_is_projected_audited_and_a_replay_changes_nothing(
     store: Arc<dyn Store>,
 ) {
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
@@ -1464,7 +1462,7 @@ pub(crate) async fn a_synced_record_is_projected_audited_and_a_replay_changes_no
     );
     assert_eq!(row.occurred_at, t0() - Duration::minutes(30));
     assert_eq!((row.number.as_deref(), row.conflicts), (None, 0));
-    let view = crate::store::records::view_of(&stored).unwrap();
+    let view = crate::records::view_of(&stored).unwrap();
     assert_eq!(
         view.facts,
         "Transporte remunerado de passageiro sem alvará."
@@ -1499,7 +1497,7 @@ pub(crate) async fn a_synced_record_is_projected_audited_and_a_replay_changes_no
 /// document to reset to), kept in quarantine with who sent it and the refused change hashes,
 /// and leaves the stored record, its row and the audit chain as they were; a replay of the
 /// refused push adds no second quarantine row.
-pub(crate) async fn a_change_the_senders_role_may_not_make_is_quarantined_and_stores_nothing(
+pub async fn a_change_the_senders_role_may_not_make_is_quarantined_and_stores_nothing(
     store: Arc<dyn Store>,
 ) {
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
@@ -1557,7 +1555,7 @@ pub(crate) async fn a_change_the_senders_role_may_not_make_is_quarantined_and_st
 /// An exchange refused as a whole (another device's request, an unsupported protocol, a
 /// record twice) writes nothing: no record, no quarantine, no audit row; the same records sent
 /// properly are then accepted.
-pub(crate) async fn an_exchange_refused_as_a_whole_writes_nothing(store: Arc<dyn Store>) {
+pub async fn an_exchange_refused_as_a_whole_writes_nothing(store: Arc<dyn Store>) {
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
     let mut b = issued_record(&ana.agent, &About::plate("DEF4G56", 20));
@@ -1601,7 +1599,7 @@ pub(crate) async fn an_exchange_refused_as_a_whole_writes_nothing(store: Arc<dyn
 /// The server pushes a record to the devices that may see it and do not have it (the author's
 /// other device, the office), once; another officer gets nothing, and sending it is refused
 /// unseen (`not_visible`, no server document).
-pub(crate) async fn records_reach_only_the_devices_that_may_see_them(store: Arc<dyn Store>) {
+pub async fn records_reach_only_the_devices_that_may_see_them(store: Arc<dyn Store>) {
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
     let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
@@ -1657,9 +1655,7 @@ pub(crate) async fn records_reach_only_the_devices_that_may_see_them(store: Arc<
 /// An auto number must lie in a block leased to the sending device and belong to no other
 /// record (`number_not_leased`, `number_taken`: nothing stored, the refusal quarantined); a
 /// number a stored record holds no longer counts as unused toward the lease quota.
-pub(crate) async fn auto_numbers_come_from_the_devices_blocks_and_are_unique(
-    store: Arc<dyn Store>,
-) {
+pub async fn auto_numbers_come_from_the_devices_blocks_and_are_unique(store: Arc<dyn Store>) {
     use crate::limits::MAX_UNUSED_NUMBERS_PER_DEVICE;
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
@@ -1746,7 +1742,7 @@ pub(crate) async fn auto_numbers_come_from_the_devices_blocks_and_are_unique(
 /// sequence number, the audit chain holds, and the office's device, syncing all along and
 /// then until current, receives every record — its cursor never passed a change it did not
 /// get, however the exchanges interleaved.
-pub(crate) async fn parallel_exchanges_lose_nothing_and_pass_no_change_by(store: Arc<dyn Store>) {
+pub async fn parallel_exchanges_lose_nothing_and_pass_no_change_by(store: Arc<dyn Store>) {
     const DEVICES: usize = 6;
     const RECORDS: usize = 5;
     let office = field_user(&*store, "mesa", Role::Office, None, "mesa-escritorio").await;
@@ -1812,14 +1808,14 @@ fn page(limit: u32) -> RecordFilter {
     }
 }
 
-fn ids_of(page: &crate::store::records::RecordPage) -> Vec<String> {
+fn ids_of(page: &crate::records::RecordPage) -> Vec<String> {
     page.items.iter().map(|r| r.id.clone()).collect()
 }
 
 /// Pages of `list_records` are newest first by default (oldest first when asked), cut by
 /// `limit` and `offset`, each with the total of all pages; together they hold every record
 /// once; past the end a page is empty with the same total.
-pub(crate) async fn record_pages_are_ordered_cut_and_counted(store: Arc<dyn Store>) {
+pub async fn record_pages_are_ordered_cut_and_counted(store: Arc<dyn Store>) {
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let mut docs: Vec<Doc> = [50, 10, 40, 20, 30]
         .into_iter()
@@ -1864,7 +1860,7 @@ pub(crate) async fn record_pages_are_ordered_cut_and_counted(store: Arc<dyn Stor
 
 /// Each filter of `list_records` keeps what matches and leaves out the rest: plate, status
 /// (one, a list, an exclusion), author, kind, stand, time window (`to` exclusive), free text.
-pub(crate) async fn record_filters_leave_out_what_does_not_match(store: Arc<dyn Store>) {
+pub async fn record_filters_leave_out_what_does_not_match(store: Arc<dyn Store>) {
     use std::collections::BTreeSet;
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
@@ -1989,7 +1985,7 @@ pub(crate) async fn record_filters_leave_out_what_does_not_match(store: Arc<dyn 
 /// The inbox filters by the rules a record is classified under (a rule id is its own key:
 /// `R2` is not `R24`), alone or with status, plate and pagination; its counts per status are
 /// over every filter but the status; each row lists its rules.
-pub(crate) async fn the_inbox_filters_by_rule_and_counts_statuses(store: Arc<dyn Store>) {
+pub async fn the_inbox_filters_by_rule_and_counts_statuses(store: Arc<dyn Store>) {
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let about = |plate, minutes_ago, rules: Vec<RuleId>| About {
         rules,
@@ -2012,10 +2008,10 @@ pub(crate) async fn the_inbox_filters_by_rule_and_counts_statuses(store: Arc<dyn
         rule: Some(r.into()),
         ..page(10)
     };
-    let ids = |p: &crate::store::office::InboxPage| -> Vec<String> {
+    let ids = |p: &crate::office::InboxPage| -> Vec<String> {
         p.items.iter().map(|r| r.row.id.clone()).collect()
     };
-    let counts = |p: &crate::store::office::InboxPage| -> Vec<(String, u64)> {
+    let counts = |p: &crate::office::InboxPage| -> Vec<(String, u64)> {
         let mut c = p.counts.clone();
         c.sort();
         c
@@ -2085,7 +2081,7 @@ pub(crate) async fn the_inbox_filters_by_rule_and_counts_statuses(store: Arc<dyn
 /// projection (status, rules) and audit row, and sent to the author's device at its next
 /// sync; refused for a role that may not write it, with nothing stored; `NotFound` for an
 /// unknown record.
-pub(crate) async fn office_events_are_vetted_projected_and_reach_the_device(store: Arc<dyn Store>) {
+pub async fn office_events_are_vetted_projected_and_reach_the_device(store: Arc<dyn Store>) {
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
     let mut doc = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
@@ -2168,8 +2164,8 @@ pub(crate) async fn office_events_are_vetted_projected_and_reach_the_device(stor
 /// (records, their audit rows and a new registry version), while a job whose effect is refused
 /// or whose later step names an unknown record stores nothing of its earlier steps; an effect
 /// that changes nothing writes no registry version.
-pub(crate) async fn office_jobs_store_every_step_and_effect_or_nothing(store: Arc<dyn Store>) {
-    use crate::store::office::{
+pub async fn office_jobs_store_every_step_and_effect_or_nothing(store: Arc<dyn Store>) {
+    use crate::office::{
         EffectFn, EffectRefusal, OfficeJob, OfficeOutcome, OfficeStep, RegistryEdit,
     };
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
@@ -2294,12 +2290,12 @@ pub(crate) async fn office_jobs_store_every_step_and_effect_or_nothing(store: Ar
 /// `DUPLICATE_WINDOW_MINUTES`; drafts, other plates and records further apart are left out. They
 /// are kept as records arrive — a new record can make an older one a candidate — and read a
 /// page of plates at a time, newest occurrence first.
-pub(crate) async fn duplicate_candidates_share_a_plate_across_devices_within_the_window(
+pub async fn duplicate_candidates_share_a_plate_across_devices_within_the_window(
     store: Arc<dyn Store>,
 ) {
     use std::collections::BTreeSet;
 
-    use crate::store::office::{CandidatePage, CandidateQuery};
+    use crate::office::{CandidatePage, CandidateQuery};
     let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
     let bia = field_user(&*store, "bia", Role::Officer, None, "tablet-bia").await;
     let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));

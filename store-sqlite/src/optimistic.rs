@@ -20,6 +20,7 @@
 //!    cursor is set back to the snapshot's, so that the device's next request still asks for
 //!    those other changes: a cursor never passes a change the device did not get.
 
+use crate::Result;
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, Transaction, params};
@@ -34,11 +35,11 @@ use super::records::{
     ReceiptContext, apply, device_keys, read_actor, read_current_seq, read_number_holder,
     read_number_leased, read_peer, read_record, resolve_role, uuid_of, visible_changes,
 };
-use crate::audit::format_at;
 #[cfg(test)]
-use crate::store::Role;
-use crate::store::StoreError;
-use crate::store::records::{Caller, SyncJob, SyncOutcome, sender_of};
+use taxi_fiscal_store::Role;
+use taxi_fiscal_store::StoreError;
+use taxi_fiscal_store::audit::format_at;
+use taxi_fiscal_store::records::{Caller, SyncJob, SyncOutcome, sender_of};
 
 /// What an exchange read, as it read it, to be checked again at commit.
 #[derive(Debug, Default)]
@@ -75,9 +76,9 @@ impl Snapshot<'_> {
 }
 
 impl ServerSyncStore for Snapshot<'_> {
-    type Error = StoreError;
+    type Error = crate::Error;
 
-    fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>, StoreError> {
+    fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>> {
         if let Some(kept) = self.kept_record(id) {
             return Ok(Some(kept));
         }
@@ -90,7 +91,7 @@ impl ServerSyncStore for Snapshot<'_> {
         Ok(found)
     }
 
-    fn peer_state(&mut self, device: Uuid, record: Uuid) -> Result<Option<PeerState>, StoreError> {
+    fn peer_state(&mut self, device: Uuid, record: Uuid) -> Result<Option<PeerState>> {
         let kept = self.effects.iter().rev().find_map(|e| match e {
             ServerEffect::SavePeerState {
                 device_id,
@@ -109,7 +110,7 @@ impl ServerSyncStore for Snapshot<'_> {
         Ok(state)
     }
 
-    fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>, StoreError> {
+    fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>> {
         let kept = self.effects.iter().find_map(|e| match e {
             ServerEffect::BindActor {
                 actor: a,
@@ -128,7 +129,7 @@ impl ServerSyncStore for Snapshot<'_> {
         found.map(|s| uuid_of("actor_bindings", &s)).transpose()
     }
 
-    fn current_seq(&mut self) -> Result<u64, StoreError> {
+    fn current_seq(&mut self) -> Result<u64> {
         let stored = read_current_seq(self.conn)?;
         self.snapshot_seq.get_or_insert(stored);
         let kept = self
@@ -149,17 +150,17 @@ impl ServerSyncStore for Snapshot<'_> {
         after: u64,
         up_to: u64,
         limit: usize,
-    ) -> Result<Vec<Changed>, StoreError> {
+    ) -> Result<Vec<Changed>> {
         visible_changes(self.conn, sender, after, up_to, limit)
     }
 
     /// Not checked again at commit: leases are only ever added, by the device itself, and a
     /// lease the snapshot missed only made a number look unleased (refused, the device retries).
-    fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool, StoreError> {
+    fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool> {
         read_number_leased(self.conn, self.caller, device, number)
     }
 
-    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>, StoreError> {
+    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>> {
         let kept = self.effects.iter().find_map(|e| match e {
             ServerEffect::StoreRecord(s) if s.view.number.as_deref() == Some(number) => {
                 Some(s.record_id)
@@ -177,7 +178,7 @@ impl ServerSyncStore for Snapshot<'_> {
         found.map(|s| uuid_of("record_numbers", &s)).transpose()
     }
 
-    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), StoreError> {
+    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<()> {
         self.effects.extend(effects);
         Ok(())
     }
@@ -205,7 +206,7 @@ pub(super) struct Exchange {
 }
 
 /// Step 1 (see the module doc): runs the exchange on a read snapshot.
-pub(super) fn prepare(tx: &Transaction<'_>, job: &SyncJob) -> Result<Prepared, StoreError> {
+pub(super) fn prepare(tx: &Transaction<'_>, job: &SyncJob) -> Result<Prepared> {
     let caller = &job.caller;
     let claims = job.request.new_records.iter().filter_map(|r| {
         let view = sync_core::records::RecordDoc::load(r.doc.as_slice())
@@ -235,9 +236,9 @@ pub(super) fn prepare(tx: &Transaction<'_>, job: &SyncJob) -> Result<Prepared, S
     let response = match outcome {
         Ok(response) => response,
         Err(SyncError::Store(e)) => {
-            return Err(match e.downcast::<StoreError>() {
+            return Err(match e.downcast::<crate::Error>() {
                 Ok(e) => *e,
-                Err(e) => StoreError::Task(e.to_string()),
+                Err(e) => StoreError::Task(e.to_string()).into(),
             });
         }
         // Refused as a whole: nothing was written, nothing is kept.
@@ -262,7 +263,7 @@ pub(super) fn prepare(tx: &Transaction<'_>, job: &SyncJob) -> Result<Prepared, S
 }
 
 /// Whether everything the exchange read is still as it read it.
-fn still_valid(tx: &Transaction<'_>, caller: &Caller, x: &Exchange) -> Result<bool, StoreError> {
+fn still_valid(tx: &Transaction<'_>, caller: &Caller, x: &Exchange) -> Result<bool> {
     for (id, seq) in &x.reads.records {
         if read_record(tx, id)?.map(|r| r.seq) != *seq {
             return Ok(false);
@@ -283,7 +284,7 @@ fn still_valid(tx: &Transaction<'_>, caller: &Caller, x: &Exchange) -> Result<bo
             return Ok(false);
         }
     }
-    if x.unbound && caller.role == crate::store::Role::Officer {
+    if x.unbound && caller.role == taxi_fiscal_store::Role::Officer {
         let bound: bool = tx
             .prepare_cached("SELECT 1 FROM officer_bodies WHERE user_id = ?1")?
             .exists([&caller.user_id])?;
@@ -300,7 +301,7 @@ pub(super) fn commit(
     tx: &Transaction<'_>,
     job: &SyncJob,
     prepared: Prepared,
-) -> Result<SyncOutcome, StoreError> {
+) -> Result<SyncOutcome> {
     let x = match prepared {
         Prepared::Answer(outcome) => return Ok(outcome),
         Prepared::Effects(x) => x,
@@ -375,9 +376,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::store::Store;
-    use crate::store::conformance::{About, field_user, issued_record, job_of, request_of};
-    use crate::store::sqlite::SqliteStore;
+    use crate::SqliteStore;
+    use taxi_fiscal_store::Store;
+    use taxi_fiscal_store::conformance::{About, field_user, issued_record, job_of, request_of};
 
     async fn fresh() -> (SqliteStore, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();

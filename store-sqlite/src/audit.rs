@@ -1,17 +1,17 @@
 //! The audit chain in SQLite: [`append`] inside the caller's write transaction, [`verify`] over
-//! the whole table. Hashing and the canonical encoding are in `crate::audit`.
+//! the whole table. Hashing and the canonical encoding are in `taxi_fiscal_store::audit`.
 //!
 //! Appending reads the chain's head and inserts the next row in the same `IMMEDIATE`
 //! transaction as the change it records, so two appends never race for a `seq` and a rolled-back
 //! change leaves no row behind.
 
+use crate::Result;
 use rusqlite::{Connection, OptionalExtension, Transaction};
 
-use crate::audit::{self, AuditEntry, AuditReport, AuditRow, ChainHead};
-use crate::store::StoreError;
+use taxi_fiscal_store::audit::{self, AuditEntry, AuditReport, AuditRow, ChainHead};
 
 /// Appends the row recording `entry`; call it in the transaction of the change itself.
-pub fn append(tx: &Transaction<'_>, entry: &AuditEntry) -> Result<AuditRow, StoreError> {
+pub(crate) fn append(tx: &Transaction<'_>, entry: &AuditEntry) -> Result<AuditRow> {
     // Cached statements: a sync appends one row per accepted record, thousands per request.
     let head: Option<(i64, String)> = tx
         .prepare_cached("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")?
@@ -38,7 +38,7 @@ pub fn append(tx: &Transaction<'_>, entry: &AuditEntry) -> Result<AuditRow, Stor
 }
 
 /// Walks every row in `seq` order.
-pub fn verify(conn: &Connection) -> Result<AuditReport, StoreError> {
+pub(crate) fn verify(conn: &Connection) -> Result<AuditReport> {
     let mut stmt = conn.prepare(
         "SELECT seq, at, user_id, device_id, action, subject, payload_hash, prev_hash, hash \
          FROM audit_log ORDER BY seq",
@@ -60,7 +60,7 @@ pub fn verify(conn: &Connection) -> Result<AuditReport, StoreError> {
 }
 
 /// The chain's head (`ChainHead::genesis` when it is empty).
-pub fn head(conn: &Connection) -> Result<ChainHead, StoreError> {
+pub(crate) fn head(conn: &Connection) -> Result<ChainHead> {
     let head: Option<(i64, String)> = conn
         .prepare_cached("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -74,7 +74,7 @@ pub fn head(conn: &Connection) -> Result<ChainHead, StoreError> {
 }
 
 /// The hash of row `seq`, if there is one.
-pub fn row_hash(conn: &Connection, seq: u64) -> Result<Option<String>, StoreError> {
+pub(crate) fn row_hash(conn: &Connection, seq: u64) -> Result<Option<String>> {
     Ok(conn
         .prepare_cached("SELECT hash FROM audit_log WHERE seq = ?1")?
         .query_row([i64::try_from(seq).unwrap_or(i64::MAX)], |r| r.get(0))
@@ -82,7 +82,7 @@ pub fn row_hash(conn: &Connection, seq: u64) -> Result<Option<String>, StoreErro
 }
 
 /// Why the chain does not hold `anchor` (see `audit::anchor_problem`), or `None`.
-pub fn anchor_problem(conn: &Connection, anchor: &ChainHead) -> Result<Option<String>, StoreError> {
+pub(crate) fn anchor_problem(conn: &Connection, anchor: &ChainHead) -> Result<Option<String>> {
     let last = head(conn)?.seq;
     let hash = row_hash(conn, anchor.seq)?;
     Ok(audit::anchor_problem(anchor, last, hash.as_deref()))

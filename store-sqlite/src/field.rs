@@ -1,6 +1,6 @@
 //! Auto-number blocks and photos in SQLite.
 //!
-//! Both are bounded per device (`crate::limits`), checked in the write's own transaction: a
+//! Both are bounded per device (`taxi_fiscal_store::limits`), checked in the write's own transaction: a
 //! device holding `MAX_UNUSED_NUMBERS_PER_DEVICE` unused numbers gets no new block, and photos
 //! beyond the quotas of a sliding window are refused (429 with `Retry-After`).
 //!
@@ -9,23 +9,24 @@
 //! metadata and bytes are inserted together with the audit row, whose payload hash is the
 //! photo's own SHA-256.
 
+use crate::Result;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction};
 
 use super::{parse_time, unique_violation};
-use crate::audit::{AuditEntry, format_at, payload_hash};
-use crate::limits::{
+use taxi_fiscal_store::audit::{AuditEntry, format_at, payload_hash};
+use taxi_fiscal_store::limits::{
     MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW, MAX_PHOTOS_PER_DEVICE_PER_WINDOW,
     MAX_UNUSED_NUMBERS_PER_DEVICE, PHOTO_QUOTA_WINDOW_HOURS,
 };
-use crate::store::{Actor, NumberBlock, PhotoMeta, PutPhoto, StoreError};
+use taxi_fiscal_store::{Actor, NumberBlock, PhotoMeta, PutPhoto, StoreError};
 
 pub(super) fn lease(
     tx: &Transaction<'_>,
     device_id: &str,
     size: u64,
     actor: &Actor,
-) -> Result<NumberBlock, StoreError> {
+) -> Result<NumberBlock> {
     let revoked: Option<bool> = tx
         .query_row(
             "SELECT revoked_at IS NOT NULL FROM devices WHERE id = ?1",
@@ -35,22 +36,22 @@ pub(super) fn lease(
         .optional()?;
     match revoked {
         None => {
-            return Err(StoreError::NotFound {
+            return Err(crate::Error::Store(StoreError::NotFound {
                 what: "dispositivo",
-            });
+            }));
         }
-        Some(true) => return Err(StoreError::DeviceNotActive),
+        Some(true) => return Err(crate::Error::Store(StoreError::DeviceNotActive)),
         Some(false) => {}
     }
     let unused = unused_numbers(tx, device_id)?;
     if unused >= MAX_UNUSED_NUMBERS_PER_DEVICE {
-        return Err(StoreError::QuotaExceeded {
+        return Err(crate::Error::Store(StoreError::QuotaExceeded {
             message: format!(
                 "O dispositivo ainda tem {unused} números de auto sem uso (o máximo é \
                  {MAX_UNUSED_NUMBERS_PER_DEVICE}): use-os antes de pedir outro bloco."
             ),
             retry_after: None,
-        });
+        }));
     }
     let max: i64 = tx.query_row(
         "SELECT coalesce(max(end_no), 0) FROM number_blocks",
@@ -93,7 +94,7 @@ pub(super) fn lease(
 
 /// Numbers leased to `device_id` that no stored record holds yet (numbers a device used in
 /// records it has not synced count as unused until they arrive).
-pub(super) fn unused_numbers(conn: &Connection, device_id: &str) -> Result<u64, StoreError> {
+pub(super) fn unused_numbers(conn: &Connection, device_id: &str) -> Result<u64> {
     let leased: i64 = conn
         .prepare_cached(
             "SELECT coalesce(sum(end_no - start_no + 1), 0) FROM number_blocks WHERE device_id = ?1",
@@ -108,14 +109,14 @@ pub(super) fn unused_numbers(conn: &Connection, device_id: &str) -> Result<u64, 
     Ok(u64::try_from(leased.saturating_sub(used)).unwrap_or(0))
 }
 
-/// Refuses a new photo of `device_id` past the photo quotas of `crate::limits` over the
+/// Refuses a new photo of `device_id` past the photo quotas of `taxi_fiscal_store::limits` over the
 /// sliding window ending at `now`.
 fn check_photo_quota(
     conn: &Connection,
     device_id: &str,
     size: u64,
     now: DateTime<Utc>,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     let since = now - Duration::hours(PHOTO_QUOTA_WINDOW_HOURS);
     let (count, bytes, oldest): (i64, i64, Option<String>) = conn
         .prepare_cached(
@@ -141,14 +142,14 @@ fn check_photo_quota(
                 .max(1)
         })
         .and_then(|s| u64::try_from(s).ok());
-    Err(StoreError::QuotaExceeded {
+    Err(crate::Error::Store(StoreError::QuotaExceeded {
         message: format!(
             "Este dispositivo atingiu o limite de fotos enviadas em {PHOTO_QUOTA_WINDOW_HOURS} \
              horas ({MAX_PHOTOS_PER_DEVICE_PER_WINDOW} fotos ou {} MB): tente mais tarde.",
             MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW / (1024 * 1024)
         ),
         retry_after,
-    })
+    }))
 }
 
 const PHOTO_COLUMNS: &str =
@@ -166,7 +167,7 @@ fn photo_from_row(r: &Row<'_>) -> rusqlite::Result<PhotoMeta> {
     })
 }
 
-fn photo_meta(conn: &Connection, sha256: &str) -> Result<Option<PhotoMeta>, StoreError> {
+fn photo_meta(conn: &Connection, sha256: &str) -> Result<Option<PhotoMeta>> {
     Ok(conn
         .query_row(
             &format!("SELECT {PHOTO_COLUMNS} FROM photos WHERE sha256 = ?1"),
@@ -181,7 +182,7 @@ pub(super) fn put_photo(
     meta: &PhotoMeta,
     bytes: &[u8],
     actor: &Actor,
-) -> Result<PutPhoto, StoreError> {
+) -> Result<PutPhoto> {
     if let Some(existing) = photo_meta(tx, &meta.sha256)? {
         return Ok(PutPhoto::AlreadyStored(existing));
     }
@@ -219,10 +220,7 @@ pub(super) fn put_photo(
     Ok(PutPhoto::Stored(meta.clone()))
 }
 
-pub(super) fn photo(
-    conn: &Connection,
-    sha256: &str,
-) -> Result<Option<(PhotoMeta, Vec<u8>)>, StoreError> {
+pub(super) fn photo(conn: &Connection, sha256: &str) -> Result<Option<(PhotoMeta, Vec<u8>)>> {
     let Some(meta) = photo_meta(conn, sha256)? else {
         return Ok(None);
     };
@@ -236,10 +234,7 @@ pub(super) fn photo(
 
 /// Which of `hashes` are stored (the sync client's "have" question before uploading). Metadata
 /// rows only: no blob is read.
-pub(super) fn photos_present(
-    conn: &Connection,
-    hashes: &[String],
-) -> Result<Vec<String>, StoreError> {
+pub(super) fn photos_present(conn: &Connection, hashes: &[String]) -> Result<Vec<String>> {
     let mut stmt = conn.prepare_cached("SELECT 1 FROM photos WHERE sha256 = ?1")?;
     let mut out = Vec::new();
     for h in hashes {
@@ -257,12 +252,12 @@ mod tests {
     use rusqlite::Connection;
 
     use super::check_photo_quota;
-    use crate::audit::format_at;
-    use crate::limits::{
+    use taxi_fiscal_store::StoreError;
+    use taxi_fiscal_store::audit::format_at;
+    use taxi_fiscal_store::limits::{
         MAX_PHOTO_BYTES_PER_DEVICE_PER_WINDOW, MAX_PHOTOS_PER_DEVICE_PER_WINDOW,
         PHOTO_QUOTA_WINDOW_HOURS,
     };
-    use crate::store::StoreError;
 
     fn now() -> DateTime<Utc> {
         "2026-11-30T15:00:00Z".parse().unwrap()
@@ -283,8 +278,11 @@ mod tests {
         .unwrap();
     }
 
-    fn refused(r: Result<(), StoreError>) -> bool {
-        matches!(r, Err(StoreError::QuotaExceeded { .. }))
+    fn refused(r: crate::Result<()>) -> bool {
+        matches!(
+            r,
+            Err(crate::Error::Store(StoreError::QuotaExceeded { .. }))
+        )
     }
 
     #[test]
@@ -298,10 +296,10 @@ mod tests {
         photo(&conn, 1_000_000, "d1", 1, now() - Duration::minutes(1));
         // At the quota: refused, saying when to retry; another device is not affected.
         match check_photo_quota(&conn, "d1", 1, now()) {
-            Err(StoreError::QuotaExceeded {
+            Err(crate::Error::Store(StoreError::QuotaExceeded {
                 message,
                 retry_after,
-            }) => {
+            })) => {
                 assert!(message.contains("limite de fotos"), "{message}");
                 let secs = retry_after.unwrap();
                 assert!(secs > 0 && secs <= 3600 * PHOTO_QUOTA_WINDOW_HOURS as u64);

@@ -19,14 +19,15 @@
 //!    `record_numbers` (the vetting checked it against the device's leased blocks and the
 //!    numbers held, reading them through [`TxStore`]); refused changes go to
 //!    `record_quarantine` (a replay finds them already there) while the device is within its
-//!    quarantine quota (`crate::limits`); actor bindings and per-device state are upserted;
+//!    quarantine quota (`taxi_fiscal_store::limits`); actor bindings and per-device state are upserted;
 //!    a batch that issues a record with a device seal (the vetting verified it against the
 //!    device's registered keys, read into `Sender::device_keys`) also gets its receipt,
 //!    countersigned by the server key with the receive time and device clock offset, and an
-//!    audit row carrying the receipt digest (`write_receipt`, `crate::receipts`);
+//!    audit row carrying the receipt digest (`write_receipt`, `taxi_fiscal_store::receipts`);
 //! 4. the pool commits, then the handler answers. Any error rolls everything back (an exchange
 //!    refused as a whole, to the savepoint) and the device retries the same request later.
 
+use crate::Result;
 use chrono::{DateTime, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params, params_from_iter};
@@ -38,11 +39,13 @@ use sync_core::sync::{
 use uuid::Uuid;
 
 use super::{bad_text, parse_time};
-use crate::audit::{AuditEntry, AuditRow, change_hashes_digest, format_at, payload_hash};
-use crate::auth::Role;
-use crate::limits::{MAX_QUARANTINE_BYTES_PER_DEVICE, MAX_QUARANTINE_ROWS_PER_DEVICE};
-use crate::store::StoreError;
-use crate::store::records::{
+use taxi_fiscal_store::Role;
+use taxi_fiscal_store::StoreError;
+use taxi_fiscal_store::audit::{
+    AuditEntry, AuditRow, change_hashes_digest, format_at, payload_hash,
+};
+use taxi_fiscal_store::limits::{MAX_QUARANTINE_BYTES_PER_DEVICE, MAX_QUARANTINE_ROWS_PER_DEVICE};
+use taxi_fiscal_store::records::{
     Caller, EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, RecordRow,
     SyncJob, SyncOutcome, record_role, sender_of,
 };
@@ -63,16 +66,16 @@ struct TxStore<'a, 'c> {
 
 /// What the receipt of a record issued in this exchange needs besides the record.
 pub(super) struct ReceiptContext<'a> {
-    pub(super) key: &'a crate::receipts::ServerKey,
+    pub(super) key: &'a taxi_fiscal_store::receipts::ServerKey,
     /// The device clock the request carried.
     pub(super) device_clock: Option<DateTime<Utc>>,
 }
 
-pub(super) fn corrupt(what: &'static str, reason: impl ToString) -> StoreError {
-    StoreError::Corrupt {
+pub(super) fn corrupt(what: &'static str, reason: impl ToString) -> crate::Error {
+    crate::Error::Store(StoreError::Corrupt {
         what,
         reason: reason.to_string(),
-    }
+    })
 }
 
 pub(super) fn to_u64(v: i64) -> u64 {
@@ -91,7 +94,7 @@ pub(super) fn visible_changes(
     after: u64,
     up_to: u64,
     limit: usize,
-) -> Result<Vec<Changed>, StoreError> {
+) -> Result<Vec<Changed>> {
     let role = sender.agent.role;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let (after, up_to) = (to_i64(after), to_i64(up_to));
@@ -143,7 +146,7 @@ pub(super) fn visible_changes(
 // The reads of `ServerSync`, over any connection: the write transaction (`TxStore`) or the
 // read snapshot of an exchange prepared outside the writer (`super::optimistic`).
 
-pub(super) fn read_record(conn: &Connection, id: &str) -> Result<Option<ServerRecord>, StoreError> {
+pub(super) fn read_record(conn: &Connection, id: &str) -> Result<Option<ServerRecord>> {
     Ok(conn
         .prepare_cached("SELECT doc, seq FROM records WHERE id = ?1")?
         .query_row([id], |r| {
@@ -156,11 +159,7 @@ pub(super) fn read_record(conn: &Connection, id: &str) -> Result<Option<ServerRe
 }
 
 /// The stored per-device state (JSON), as stored.
-pub(super) fn read_peer(
-    conn: &Connection,
-    device: &str,
-    record: &str,
-) -> Result<Option<String>, StoreError> {
+pub(super) fn read_peer(conn: &Connection, device: &str, record: &str) -> Result<Option<String>> {
     Ok(conn
         .prepare_cached("SELECT state FROM record_peers WHERE device_uuid = ?1 AND record_id = ?2")?
         .query_row([device, record], |r| r.get(0))
@@ -168,14 +167,14 @@ pub(super) fn read_peer(
 }
 
 /// The device UUID (text) an actor is bound to.
-pub(super) fn read_actor(conn: &Connection, actor: &str) -> Result<Option<String>, StoreError> {
+pub(super) fn read_actor(conn: &Connection, actor: &str) -> Result<Option<String>> {
     Ok(conn
         .prepare_cached("SELECT device_uuid FROM actor_bindings WHERE actor = ?1")?
         .query_row([actor], |r| r.get(0))
         .optional()?)
 }
 
-pub(super) fn read_current_seq(conn: &Connection) -> Result<u64, StoreError> {
+pub(super) fn read_current_seq(conn: &Connection) -> Result<u64> {
     let n: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM records", [], |r| {
         r.get(0)
     })?;
@@ -189,7 +188,7 @@ pub(super) fn read_number_leased(
     caller: &Caller,
     device: Uuid,
     number: u64,
-) -> Result<bool, StoreError> {
+) -> Result<bool> {
     if sync_core::sync::device_uuid(&caller.device_id) != device {
         return Ok(false);
     }
@@ -202,39 +201,36 @@ pub(super) fn read_number_leased(
 }
 
 /// The record (id text) holding an auto number.
-pub(super) fn read_number_holder(
-    conn: &Connection,
-    number: &str,
-) -> Result<Option<String>, StoreError> {
+pub(super) fn read_number_holder(conn: &Connection, number: &str) -> Result<Option<String>> {
     Ok(conn
         .prepare_cached("SELECT record_id FROM record_numbers WHERE number = ?1")?
         .query_row([number], |r| r.get(0))
         .optional()?)
 }
 
-pub(super) fn uuid_of(what: &'static str, s: &str) -> Result<Uuid, StoreError> {
+pub(super) fn uuid_of(what: &'static str, s: &str) -> Result<Uuid> {
     Uuid::parse_str(s).map_err(|e| corrupt(what, e))
 }
 
 impl ServerSyncStore for TxStore<'_, '_> {
-    type Error = StoreError;
+    type Error = crate::Error;
 
-    fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>, StoreError> {
+    fn record(&mut self, id: Uuid) -> Result<Option<ServerRecord>> {
         read_record(self.tx, &id.to_string())
     }
 
-    fn peer_state(&mut self, device: Uuid, record: Uuid) -> Result<Option<PeerState>, StoreError> {
+    fn peer_state(&mut self, device: Uuid, record: Uuid) -> Result<Option<PeerState>> {
         let s = read_peer(self.tx, &device.to_string(), &record.to_string())?;
         Ok(s.map(|s| PeerState::from_json(&s)))
     }
 
-    fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>, StoreError> {
+    fn actor_device(&mut self, actor: &str) -> Result<Option<Uuid>> {
         read_actor(self.tx, actor)?
             .map(|s| uuid_of("actor_bindings", &s))
             .transpose()
     }
 
-    fn current_seq(&mut self) -> Result<u64, StoreError> {
+    fn current_seq(&mut self) -> Result<u64> {
         read_current_seq(self.tx)
     }
 
@@ -250,21 +246,21 @@ impl ServerSyncStore for TxStore<'_, '_> {
         after: u64,
         up_to: u64,
         limit: usize,
-    ) -> Result<Vec<Changed>, StoreError> {
+    ) -> Result<Vec<Changed>> {
         visible_changes(self.tx, sender, after, up_to, limit)
     }
 
-    fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool, StoreError> {
+    fn number_leased(&mut self, device: Uuid, number: u64) -> Result<bool> {
         read_number_leased(self.tx, self.caller, device, number)
     }
 
-    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>, StoreError> {
+    fn number_holder(&mut self, number: &str) -> Result<Option<Uuid>> {
         read_number_holder(self.tx, number)?
             .map(|s| uuid_of("record_numbers", &s))
             .transpose()
     }
 
-    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<(), StoreError> {
+    fn persist(&mut self, effects: Vec<ServerEffect>) -> Result<()> {
         self.created |= effects
             .iter()
             .any(|e| matches!(e, ServerEffect::StoreRecord(s) if s.created));
@@ -285,7 +281,7 @@ pub(super) fn resolve_role(
     tx: &Transaction<'_>,
     caller: &Caller,
     claims: impl Iterator<Item = UserRole>,
-) -> Result<(Option<UserRole>, bool), StoreError> {
+) -> Result<(Option<UserRole>, bool)> {
     if caller.role != Role::Officer {
         return Ok((record_role(caller.role, None), false));
     }
@@ -302,7 +298,7 @@ pub(super) fn resolve_role(
 }
 
 /// Runs one sync exchange and persists its effects (see the module doc).
-pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, StoreError> {
+pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome> {
     let caller = &job.caller;
     // What the request's new records say about their author's body (only for an officer
     // without a bound body; the vetting still checks every record against the resulting role).
@@ -349,9 +345,9 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
             response
         }
         Err(SyncError::Store(e)) => {
-            return Err(match e.downcast::<StoreError>() {
+            return Err(match e.downcast::<crate::Error>() {
                 Ok(e) => *e,
-                Err(e) => StoreError::Task(e.to_string()),
+                Err(e) => StoreError::Task(e.to_string()).into(),
             });
         }
         Err(e) => {
@@ -370,10 +366,7 @@ pub(super) fn sync(tx: &Transaction<'_>, job: &SyncJob) -> Result<SyncOutcome, S
 }
 
 /// An office event through the same vetting and effects as a device's change.
-pub(super) fn office_event(
-    tx: &Transaction<'_>,
-    job: &EventJob,
-) -> Result<EventOutcome, StoreError> {
+pub(super) fn office_event(tx: &Transaction<'_>, job: &EventJob) -> Result<EventOutcome> {
     let index = job.registry.index();
     if let Err(refused) = append_office_event(
         tx,
@@ -403,7 +396,7 @@ pub(super) fn append_office_event(
     event: EventKind,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> Result<Result<(), EventOutcome>, StoreError> {
+) -> Result<Result<(), EventOutcome>> {
     let Ok(record_id) = Uuid::parse_str(record_id) else {
         return Ok(Err(EventOutcome::NotFound));
     };
@@ -448,9 +441,9 @@ pub(super) fn append_office_event(
         }
         Err(SyncError::UnknownRecord(_)) => return Ok(Err(EventOutcome::NotFound)),
         Err(SyncError::Store(e)) => {
-            return Err(match e.downcast::<StoreError>() {
+            return Err(match e.downcast::<crate::Error>() {
                 Ok(e) => *e,
-                Err(e) => StoreError::Task(e.to_string()),
+                Err(e) => StoreError::Task(e.to_string()).into(),
             });
         }
         Err(e) => return Err(corrupt("records", e)),
@@ -466,7 +459,7 @@ pub(super) fn apply(
     action: &str,
     at: DateTime<Utc>,
     receipts: Option<&ReceiptContext<'_>>,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     let now = format_at(at);
     for effect in effects {
         match effect {
@@ -543,8 +536,8 @@ pub(super) fn apply(
 }
 
 /// Whether the device (protocol UUID) may have one more quarantine row of `len` bytes under
-/// the quotas of `crate::limits` (the oldest rows are kept, none is ever deleted).
-fn quarantine_has_room(tx: &Transaction<'_>, device: &str, len: usize) -> Result<bool, StoreError> {
+/// the quotas of `taxi_fiscal_store::limits` (the oldest rows are kept, none is ever deleted).
+fn quarantine_has_room(tx: &Transaction<'_>, device: &str, len: usize) -> Result<bool> {
     let (rows, bytes): (i64, i64) = tx
         .prepare_cached(
             "SELECT count(*), coalesce(sum(length(bytes)), 0) FROM record_quarantine
@@ -610,7 +603,7 @@ fn store_change(
     caller: &Caller,
     s: &StoredChange,
     action: &str,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     let id = s.record_id.to_string();
     let p = project(&s.view);
     let heads = serde_json::to_string(&s.heads).map_err(|e| corrupt("records", e))?;
@@ -694,7 +687,7 @@ fn write_receipt(
     s: &StoredChange,
     ctx: &ReceiptContext<'_>,
     now: DateTime<Utc>,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     let Some(seal) = &s.view.seal else {
         return Ok(());
     };
@@ -714,7 +707,7 @@ fn write_receipt(
         .iter()
         .find(|e| matches!(e.event, EventKind::Issued))
         .map_or(s.view.occurred_at, |e| e.at);
-    let mut receipt = crate::receipts::Receipt {
+    let mut receipt = taxi_fiscal_store::receipts::Receipt {
         record_id: id.clone(),
         verification_code: code.compact().to_owned(),
         device_id: caller.device_id.clone(),
@@ -772,7 +765,7 @@ fn write_receipt(
 pub(super) fn device_keys(
     tx: &Transaction<'_>,
     device_id: &str,
-) -> Result<Vec<sync_core::sync::RegisteredKey>, StoreError> {
+) -> Result<Vec<sync_core::sync::RegisteredKey>> {
     let mut stmt = tx.prepare_cached(
         "SELECT public_key, registered_at FROM device_keys WHERE device_id = ?1
          ORDER BY registered_at, public_key",
@@ -801,8 +794,8 @@ pub(super) fn register_device_key(
     device_id: &str,
     public_key: &str,
     at: DateTime<Utc>,
-) -> Result<crate::store::KeyRegistration, StoreError> {
-    use crate::store::KeyRegistration;
+) -> Result<taxi_fiscal_store::KeyRegistration> {
+    use taxi_fiscal_store::KeyRegistration;
     let owner: Option<String> = tx
         .prepare_cached("SELECT device_id FROM device_keys WHERE public_key = ?1")?
         .query_row([public_key], |r| r.get(0))
@@ -834,8 +827,8 @@ const RECEIPT_COLUMNS: &str = "record_id, verification_code, device_id, device_p
     device_signature, evidence_sha256, issued_at, received_at, device_clock_offset_ms,
     server_public_key, server_signature, receipt_sha256, audit_seq";
 
-fn receipt_from(r: &Row<'_>) -> rusqlite::Result<crate::receipts::Receipt> {
-    Ok(crate::receipts::Receipt {
+fn receipt_from(r: &Row<'_>) -> rusqlite::Result<taxi_fiscal_store::receipts::Receipt> {
+    Ok(taxi_fiscal_store::receipts::Receipt {
         record_id: r.get(0)?,
         verification_code: r.get(1)?,
         device_id: r.get(2)?,
@@ -856,7 +849,7 @@ fn receipt_from(r: &Row<'_>) -> rusqlite::Result<crate::receipts::Receipt> {
 pub(super) fn receipt_of(
     conn: &Connection,
     record_id: &str,
-) -> Result<Option<crate::receipts::Receipt>, StoreError> {
+) -> Result<Option<taxi_fiscal_store::receipts::Receipt>> {
     let sql = format!("SELECT {RECEIPT_COLUMNS} FROM record_receipts WHERE record_id = ?1");
     Ok(conn
         .prepare_cached(&sql)?
@@ -868,7 +861,7 @@ pub(super) fn receipt_of(
 pub(super) fn receipt_by_code(
     conn: &Connection,
     code: &documents::VerificationCode,
-) -> Result<Option<crate::receipts::Receipt>, StoreError> {
+) -> Result<Option<taxi_fiscal_store::receipts::Receipt>> {
     let sql = format!("SELECT {RECEIPT_COLUMNS} FROM record_receipts WHERE verification_code = ?1");
     Ok(conn
         .prepare_cached(&sql)?
@@ -880,7 +873,7 @@ pub(super) fn receipt_by_code(
 /// vetting refused a number another record holds; the table's keys guard it again, and a
 /// clash here (a bug, or a write that raced the vetting) fails the whole exchange instead of
 /// storing a second auto with the same number.
-fn claim_number(tx: &Transaction<'_>, id: &str, number: &str) -> Result<(), StoreError> {
+fn claim_number(tx: &Transaction<'_>, id: &str, number: &str) -> Result<()> {
     // The number as an integer when it is one (device blocks), for counting a device's unused
     // numbers (`store::sqlite::field::unused_numbers`).
     let value = number.trim().parse::<u64>().ok().map(to_i64);
@@ -929,7 +922,7 @@ pub(super) fn row_from(r: &Row<'_>) -> rusqlite::Result<RecordRow> {
 }
 
 /// One record with its document.
-pub(super) fn record(conn: &Connection, id: &str) -> Result<Option<RecordDoc>, StoreError> {
+pub(super) fn record(conn: &Connection, id: &str) -> Result<Option<RecordDoc>> {
     let sql = format!("SELECT {ROW_COLUMNS}, doc, heads FROM records WHERE id = ?1");
     let found = conn
         .prepare_cached(&sql)?
@@ -1038,8 +1031,8 @@ fn json_list(items: &[String]) -> SqlValue {
 /// The `ORDER BY` of a page and its arguments (bound after the `WHERE`'s). The expressions are
 /// fixed strings chosen by the enum; only the rank lists are bound. Missing values last, then
 /// newest first and the id, so that every order is total and pages do not overlap.
-pub(super) fn order_of(o: &crate::store::records::RecordOrder) -> (String, Vec<SqlValue>) {
-    use crate::store::records::RecordSort as S;
+pub(super) fn order_of(o: &taxi_fiscal_store::records::RecordOrder) -> (String, Vec<SqlValue>) {
+    use taxi_fiscal_store::records::RecordSort as S;
     let rank = "(SELECT key FROM json_each(?) WHERE value = {col})";
     let (expr, args) = match &o.by {
         S::Occurred => ("occurred_at".to_owned(), vec![]),
@@ -1074,6 +1067,11 @@ pub(super) fn order_of(o: &crate::store::records::RecordOrder) -> (String, Vec<S
     } else {
         String::new()
     };
+    if matches!(o.by, S::Occurred) {
+        // `occurred_at` is never null: the order the `records_occurred` index holds (read
+        // forward or backward), with no sort of the tied rows in a temporary B-tree.
+        return (format!("occurred_at {dir}, id {dir}"), args);
+    }
     (
         format!("{expr} {dir} NULLS LAST{then_text}, occurred_at DESC, id DESC"),
         args,
@@ -1081,7 +1079,7 @@ pub(super) fn order_of(o: &crate::store::records::RecordOrder) -> (String, Vec<S
 }
 
 /// The projection, filtered, newest first, with the total.
-pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, StoreError> {
+pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage> {
     let sel = super::projection::select(f);
     let total: i64 = conn.query_row(&sel.total.0, params_from_iter(sel.total.1.iter()), |r| {
         r.get(0)
@@ -1098,7 +1096,7 @@ pub(super) fn list(conn: &Connection, f: &RecordFilter) -> Result<RecordPage, St
 }
 
 /// Audit rows of one record, oldest first.
-pub(super) fn audit(conn: &Connection, id: &str) -> Result<Vec<AuditRow>, StoreError> {
+pub(super) fn audit(conn: &Connection, id: &str) -> Result<Vec<AuditRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, at, user_id, device_id, action, subject, payload_hash, prev_hash, hash
          FROM audit_log WHERE subject = ?1 ORDER BY seq",
@@ -1120,7 +1118,7 @@ pub(super) fn audit(conn: &Connection, id: &str) -> Result<Vec<AuditRow>, StoreE
 }
 
 /// Refused changes of one record, oldest first.
-pub(super) fn quarantine(conn: &Connection, id: &str) -> Result<Vec<QuarantineRow>, StoreError> {
+pub(super) fn quarantine(conn: &Connection, id: &str) -> Result<Vec<QuarantineRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, record_id, device_id, user_id, role, code, message, change_hashes,
              length(bytes), at
@@ -1150,7 +1148,9 @@ mod tests {
     use rusqlite::Connection;
 
     use super::quarantine_has_room;
-    use crate::limits::{MAX_QUARANTINE_BYTES_PER_DEVICE, MAX_QUARANTINE_ROWS_PER_DEVICE};
+    use taxi_fiscal_store::limits::{
+        MAX_QUARANTINE_BYTES_PER_DEVICE, MAX_QUARANTINE_ROWS_PER_DEVICE,
+    };
 
     fn record_row(conn: &Connection, seq: i64, author: &str, kind: &str, stand: Option<&str>) {
         conn.execute(

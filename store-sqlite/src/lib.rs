@@ -3,24 +3,25 @@
 //!
 //! Flow: [`SqliteStore::open`] creates the file only if the path does not exist (atomically,
 //! 0600) and otherwise refuses anything that is not a whole SQLite file ([`file`]), recognises
-//! and migrates it ([`migrations`]), then wraps the writer connection in a [`Pool`]. Each `Store` method hands one closure to the pool, which runs
+//! and migrates it (`migrations`), then wraps the writer connection in a `Pool`. Each `Store` method hands one closure to the pool, which runs
 //! it on the blocking pool inside a transaction; the area modules ([`accounts`], [`registry`],
-//! [`field`]) hold the SQL, and [`audit::append`] writes the chain row inside the same
+//! [`field`]) hold the SQL, and `audit::append` writes the chain row inside the same
 //! transaction as the change. The registry is cached in memory as an `Arc<Registry>` tagged with
 //! its version; reading it costs one point query on `registry_meta` while the cache is current.
-//! `audit verify` checks the chain ([`audit`]) and the rows derived from what it records
+//! `audit verify` checks the chain (`audit`) and the rows derived from what it records
 //! ([`consistency`]).
 //!
-//! For the record sync: add `005_records.sql` to [`migrations`], write
-//! with `store.pool().write(|tx| { …; audit::append(tx, &entry)?; … })`.
+//! Errors: the modules fail with this crate's own `Error` (SQLite's error, or a store outcome
+//! already told apart); The pool converts it once, at the edge of every `Store` method, into the
+//! driver-neutral `StoreError`. The suite every backend runs is at the end of this file.
 
 mod accounts;
-pub mod audit;
+mod audit;
 pub mod consistency;
 mod field;
 mod file;
-pub mod migrations;
-pub mod notifications;
+mod migrations;
+mod notifications;
 mod observed;
 mod office;
 mod optimistic;
@@ -36,24 +37,18 @@ use chrono::{DateTime, Utc};
 use rusqlite::ErrorCode;
 use sync_core::domain::Registry;
 
-pub use pool::Pool;
+use pool::Pool;
 
-use crate::audit::AuditReport;
-use crate::store::office::{InboxPage, OfficeJob, OfficeOutcome};
-use crate::store::records::{
+use taxi_fiscal_store::audit::AuditReport;
+use taxi_fiscal_store::office::{InboxPage, OfficeJob, OfficeOutcome};
+use taxi_fiscal_store::records::{
     EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
     SyncOutcome,
 };
-use crate::store::{
+use taxi_fiscal_store::{
     Actor, ChangesSince, DeviceRow, NewDevice, NumberBlock, PhotoMeta, PutPhoto, RefreshTokenRow,
     RegistryCommit, RotateOutcome, SessionState, Store, StoreError, StoreFuture, UserRow,
 };
-
-/// Opens the SQLite store of a configuration (`crate::config::DB_FILE` in its data directory):
-/// the [`crate::server::StoreOpener`] the binary chooses. Blocking.
-pub fn open(config: &crate::Config) -> Result<Arc<dyn Store>, StoreError> {
-    Ok(Arc::new(SqliteStore::open(&config.db_path())?))
-}
 
 /// The SQLite store.
 #[derive(Debug, Clone)]
@@ -66,6 +61,10 @@ impl SqliteStore {
     /// Opens and migrates the database at `path`, creating it only if the path does not exist
     /// (an existing file that is not a server database is refused: see [`file`]). Blocking.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Ok(Self::open_file(path)?)
+    }
+
+    fn open_file(path: &Path) -> Result<Self> {
         if std::fs::symlink_metadata(path).is_err() {
             create(path)?;
         } else {
@@ -84,7 +83,7 @@ impl SqliteStore {
     /// Why the chain does not hold `anchor` (a cut tail, a rewritten chain), or `None`.
     pub async fn audit_anchor_problem(
         &self,
-        anchor: crate::audit::ChainHead,
+        anchor: taxi_fiscal_store::audit::ChainHead,
     ) -> Result<Option<String>, StoreError> {
         self.pool
             .read(move |c| audit::anchor_problem(c, &anchor))
@@ -94,11 +93,6 @@ impl SqliteStore {
     /// Checks the derived tables against the documents and the chain (see [`consistency`]).
     pub async fn check_consistency(&self) -> Result<consistency::ConsistencyReport, StoreError> {
         self.pool.read(|c| consistency::check(c)).await
-    }
-
-    /// The connection pool, for modules that add their own tables (record sync).
-    pub fn pool(&self) -> &Pool {
-        &self.pool
     }
 
     fn cached(&self, version: u64) -> Option<Arc<Registry>> {
@@ -115,21 +109,21 @@ impl SqliteStore {
 }
 
 /// The writer connection in WAL mode.
-fn wal_connection(path: &Path) -> Result<rusqlite::Connection, StoreError> {
+fn wal_connection(path: &Path) -> Result<rusqlite::Connection> {
     let conn = pool::connect(path, false)?;
     let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::Open {
+        return Err(crate::Error::Store(StoreError::Open {
             path: path.display().to_string(),
             reason: format!("não foi possível ativar o modo WAL (ficou {mode})"),
-        });
+        }));
     }
     Ok(conn)
 }
 
 /// A new database at `path`: built and migrated beside it, then renamed into place (see
 /// [`file`]), so `path` never holds a half-made database.
-fn create(path: &Path) -> Result<(), StoreError> {
+fn create(path: &Path) -> Result<()> {
     let tmp = file::sibling(path, ".creating");
     file::remove_leftovers(&tmp)?;
     file::create_private(&tmp)?;
@@ -137,7 +131,7 @@ fn create(path: &Path) -> Result<(), StoreError> {
         let mut conn = wal_connection(&tmp)?;
         migrations::migrate(&mut conn, &tmp.display().to_string(), true)?;
         // Closing the only connection checkpoints the WAL into the file and removes it.
-        conn.close().map_err(|(_, e)| StoreError::from(e))?;
+        conn.close().map_err(|(_, e)| Error::from(e))?;
     }
     file::publish(&tmp, path)
 }
@@ -162,17 +156,45 @@ pub(crate) fn bad_text(column: usize, what: &'static str) -> rusqlite::Error {
     )
 }
 
-/// SQLite's errors reach the rest of the server as the driver-neutral
-/// [`StoreError::Backend`]; the store's own outcomes (`Duplicate`, `NotFound`, …) are told apart
-/// before this conversion, where the SQL that failed is known.
-impl From<rusqlite::Error> for StoreError {
+/// What the backend's own functions fail with: SQLite's error, or a store outcome already
+/// decided (`Duplicate`, `NotFound`, a version conflict, …), told apart where the SQL that
+/// failed is known. It never leaves this crate: every `Store` method converts it at the edge
+/// (in [`Pool`]), SQLite's errors becoming the driver-neutral [`StoreError::Backend`], as
+/// matrix-rust-sdk's SQLite store does with its own error type.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    #[error(transparent)]
+    Sqlite(rusqlite::Error),
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+/// The backend's result, [`Error`] unless said otherwise.
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        StoreError::Backend(Box::new(e))
+        Error::Sqlite(e)
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        Error::Store(e)
+    }
+}
+
+impl From<Error> for StoreError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Sqlite(e) => StoreError::Backend(Box::new(e)),
+            Error::Store(e) => e,
+        }
     }
 }
 
 /// A UNIQUE or PRIMARY KEY violation becomes `Duplicate { what }`.
-pub(crate) fn unique_violation(e: rusqlite::Error, what: &'static str) -> StoreError {
+pub(crate) fn unique_violation(e: rusqlite::Error, what: &'static str) -> Error {
     match &e {
         rusqlite::Error::SqliteFailure(f, _)
             if f.code == ErrorCode::ConstraintViolation
@@ -182,9 +204,9 @@ pub(crate) fn unique_violation(e: rusqlite::Error, what: &'static str) -> StoreE
                         | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
                 ) =>
         {
-            StoreError::Duplicate { what }
+            Error::Store(StoreError::Duplicate { what })
         }
-        _ => StoreError::from(e),
+        _ => Error::Sqlite(e),
     }
 }
 
@@ -242,7 +264,7 @@ impl Store for SqliteStore {
     fn set_user_role(
         &self,
         user_id: String,
-        role: crate::store::Role,
+        role: taxi_fiscal_store::Role,
         stand_id: Option<String>,
         actor: Actor,
     ) -> StoreFuture<'_, UserRow> {
@@ -265,7 +287,7 @@ impl Store for SqliteStore {
 
     fn create_account_code(
         &self,
-        code: crate::store::NewAccountCode,
+        code: taxi_fiscal_store::NewAccountCode,
         actor: Actor,
     ) -> StoreFuture<'_, ()> {
         Box::pin(
@@ -277,9 +299,9 @@ impl Store for SqliteStore {
     fn account_code(
         &self,
         code_hash: String,
-        purpose: crate::store::CodePurpose,
+        purpose: taxi_fiscal_store::CodePurpose,
         now: DateTime<Utc>,
-    ) -> StoreFuture<'_, Result<UserRow, crate::store::CodeRefusal>> {
+    ) -> StoreFuture<'_, Result<UserRow, taxi_fiscal_store::CodeRefusal>> {
         Box::pin(
             self.pool
                 .read(move |c| accounts::account_code(c, &code_hash, purpose, now)),
@@ -291,7 +313,7 @@ impl Store for SqliteStore {
         code_hash: String,
         new_hash: String,
         at: DateTime<Utc>,
-    ) -> StoreFuture<'_, Result<UserRow, crate::store::CodeRefusal>> {
+    ) -> StoreFuture<'_, Result<UserRow, taxi_fiscal_store::CodeRefusal>> {
         Box::pin(
             self.pool
                 .write(move |tx| accounts::reset_password_with_code(tx, &code_hash, &new_hash, at)),
@@ -304,7 +326,7 @@ impl Store for SqliteStore {
         device_id: String,
         label: String,
         at: DateTime<Utc>,
-    ) -> StoreFuture<'_, Result<DeviceRow, crate::store::CodeRefusal>> {
+    ) -> StoreFuture<'_, Result<DeviceRow, taxi_fiscal_store::CodeRefusal>> {
         Box::pin(
             self.pool
                 .write(move |tx| accounts::enrol_device(tx, &code_hash, &device_id, &label, at)),
@@ -335,21 +357,24 @@ impl Store for SqliteStore {
         device_id: String,
         public_key: String,
         at: DateTime<Utc>,
-    ) -> StoreFuture<'_, crate::store::KeyRegistration> {
+    ) -> StoreFuture<'_, taxi_fiscal_store::KeyRegistration> {
         Box::pin(
             self.pool
                 .write(move |tx| records::register_device_key(tx, &device_id, &public_key, at)),
         )
     }
 
-    fn receipt_of(&self, record_id: String) -> StoreFuture<'_, Option<crate::receipts::Receipt>> {
+    fn receipt_of(
+        &self,
+        record_id: String,
+    ) -> StoreFuture<'_, Option<taxi_fiscal_store::receipts::Receipt>> {
         Box::pin(self.pool.read(move |c| records::receipt_of(c, &record_id)))
     }
 
     fn receipt_by_code(
         &self,
         code: documents::VerificationCode,
-    ) -> StoreFuture<'_, Option<crate::receipts::Receipt>> {
+    ) -> StoreFuture<'_, Option<taxi_fiscal_store::receipts::Receipt>> {
         Box::pin(self.pool.read(move |c| records::receipt_by_code(c, &code)))
     }
 
@@ -484,7 +509,7 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(|c| audit::verify(c)))
     }
 
-    fn audit_head(&self) -> StoreFuture<'_, crate::audit::ChainHead> {
+    fn audit_head(&self) -> StoreFuture<'_, taxi_fiscal_store::audit::ChainHead> {
         Box::pin(self.pool.read(|c| audit::head(c)))
     }
 
@@ -523,7 +548,7 @@ impl Store for SqliteStore {
         Box::pin(self.pool.read(move |c| records::record(c, &id)))
     }
 
-    fn record_audit(&self, id: String) -> StoreFuture<'_, Vec<crate::audit::AuditRow>> {
+    fn record_audit(&self, id: String) -> StoreFuture<'_, Vec<taxi_fiscal_store::audit::AuditRow>> {
         Box::pin(self.pool.read(move |c| records::audit(c, &id)))
     }
 
@@ -537,8 +562,8 @@ impl Store for SqliteStore {
 
     fn duplicate_candidates(
         &self,
-        query: crate::store::office::CandidateQuery,
-    ) -> StoreFuture<'_, crate::store::office::CandidatePage> {
+        query: taxi_fiscal_store::office::CandidateQuery,
+    ) -> StoreFuture<'_, taxi_fiscal_store::office::CandidatePage> {
         Box::pin(
             self.pool
                 .read(move |c| office::duplicate_candidates(c, &query)),
@@ -547,9 +572,9 @@ impl Store for SqliteStore {
 
     fn create_notifications(
         &self,
-        drafts: Vec<crate::store::notifications::NewNotification>,
+        drafts: Vec<taxi_fiscal_store::notifications::NewNotification>,
         actor: Actor,
-    ) -> StoreFuture<'_, Vec<crate::store::notifications::NotificationRow>> {
+    ) -> StoreFuture<'_, Vec<taxi_fiscal_store::notifications::NotificationRow>> {
         Box::pin(
             self.pool
                 .write(move |tx| notifications::create(tx, &drafts, &actor)),
@@ -559,7 +584,7 @@ impl Store for SqliteStore {
     fn record_notifications(
         &self,
         record_id: String,
-    ) -> StoreFuture<'_, Vec<crate::store::notifications::NotificationRow>> {
+    ) -> StoreFuture<'_, Vec<taxi_fiscal_store::notifications::NotificationRow>> {
         Box::pin(
             self.pool
                 .read(move |c| notifications::of_record(c, &record_id)),
@@ -569,14 +594,14 @@ impl Store for SqliteStore {
     fn notification(
         &self,
         id: String,
-    ) -> StoreFuture<'_, Option<crate::store::notifications::NotificationRow>> {
+    ) -> StoreFuture<'_, Option<taxi_fiscal_store::notifications::NotificationRow>> {
         Box::pin(self.pool.read(move |c| notifications::by_id(c, &id)))
     }
 
     fn verification_code(
         &self,
         code: documents::VerificationCode,
-    ) -> StoreFuture<'_, Option<crate::store::notifications::CodeTarget>> {
+    ) -> StoreFuture<'_, Option<taxi_fiscal_store::notifications::CodeTarget>> {
         Box::pin(self.pool.read(move |c| notifications::lookup(c, &code)))
     }
 
@@ -617,7 +642,7 @@ impl Store for SqliteStore {
         record_id: String,
         persons: Vec<sync_core::sync::ObservedIdentity>,
         actor: Actor,
-    ) -> StoreFuture<'_, crate::store::observed::PutObserved> {
+    ) -> StoreFuture<'_, taxi_fiscal_store::observed::PutObserved> {
         Box::pin(
             self.pool
                 .write(move |tx| observed::put(tx, &record_id, &persons, &actor)),
@@ -627,7 +652,7 @@ impl Store for SqliteStore {
     fn observed_persons(
         &self,
         record_id: String,
-    ) -> StoreFuture<'_, crate::store::observed::ObservedPersons> {
+    ) -> StoreFuture<'_, taxi_fiscal_store::observed::ObservedPersons> {
         Box::pin(self.pool.read(move |c| observed::of_record(c, &record_id)))
     }
 
@@ -635,7 +660,7 @@ impl Store for SqliteStore {
         &self,
         record_id: String,
         actor: Actor,
-    ) -> StoreFuture<'_, crate::store::observed::Erasure> {
+    ) -> StoreFuture<'_, taxi_fiscal_store::observed::Erasure> {
         Box::pin(
             self.pool
                 .write(move |tx| observed::erase(tx, &record_id, &actor)),
@@ -655,7 +680,7 @@ mod conformance_tests {
 
     use super::{SqliteStore, Store};
 
-    crate::store::conformance::store_conformance_tests!(async {
+    taxi_fiscal_store::conformance::store_conformance_tests!(async {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("taxi-fiscal.db")).unwrap();
         (Arc::new(store) as Arc<dyn Store>, dir)

@@ -1,6 +1,6 @@
 //! What the office workflow (`crate::office`) asks of the store, backend-independent.
 //!
-//! The one write, [`crate::store::Store::office_apply`], runs an [`OfficeJob`] in one
+//! The one write, [`crate::Store::office_apply`], runs an [`OfficeJob`] in one
 //! transaction: each [`OfficeStep`] (an event on a record) goes through the same vetting, SQL
 //! projection and audit row as `record_event`; then, when the job carries an [`EffectFn`], the
 //! registry effect of the record as it now stands (a decided suspension, fine, revocation, or
@@ -18,7 +18,7 @@ use sync_core::feed::RegistryChange;
 use sync_core::records::{EventKind, RecordView};
 use sync_core::sync::RejectionCode;
 
-use crate::store::records::{Caller, RecordDoc, RecordFilter, RecordRow};
+use crate::records::{Caller, RecordDoc, RecordFilter, RecordRow};
 
 /// Two records of the same plate more than this apart are different occurrences. Two hours:
 /// one patrol shift-hour plus the time a second officer or the stand's coordinator takes to

@@ -1,11 +1,11 @@
 //! Field records on the server: what the record sync and the office's reading API ask of the
-//! store (methods of [`crate::store::Store`]), backend-independent.
+//! store (methods of [`crate::Store`]), backend-independent.
 //!
 //! The protocol logic is `sync_core::sync::ServerSync` (pure); a backend runs it inside one
 //! write transaction, reading through `ServerSyncStore` and persisting its effects — the
 //! accepted changes with the record's projection and one audit row each, quarantined changes,
 //! actor bindings, per-device state — before committing (`SqliteStore` in
-//! [`crate::store::sqlite::records`]).
+//! `taxi_fiscal_store_sqlite::records`).
 
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use sync_core::domain::IndexedRegistry;
 use sync_core::records::{EventKind, RecordView, UserRole};
 use sync_core::sync::{RejectionCode, Sender, ServerSync, SyncError, SyncRequest, SyncResponse};
 
-use crate::store::Role;
+use crate::Role;
 
 /// Who calls, as authenticated (never as the request claims).
 #[derive(Debug, Clone, PartialEq, Eq)]

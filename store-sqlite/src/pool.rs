@@ -20,6 +20,7 @@
 //! readers) on its own connection. If that thread is gone, the hook checkpoints inline as
 //! SQLite would have.
 
+use crate::Result;
 use std::ffi::c_int;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,7 +33,7 @@ use rusqlite::hooks::Wal;
 use rusqlite::wal::CheckpointMode;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-use crate::store::StoreError;
+use taxi_fiscal_store::StoreError;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_IDLE_READERS: usize = 8;
@@ -41,7 +42,7 @@ const CHECKPOINT_PAGES: c_int = 1_000;
 
 /// The pool; cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Pool {
+pub(crate) struct Pool {
     inner: Arc<Inner>,
 }
 
@@ -50,7 +51,9 @@ struct Inner {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
-    /// Checkpoints the background thread completed.
+    /// Checkpoints the background thread completed (it holds the other reference; only the
+    /// checkpoint test reads this one).
+    #[cfg_attr(not(test), allow(dead_code))]
     checkpoints: Arc<AtomicU64>,
     checkpointer: Option<JoinHandle<()>>,
 }
@@ -77,7 +80,7 @@ impl Drop for Inner {
 }
 
 /// Opens a connection with the pragmas every connection needs.
-pub(super) fn connect(path: &Path, reader: bool) -> Result<Connection, StoreError> {
+pub(super) fn connect(path: &Path, reader: bool) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -101,7 +104,7 @@ pub(super) fn connect(path: &Path, reader: bool) -> Result<Connection, StoreErro
 impl Pool {
     /// Wraps an already-migrated writer connection, and starts the checkpoint thread (which
     /// ends when the pool is dropped).
-    pub(super) fn new(path: &Path, mut writer: Connection) -> Result<Self, StoreError> {
+    pub(super) fn new(path: &Path, mut writer: Connection) -> Result<Self> {
         let checkpoints = Arc::new(AtomicU64::new(0));
         let (wake, woken) = sync_channel::<()>(1);
         let thread_path = path.to_owned();
@@ -131,23 +134,19 @@ impl Pool {
         })
     }
 
-    /// How many checkpoints the background thread has completed.
-    pub fn checkpoints(&self) -> u64 {
+    /// How many checkpoints the background thread has completed (the checkpoint test).
+    #[cfg(test)]
+    pub(crate) fn checkpoints(&self) -> u64 {
         self.inner.checkpoints.load(Ordering::Relaxed)
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
     }
 
     /// Runs `f` in an `IMMEDIATE` transaction on the writer, on the blocking pool; commits when
     /// `f` returns `Ok`, rolls back otherwise. This is where other modules (record sync) run
     /// their writes, calling `audit::append` with the same transaction.
-    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
     {
         let pool = self.clone();
         tokio::task::spawn_blocking(move || pool.write_blocking(f))
@@ -156,9 +155,17 @@ impl Pool {
     }
 
     /// [`Pool::write`] on the current thread (command line, start-up).
-    pub fn write_blocking<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) fn write_blocking<T, F>(&self, f: F) -> Result<T, StoreError>
     where
-        F: FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+        F: FnOnce(&Transaction<'_>) -> Result<T>,
+    {
+        Ok(self.write_now(f)?)
+    }
+
+    /// [`Pool::write_blocking`], failing with this backend's own error.
+    fn write_now<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&Transaction<'_>) -> Result<T>,
     {
         // A panic while holding the lock dropped its transaction (rolled back): the connection
         // is still sound, so a poisoned lock is taken over.
@@ -174,10 +181,10 @@ impl Pool {
     }
 
     /// Runs `f` in a read transaction on a reader connection, on the blocking pool.
-    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
     {
         let pool = self.clone();
         tokio::task::spawn_blocking(move || pool.read_blocking(f))
@@ -186,9 +193,17 @@ impl Pool {
     }
 
     /// [`Pool::read`] on the current thread.
-    pub fn read_blocking<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) fn read_blocking<T, F>(&self, f: F) -> Result<T, StoreError>
     where
-        F: FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+        F: FnOnce(&Transaction<'_>) -> Result<T>,
+    {
+        Ok(self.read_now(f)?)
+    }
+
+    /// [`Pool::read_blocking`], failing with this backend's own error.
+    fn read_now<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&Transaction<'_>) -> Result<T>,
     {
         let idle = self
             .inner

@@ -7,12 +7,13 @@
 //! edit a shipped one. Each runs in its own `IMMEDIATE` transaction with its `user_version`
 //! bump, so a crash leaves a whole version, and `PRAGMA foreign_key_check` must be clean.
 
+use crate::Result;
 use rusqlite::{Connection, TransactionBehavior};
 
-use crate::store::StoreError;
+use taxi_fiscal_store::StoreError;
 
 /// `PRAGMA application_id`: ASCII "TFSV".
-pub const APPLICATION_ID: i32 = 0x5446_5356;
+pub(crate) const APPLICATION_ID: i32 = 0x5446_5356;
 
 /// `(name, sql)` in order.
 const MIGRATIONS: &[(&str, &str)] = &[
@@ -76,15 +77,17 @@ const MIGRATIONS: &[(&str, &str)] = &[
 ];
 
 /// The schema version this code writes.
-pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
+pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Checks what the file is, then migrates it to the latest version. Only a database the caller
 /// has just created (`fresh`) may be at version 0: an existing file at version 0 is an empty or
 /// foreign SQLite file, and initialising it would start an empty server in its place.
-pub(super) fn migrate(conn: &mut Connection, path: &str, fresh: bool) -> Result<(), StoreError> {
-    let open_err = |reason: String| StoreError::Open {
-        path: path.to_owned(),
-        reason,
+pub(super) fn migrate(conn: &mut Connection, path: &str, fresh: bool) -> Result<()> {
+    let open_err = |reason: String| {
+        crate::Error::Store(StoreError::Open {
+            path: path.to_owned(),
+            reason,
+        })
     };
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let app_id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
