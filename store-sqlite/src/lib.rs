@@ -47,7 +47,8 @@ use taxi_fiscal_store::records::{
 };
 use taxi_fiscal_store::{
     Actor, ChangesSince, DeviceRow, NewDevice, NumberBlock, PhotoMeta, PutPhoto, RefreshTokenRow,
-    RegistryCommit, RotateOutcome, SessionState, Store, StoreError, StoreFuture, UserRow,
+    RegistryCommit, RegistryCommitted, RotateOutcome, SessionState, Store, StoreError, StoreFuture,
+    UserRow,
 };
 
 /// The SQLite store.
@@ -454,15 +455,21 @@ impl Store for SqliteStore {
         })
     }
 
-    fn commit_registry(&self, commit: RegistryCommit) -> StoreFuture<'_, u64> {
+    fn commit_registry(&self, commit: RegistryCommit) -> StoreFuture<'_, RegistryCommitted> {
         Box::pin(async move {
             let reg = commit.registry.clone();
-            let v = self
+            let committed = self
                 .pool
-                .write(move |tx| registry::commit(tx, &commit))
+                .write(move |tx| {
+                    let version = registry::commit(tx, &commit)?;
+                    Ok(RegistryCommitted {
+                        version,
+                        changes: commit.changes.changes,
+                    })
+                })
                 .await?;
             self.set_cache(reg);
-            Ok(v)
+            Ok(committed)
         })
     }
 

@@ -16,7 +16,7 @@ use sync_core::domain::Registry;
 use sync_core::feed::{self, RegistryChange, RegistryChanges, TransferKey};
 
 use super::opt_time;
-use taxi_fiscal_store::audit::{AuditEntry, format_at, payload_hash};
+use taxi_fiscal_store::audit::{AuditEntry, format_at, payload_hash_of_parts};
 use taxi_fiscal_store::{ChangesSince, RegistryCommit, StoreError};
 
 fn corrupt(reason: impl ToString) -> crate::Error {
@@ -175,7 +175,6 @@ pub(super) fn commit(tx: &Transaction<'_>, c: &RegistryCommit) -> Result<u64> {
     )?;
     // The payload covers the version as well as the changes: replaying a batch under another
     // version number would not match.
-    let payload = format!("{new_version}\n{changes_json}");
     super::audit::append(
         tx,
         &AuditEntry {
@@ -184,7 +183,10 @@ pub(super) fn commit(tx: &Transaction<'_>, c: &RegistryCommit) -> Result<u64> {
             device_id: c.actor.device_id.clone(),
             action: c.action.clone(),
             subject: c.subject.clone(),
-            payload_hash: payload_hash(payload.as_bytes()),
+            payload_hash: payload_hash_of_parts(&[
+                format!("{new_version}\n").as_bytes(),
+                changes_json.as_bytes(),
+            ]),
         },
     )?;
     Ok(new_version)

@@ -282,7 +282,17 @@ pub fn format_at(at: DateTime<Utc>) -> String {
 
 /// SHA-256 of some bytes, as lowercase hex.
 pub fn payload_hash(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    payload_hash_of_parts(&[bytes])
+}
+
+/// [`payload_hash`] of the parts' concatenation, without building it: a registry import's
+/// payload is its whole change list, which need not be copied to be hashed.
+pub fn payload_hash_of_parts(parts: &[&[u8]]) -> String {
+    let mut digest = Sha256::new();
+    for part in parts {
+        digest.update(part);
+    }
+    hex::encode(digest.finalize())
 }
 
 /// One digest for a set of change hashes (record sync): sorted, newline-joined, hashed, so the

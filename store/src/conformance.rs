@@ -264,11 +264,14 @@ pub async fn registry_commits_bump_the_version_and_refuse_a_stale_base(store: Ar
     assert!(empty.stands.is_empty() && empty.permits.is_empty());
     let head0 = store.audit_head().await.unwrap();
 
-    let v = store
-        .commit_registry(commit_of(&empty, vec![stand("S01")], "stand:S01"))
-        .await
-        .unwrap();
-    assert_eq!(v, 1);
+    let commit = commit_of(&empty, vec![stand("S01")], "stand:S01");
+    let made = commit.changes.changes.clone();
+    let committed = store.commit_registry(commit).await.unwrap();
+    assert_eq!(committed.version, 1);
+    assert_eq!(
+        committed.changes, made,
+        "the commit's changes are handed back"
+    );
     let v1 = store.registry().await.unwrap();
     assert_eq!(v1.version, 1);
     assert_eq!(stand_ids(&v1), ["S01"]);
@@ -298,7 +301,8 @@ pub async fn registry_commits_bump_the_version_and_refuse_a_stale_base(store: Ar
             "stand:S09",
         ))
         .await
-        .unwrap();
+        .unwrap()
+        .version;
     assert_eq!(v, 2);
     let v2 = store.registry().await.unwrap();
     assert_eq!(v2.version, 2);

@@ -255,6 +255,13 @@ pub enum PutPhoto {
     AlreadyStored(PhotoMeta),
 }
 
+/// A registry version committed: its number and the changes it made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegistryCommitted {
+    pub version: u64,
+    pub changes: Vec<sync_core::feed::RegistryChange>,
+}
+
 /// A new registry version to commit.
 #[derive(Debug, Clone)]
 pub struct RegistryCommit {
@@ -460,8 +467,10 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// The current registry (cached; one point query to see whether the cache is current).
     fn registry(&self) -> StoreFuture<'_, Arc<Registry>>;
     /// Commits a new version with its change log and audit row; `VersionConflict` if the
-    /// registry is no longer at `expected_version`. Returns the new version.
-    fn commit_registry(&self, commit: RegistryCommit) -> StoreFuture<'_, u64>;
+    /// registry is no longer at `expected_version`. Returns the new version and the commit's
+    /// changes, handed back so that a caller that reports them need not copy them first (an
+    /// import's are the whole registry).
+    fn commit_registry(&self, commit: RegistryCommit) -> StoreFuture<'_, RegistryCommitted>;
     /// The changes from `since` to the current version, or why the client needs a snapshot.
     fn registry_changes(&self, since: u64, max_span: u64) -> StoreFuture<'_, ChangesSince>;
 

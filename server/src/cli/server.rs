@@ -22,6 +22,7 @@ use taxi_fiscal_server::auth::Role;
 use taxi_fiscal_server::auth::password::Passwords;
 use taxi_fiscal_server::config::{self, Config};
 use taxi_fiscal_server::registry::{self, Ctx};
+use taxi_fiscal_server::service::ServiceError;
 use taxi_fiscal_server::store::sqlite::SqliteStore;
 use taxi_fiscal_server::store::sqlite::consistency::ConsistencyReport;
 use taxi_fiscal_server::store::{Actor, NewDevice, Store, UserRow};
@@ -348,8 +349,24 @@ struct ImportOut {
 }
 
 pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
-    let data = std::fs::read(&a.file)
-        .with_context(|| format!("não foi possível ler {}", a.file.display()))?;
+    // Read as a stream, within the command line's own limits: memory follows the rows kept,
+    // not the file's text. The rows are dropped once judged, before the commit computes its
+    // changes (a city's registry is held several times over otherwise); if the commit must
+    // retry because the registry changed meanwhile, the file is read again.
+    let read_file = || -> Result<registry::csv::ReadRows, registry::EditError> {
+        let file = std::fs::File::open(&a.file).map_err(|e| {
+            registry::EditError::Csv(vec![registry::csv::RowError {
+                line: None,
+                column: None,
+                message: format!("não foi possível ler {}: {e}", a.file.display()),
+            }])
+        })?;
+        registry::csv::read(file, &registry::csv::CLI_LIMITS)
+    };
+    let mut rows = match read_file() {
+        Ok(rows) => Some(rows),
+        Err(e) => return import_failed(e.into()),
+    };
     runtime()?.block_on(async move {
         let store = open_store(&a.data, false).await?;
         let clock = Clock::system();
@@ -361,9 +378,13 @@ pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
             "registry",
             // Judged under the registry's own law parameters.
             |reg| {
-                registry::csv::import(
+                let rows = match rows.take() {
+                    Some(rows) => rows,
+                    None => read_file()?,
+                };
+                registry::csv::apply(
                     reg,
-                    &data,
+                    &rows,
                     &Ctx {
                         today,
                         rules: &reg.law().rules,
@@ -374,14 +395,7 @@ pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
         .await;
         let update = match result {
             Ok(u) => u,
-            Err(e) => {
-                let e = taxi_fiscal_server::AppError::from(e);
-                // Every bad row is data (stdout); the summary is the one error line.
-                if let Some(rows) = e.details.as_ref().and_then(|d| d.get("errors")) {
-                    print_json(&serde_json::json!({ "errors": rows }))?;
-                }
-                bail!("{}", e.message);
-            }
+            Err(e) => return import_failed(e),
         };
         anchor(&store, &a.data).await;
         let reg = store.registry().await?;
@@ -393,6 +407,15 @@ pub(crate) fn import(a: ImportArgs) -> anyhow::Result<()> {
             people: reg.people.len(),
         })
     })
+}
+
+/// A refused import: every bad row is data (stdout); the summary is the one error line.
+fn import_failed(e: ServiceError) -> anyhow::Result<()> {
+    let e = taxi_fiscal_server::AppError::from(e);
+    if let Some(rows) = e.details.as_ref().and_then(|d| d.get("errors")) {
+        print_json(&serde_json::json!({ "errors": rows }))?;
+    }
+    bail!("{}", e.message)
 }
 
 /// One anchor `audit verify` compared the chain with.

@@ -815,27 +815,148 @@ fn at(line: u64, column: Option<&str>, message: impl Into<String>) -> RowError {
     }
 }
 
-/// Reads the rows: the good ones and the problems of the bad ones. Header problems stop here
-/// (`Err`), since no row can be read without the columns.
-fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> {
-    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
-    let text = match std::str::from_utf8(data) {
-        Ok(t) => t,
-        Err(e) => {
-            let line = data[..e.valid_up_to()]
-                .iter()
-                .filter(|b| **b == b'\n')
-                .count() as u64
-                + 1;
-            return Err(vec![at(
-                line,
-                None,
-                "o texto não está em UTF-8 (salve a planilha como \"CSV UTF-8\")",
-            )]);
+/// How much one import may read: the office's upload ([`UPLOAD_LIMITS`]) or the command
+/// line's file ([`CLI_LIMITS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportLimits {
+    /// Most bytes read from the file; reading stops past it.
+    pub max_bytes: u64,
+    /// Most permit rows.
+    pub max_rows: usize,
+}
+
+/// An upload through the API or the office's page: [`MAX_IMPORT_BYTES`], [`MAX_IMPORT_ROWS`].
+pub const UPLOAD_LIMITS: ImportLimits = ImportLimits {
+    max_bytes: MAX_IMPORT_BYTES as u64,
+    max_rows: MAX_IMPORT_ROWS,
+};
+
+/// Most permit rows `taxi-fiscal import` reads from a file on the server's own disk. The city
+/// IT that runs it is trusted with the machine, so the bound is not against an attacker but
+/// against a wrong file: 250,000 permits is a city of 250 million at art. 14's one taxi per
+/// 1,000 inhabitants, and is what the import is measured at (the store bench loads 200,000).
+/// Memory grows with the rows kept, never with the file's text (it is read as a stream).
+pub const MAX_CLI_IMPORT_ROWS: usize = 250_000;
+
+/// Most bytes `taxi-fiscal import` reads: [`MAX_CLI_IMPORT_ROWS`] export rows of up to
+/// 1.5 KB each (an export row with two auxiliaries is about 900 bytes).
+pub const MAX_CLI_IMPORT_BYTES: u64 = 384 * 1024 * 1024;
+
+/// The command line's import: [`MAX_CLI_IMPORT_BYTES`], [`MAX_CLI_IMPORT_ROWS`].
+pub const CLI_LIMITS: ImportLimits = ImportLimits {
+    max_bytes: MAX_CLI_IMPORT_BYTES,
+    max_rows: MAX_CLI_IMPORT_ROWS,
+};
+
+// What the server's own disk may hold is never less than what an upload may.
+const _: () = assert!(
+    CLI_LIMITS.max_rows >= UPLOAD_LIMITS.max_rows
+        && CLI_LIMITS.max_bytes >= UPLOAD_LIMITS.max_bytes
+);
+
+/// Longest header line read to choose the delimiter (bytes). The header of every column is
+/// about 1 KB; a first line longer than this is not a header of this layout.
+pub const MAX_HEADER_BYTES: u64 = 16 * 1024;
+
+/// A reader that fails once more than `left` bytes were asked of it, and says so, so that
+/// the import can tell "too big" from a broken file.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+    exceeded: bool,
+}
+
+impl<R: std::io::Read> std::io::Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // One byte past the limit is asked for, so that a file of exactly the limit passes.
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left + 1).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        match self.left.checked_sub(n as u64) {
+            Some(left) => {
+                self.left = left;
+                Ok(n)
+            }
+            None => {
+                self.exceeded = true;
+                Err(std::io::Error::other("import file over its size limit"))
+            }
         }
-    };
-    let header_line = text.lines().next().unwrap_or("");
-    let delimiter = if header_line.matches(';').count() > header_line.matches(',').count() {
+    }
+}
+
+/// The rows of a file, read but not yet judged against each other or the registry: what
+/// [`apply`] needs. Held in memory: an import is all or nothing, and its checks (repeated
+/// numbers, plates, people, art. 9, art. 8 § 2) compare every row with every other.
+#[derive(Debug)]
+pub struct ReadRows {
+    rows: Vec<RowIn>,
+    errors: Vec<RowError>,
+}
+
+impl ReadRows {
+    /// How many permit rows were read well.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether no row was read well.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+fn too_big(limits: &ImportLimits) -> RowError {
+    whole(format!(
+        "o arquivo passa de {} bytes, o limite de uma importação ({} alvarás no máximo)",
+        limits.max_bytes, limits.max_rows
+    ))
+}
+
+/// Reads the rows from `input` as a stream (the text is never held whole): the good ones and
+/// the problems of the bad ones. Header problems, a file over `limits` and a read failure stop
+/// here (`Err`), since no report could be complete.
+pub fn read(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRows, EditError> {
+    read_rows(input, limits).map_err(report)
+}
+
+fn read_rows(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRows, Vec<RowError>> {
+    use std::io::{BufRead, Read};
+    let mut input = std::io::BufReader::new(Bounded {
+        inner: input,
+        left: limits.max_bytes,
+        exceeded: false,
+    });
+    // The header line chooses the delimiter; it is then handed back to the CSV reader.
+    let mut header = Vec::new();
+    let read_header = input
+        .by_ref()
+        .take(MAX_HEADER_BYTES)
+        .read_until(b'\n', &mut header);
+    if let Err(e) = read_header {
+        return Err(vec![if input.get_ref().exceeded {
+            too_big(limits)
+        } else {
+            whole(format!("não foi possível ler o arquivo: {e}"))
+        }]);
+    }
+    if header.len() as u64 >= MAX_HEADER_BYTES && !header.ends_with(b"\n") {
+        return Err(vec![at(
+            1,
+            None,
+            format!("a primeira linha passa de {MAX_HEADER_BYTES} bytes: não é um cabeçalho"),
+        )]);
+    }
+    let start = usize::from(header.starts_with(b"\xEF\xBB\xBF")) * 3;
+    let header_text = std::str::from_utf8(&header[start..]).map_err(|_| {
+        vec![at(
+            1,
+            None,
+            "o texto não está em UTF-8 (salve a planilha como \"CSV UTF-8\")",
+        )]
+    })?;
+    let delimiter = if header_text.matches(';').count() > header_text.matches(',').count() {
         b';'
     } else {
         b','
@@ -844,7 +965,7 @@ fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> 
         .delimiter(delimiter)
         .has_headers(true)
         .flexible(true)
-        .from_reader(text.as_bytes());
+        .from_reader(std::io::Cursor::new(header[start..].to_vec()).chain(input));
     let headers = match reader.headers() {
         Ok(h) => h.clone(),
         Err(e) => return Err(vec![at(1, None, format!("cabeçalho ilegível: {e}"))]),
@@ -879,27 +1000,48 @@ fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> 
     }
     let mut rows = Vec::new();
     let mut read = 0usize;
-    for result in reader.records() {
+    let mut record = csv::StringRecord::new();
+    loop {
         if errors.len() >= MAX_IMPORT_ERRORS {
             // The report says how many were left out; reading on would only cost memory.
             break;
         }
-        let record = match result {
-            Ok(r) => r,
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
             Err(e) => {
+                if reader.get_ref().get_ref().1.get_ref().exceeded {
+                    return Err(vec![too_big(limits)]);
+                }
                 let line = e.position().map_or(0, |p| p.line());
+                match e.kind() {
+                    csv::ErrorKind::Io(io) => {
+                        return Err(vec![whole(format!("não foi possível ler o arquivo: {io}"))]);
+                    }
+                    // The first row that is not UTF-8 stops the import: a file in another
+                    // encoding would only give the same problem on every line.
+                    csv::ErrorKind::Utf8 { .. } => {
+                        return Err(vec![at(
+                            line,
+                            None,
+                            "o texto não está em UTF-8 (salve a planilha como \"CSV UTF-8\")",
+                        )]);
+                    }
+                    _ => {}
+                }
                 errors.push(at(line, None, "linha ilegível (aspas ou delimitadores)"));
                 continue;
             }
-        };
+        }
         let line = record.position().map_or(0, |p| p.line());
         if record.iter().all(|f| f.trim().is_empty()) {
             continue;
         }
         read += 1;
-        if read > MAX_IMPORT_ROWS {
+        if read > limits.max_rows {
             errors.push(whole(format!(
-                "o arquivo tem mais de {MAX_IMPORT_ROWS} alvarás, o máximo de uma importação"
+                "o arquivo tem mais de {} alvarás, o máximo de uma importação",
+                limits.max_rows
             )));
             break;
         }
@@ -930,7 +1072,7 @@ fn read_rows(data: &[u8]) -> Result<(Vec<RowIn>, Vec<RowError>), Vec<RowError>> 
     if errors.is_empty() && rows.is_empty() {
         errors.push(whole("o arquivo não tem nenhum alvará"));
     }
-    Ok((rows, errors))
+    Ok(ReadRows { rows, errors })
 }
 
 /// The errors as the import reports them: sorted by line, at most [`MAX_IMPORT_ERRORS`] (the
@@ -967,10 +1109,9 @@ fn id_allocator<'a>(
     }
 }
 
-/// Parses `data` against the `current` registry; the new registry, or every problem.
+/// Parses an uploaded file (`data`, within [`UPLOAD_LIMITS`]) against the `current`
+/// registry: [`read`] then [`apply`].
 pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry, EditError> {
-    // Rows that could be read are still checked against each other, so one pass reports
-    // every problem; checks of the file as a whole wait until every row is good.
     if data.len() > MAX_IMPORT_BYTES {
         return Err(EditError::Csv(vec![whole(format!(
             "o arquivo tem {} bytes, acima do limite de {MAX_IMPORT_BYTES} bytes ({MAX_IMPORT_ROWS} \
@@ -978,7 +1119,17 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
             data.len()
         ))]));
     }
-    let (rows, mut errors) = read_rows(data).map_err(report)?;
+    apply(current, &read(data, &UPLOAD_LIMITS)?, ctx)
+}
+
+/// Judges rows [`read`] from a file against each other and the `current` registry; the new
+/// registry, or every problem. Reading and judging are apart so that a file is read once and
+/// judged again if the registry changed meanwhile (the commit's optimistic retry).
+pub fn apply(current: &Registry, read: &ReadRows, ctx: &Ctx<'_>) -> Result<Registry, EditError> {
+    // Rows that could be read are still checked against each other, so one pass reports
+    // every problem; checks of the file as a whole wait until every row is good.
+    let rows = &read.rows;
+    let mut errors = read.errors.clone();
     let rows_ok = errors.is_empty();
 
     // People by CPF: the first row that names one defines it; later rows must agree.
@@ -1004,7 +1155,7 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
     let mut stands: BTreeMap<String, (Stand, Option<Cpf>, u64)> = BTreeMap::new();
     let mut holders: HashMap<String, (&str, u64)> = HashMap::new();
     let mut auxiliaries: HashMap<String, (&str, u64)> = HashMap::new();
-    for row in &rows {
+    for row in rows {
         let line = row.line;
         if let Some(first) = numbers.insert(&row.number, line) {
             errors.push(at(
@@ -1151,7 +1302,14 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
 
     let mut next_vehicles = Vec::new();
     let mut next_permits = Vec::new();
-    for row in &rows {
+    // By number and by id: a lookup per row, not a scan (a city's registry has 10⁵ rows).
+    let kept_authorisations: HashMap<&str, &sync_core::domain::IllnessAuthorisation> = current
+        .permits
+        .iter()
+        .filter_map(|p| Some((p.number.as_str(), p.illness_authorisation.as_ref()?)))
+        .collect();
+    let next_person_ids: BTreeSet<&str> = next_people.iter().map(|p| p.id.as_str()).collect();
+    for row in rows {
         let mut vehicle = row.vehicle.clone();
         vehicle.id = match by_plate.get(vehicle.plate.canonical()) {
             Some(v) => v.id.clone(),
@@ -1159,12 +1317,10 @@ pub fn import(current: &Registry, data: &[u8], ctx: &Ctx<'_>) -> Result<Registry
         };
         let id_of = |p: &PersonIn| person_ids.get(p.cpf.as_str()).cloned().unwrap_or_default();
         let holder_id = id_of(&row.holder);
-        let illness_authorisation = current
-            .permits
-            .iter()
-            .find(|p| p.number == row.number)
-            .and_then(|p| p.illness_authorisation.clone())
-            .filter(|a| next_people.iter().any(|p| p.id == a.person_id));
+        let illness_authorisation = kept_authorisations
+            .get(row.number.as_str())
+            .filter(|a| next_person_ids.contains(a.person_id.as_str()))
+            .map(|a| (*a).clone());
         next_permits.push(Permit {
             number: row.number.clone(),
             holder_id,
@@ -1505,6 +1661,67 @@ mod tests {
         for r in &e {
             assert!(!r.message.contains("868401021"), "{r:?}");
         }
+    }
+
+    /// A file read as a stream (as the command line reads one) is held to the limits it is
+    /// read with, at their edge: exactly the bytes and the rows pass, one more is refused.
+    #[test]
+    fn a_stream_is_held_to_its_limits_at_their_edge() {
+        let rules = RulesConfig::default();
+        let reg = sync_core::feed::sorted(sample_registry());
+        let text = export(&reg).unwrap();
+        let n = reg.permits.len();
+        let exact = ImportLimits {
+            max_bytes: text.len() as u64,
+            max_rows: n,
+        };
+        // Read in small pieces, so that the limit falls inside a read and not on its edge.
+        let rows = read(std::io::BufReader::with_capacity(7, &text[..]), &exact).unwrap();
+        assert_eq!(rows.len(), n);
+        let back = sync_core::feed::sorted(apply(&reg, &rows, &ctx(&rules)).unwrap());
+        assert_eq!(back, reg);
+
+        let short = ImportLimits {
+            max_bytes: exact.max_bytes - 1,
+            ..exact
+        };
+        let e = errors(read(&text[..], &short).unwrap_err());
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert!(e[0].message.contains("passa de"), "{e:#?}");
+
+        let fewer = ImportLimits {
+            max_rows: n - 1,
+            ..exact
+        };
+        let rows = read(&text[..], &fewer).unwrap();
+        let e = errors(apply(&reg, &rows, &ctx(&rules)).unwrap_err());
+        assert!(
+            e.iter()
+                .any(|r| r.message.contains(&format!("mais de {} alvarás", n - 1))),
+            "{e:#?}"
+        );
+
+        // The command line's own limits read the same file.
+        assert_eq!(read(&text[..], &CLI_LIMITS).unwrap().len(), n);
+    }
+
+    /// A stream's encoding is checked row by row: the first row that is not UTF-8 is named.
+    #[test]
+    fn a_row_that_is_not_utf8_is_named_by_its_line() {
+        let rules = RulesConfig::default();
+        let reg = sync_core::feed::sorted(sample_registry());
+        let mut text = export(&reg).unwrap();
+        // Latin-1 "ã" in the last row (line n + 1).
+        let last = text.iter().rposition(|b| *b == b',').unwrap();
+        text.insert(last + 1, 0xE3);
+        let e = errors(import(&reg, &text, &ctx(&rules)).unwrap_err());
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert!(e[0].message.contains("UTF-8"), "{e:#?}");
+        assert_eq!(e[0].line, Some(reg.permits.len() as u64 + 1), "{e:#?}");
+        // A first line longer than any header is not read as one.
+        let long = vec![b'a'; usize::try_from(MAX_HEADER_BYTES).unwrap() + 1];
+        let e = errors(import(&reg, &long, &ctx(&rules)).unwrap_err());
+        assert!(e[0].message.contains("primeira linha"), "{e:#?}");
     }
 
     #[test]

@@ -30,7 +30,7 @@ use sync_core::rules::office::Refusal;
 use sync_core::rules::{Finding, RulesConfig};
 
 use crate::service::ServiceError;
-use crate::store::{Actor, RegistryCommit, Store, StoreError};
+use crate::store::{Actor, RegistryCommit, RegistryCommitted, Store, StoreError};
 
 /// How many times an operation is re-run after losing a race with another writer.
 const MAX_ATTEMPTS: usize = 5;
@@ -137,16 +137,17 @@ pub fn validate(reg: &Registry) -> Result<(), EditError> {
     })
 }
 
-/// Runs `edit` on the current registry and commits the result (see the module doc).
+/// Runs `edit` on the current registry and commits the result (see the module doc). `edit`
+/// runs again on each retry, on the registry as it then is.
 pub async fn commit<F, R>(
     store: &dyn Store,
     actor: Actor,
     action: &str,
     subject: &str,
-    edit: F,
+    mut edit: F,
 ) -> Result<RegistryUpdate, ServiceError>
 where
-    F: Fn(&Registry) -> Result<R, EditError>,
+    F: FnMut(&Registry) -> Result<R, EditError>,
     R: Into<Edited>,
 {
     for _ in 0..MAX_ATTEMPTS {
@@ -167,15 +168,14 @@ where
                 warnings,
             });
         };
-        let listed = commit.changes.changes.clone();
         let result = store.commit_registry(commit).await;
         match result {
-            Ok(version) => {
+            Ok(RegistryCommitted { version, changes }) => {
                 tracing::info!(action, version, "cadastro alterado");
                 return Ok(RegistryUpdate {
                     version,
                     changed: true,
-                    changes: listed,
+                    changes,
                     warnings,
                 });
             }
