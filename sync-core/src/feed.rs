@@ -376,3 +376,8 @@ pub fn sorted(mut r: Registry) -> Registry {
 pub fn snapshot_from_json(text: &str) -> Result<RegistrySnapshot, DomainError> {
     Registry::from_json(text)
 }
+
+/// [`snapshot_from_json`] from a stream, never holding the text whole.
+pub fn snapshot_from_reader(input: impl std::io::Read) -> Result<RegistrySnapshot, DomainError> {
+    Registry::from_json_reader(input)
+}

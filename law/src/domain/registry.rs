@@ -390,6 +390,19 @@ impl Registry {
         Ok(reg)
     }
 
+    /// [`Registry::from_json`] from a stream: the text is parsed as it is read and never held
+    /// whole (a city's snapshot is hundreds of megabytes of JSON). The reader is buffered here.
+    pub fn from_json_reader(input: impl std::io::Read) -> Result<Self, DomainError> {
+        let reg: Registry =
+            serde_json::from_reader(std::io::BufReader::new(input)).map_err(|e| {
+                DomainError::Fixture {
+                    reason: e.to_string(),
+                }
+            })?;
+        reg.validate()?;
+        Ok(reg)
+    }
+
     /// Referential integrity: unique ids, every reference resolves, plates unique; and the
     /// law's parameters, if any, well formed.
     pub fn validate(&self) -> Result<(), DomainError> {

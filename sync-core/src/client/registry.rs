@@ -115,9 +115,7 @@ impl SyncClient {
                 })
             }
             200 => {
-                let body = decoded_body(&response).map_err(bad)?;
-                let text = String::from_utf8(body).map_err(|e| bad(e.to_string()))?;
-                let snapshot = feed::snapshot_from_json(&text).map_err(|e| bad(e.to_string()))?;
+                let snapshot = snapshot_of(&response)?;
                 let report = store.apply_snapshot(&snapshot, self.clock.now())?;
                 Ok(RegistryPull {
                     mode: RegistryMode::Snapshot,
@@ -132,9 +130,93 @@ impl SyncClient {
     }
 }
 
+/// The snapshot in a 200 response, decoded and parsed as a stream within
+/// [`MAX_SNAPSHOT_DECODED_BYTES`](super::MAX_SNAPSHOT_DECODED_BYTES).
+fn snapshot_of(response: &super::HttpResponse) -> Result<feed::RegistrySnapshot, ClientError> {
+    snapshot_within(response, super::MAX_SNAPSHOT_DECODED_BYTES)
+}
+
+/// [`snapshot_of`] within `limit` decoded bytes.
+fn snapshot_within(
+    response: &super::HttpResponse,
+    limit: u64,
+) -> Result<feed::RegistrySnapshot, ClientError> {
+    let body = response.body.as_slice();
+    let parse = |input: &mut dyn std::io::Read| {
+        let mut bounded = super::Bounded::new(input, limit);
+        let parsed = feed::snapshot_from_reader(&mut bounded);
+        match parsed {
+            Err(_) if bounded.exceeded => Err(bad(format!(
+                "o cadastro descompactado passa de {limit} bytes, o máximo aceito"
+            ))),
+            other => other.map_err(|e| bad(e.to_string())),
+        }
+    };
+    match response.header("content-encoding").map(str::trim) {
+        None | Some("") | Some("identity") => parse(&mut &*body),
+        Some(c) if c.eq_ignore_ascii_case("zstd") => {
+            let mut decoder =
+                zstd::stream::read::Decoder::new(body).map_err(|e| bad(format!("zstd: {e}")))?;
+            parse(&mut decoder)
+        }
+        Some(other) => Err(bad(format!("codificação {other:?} não pedida"))),
+    }
+}
+
 fn bad(detail: String) -> ClientError {
     ClientError::BadResponse {
         what: "o cadastro",
         detail,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod snapshot_bound_tests {
+    use std::io::Read;
+
+    use super::super::{HttpResponse, MAX_SNAPSHOT_DECODED_BYTES};
+    use super::{snapshot_of, snapshot_within};
+
+    /// A zstd body whose text is the sample registry followed by `pad` spaces, compressed as
+    /// a stream (the padding is never held), and the text's length.
+    fn padded(pad: u64) -> (HttpResponse, u64) {
+        let json = serde_json::to_vec(&crate::testkit::sample_registry()).unwrap();
+        let len = json.len() as u64 + pad;
+        let text = json.as_slice().chain(std::io::repeat(b' ').take(pad));
+        let body = zstd::stream::encode_all(text, 3).unwrap();
+        let response = HttpResponse {
+            status: 200,
+            headers: vec![("content-encoding".into(), "zstd".into())],
+            body,
+        };
+        (response, len)
+    }
+
+    /// The snapshot is parsed as it is decompressed: exactly the bound is read, one byte more
+    /// is refused with the reason, without holding the text. Judged at a bound of 16 MiB of
+    /// decoded text (the client's own, [`MAX_SNAPSHOT_DECODED_BYTES`], is the same code with a
+    /// larger number; decoding 320 MiB twice in a debug test would cost half a minute).
+    #[test]
+    fn a_snapshot_at_the_bound_is_read_and_one_byte_more_is_refused() {
+        let (response, limit) = padded(16 * 1024 * 1024);
+        assert_eq!(
+            snapshot_within(&response, limit).unwrap(),
+            crate::testkit::sample_registry()
+        );
+        assert!(response.body.len() < 64 * 1024, "{}", response.body.len());
+        let e = snapshot_within(&response, limit - 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("passa de {}", limit - 1)), "{e}");
+        // Under the client's own bound; a body cut short, or one that is not zstd, is an error.
+        assert!(limit < MAX_SNAPSHOT_DECODED_BYTES);
+        assert!(snapshot_of(&response).is_ok());
+        let mut cut = response.clone();
+        cut.body.truncate(cut.body.len() / 2);
+        assert!(snapshot_of(&cut).is_err());
+        let mut plain = response;
+        plain.body = b"not zstd".to_vec();
+        assert!(snapshot_of(&plain).is_err());
     }
 }
