@@ -39,12 +39,13 @@
 //! - `registry_snapshot` (40,000 and 200,000 permits): the zstd snapshot a new device downloads
 //!   (`bytes`, `bytes_per_permit`; `json_bytes` uncompressed), the time a new device takes to
 //!   download and apply it (`bootstrap_ms`, null with `bootstrap_error` if it failed), and
-//!   the load of that registry into the stopped server (`load_ms`, `load_peak_rss_kb`). The
-//!   CSV import takes at most 5,000 permits a file, so the big registries are loaded by this
-//!   package's `load-registry` (the server library's registry commit, as the import makes it).
-//! - `registry_import`: the real `taxi-fiscal import` of a CSV of 5,000 permits, first of all
-//!   (`ms`, `peak_rss_kb`; the office turns the art. 14 cap off for it). Peak memory is `/usr/bin/time -v`'s when the machine has
-//!   it, else sampled from `/proc`.
+//!   the load of that registry into the stopped server by the real `taxi-fiscal import` of its
+//!   CSV (`load_ms`, `load_peak_rss_kb`: the command reads the file as a stream, up to
+//!   250,000 permits).
+//! - `registry_import`: the real `taxi-fiscal import` of a CSV of 5,000 permits (the most an
+//!   upload may hold), first of all (`ms`, `peak_rss_kb`). The office turns the art. 14 cap
+//!   off before each import. Peak memory is `/usr/bin/time -v`'s when the machine has it, else
+//!   sampled from `/proc`.
 //!
 //! Diagnostics and each comparison with a target go to stderr. Knobs:
 //! `TAXI_FISCAL_BENCH_QUICK=1` shrinks everything tenfold (a smoke run, also with a debug
@@ -717,7 +718,7 @@ fn registry_snapshot(
     records: usize,
 ) {
     let permits = registry.permits.len();
-    let import = bench::import_registry(server, work, registry);
+    let import = bench::import_cli(server, work, registry);
     let admin = Api::login(&server.url, ADMIN);
     let name = format!("registro{permits}");
     let mut d = bench::new_device(server, &admin, &name, dirs);

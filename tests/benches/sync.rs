@@ -2,8 +2,8 @@
 //! `cargo build --release -p taxi-fiscal-server --bin taxi-fiscal`; or set TAXI_FISCAL_BIN).
 //!
 //! The real server on loopback (a demo data directory whose registry is replaced by a
-//! generated one of 40,000 permits, loaded by `load-registry` since `taxi-fiscal import` takes
-//! at most 5,000 a file), real device stores (on a RAM
+//! generated one of 40,000 permits, loaded by the real `taxi-fiscal import` of its CSV),
+//! real device stores (on a RAM
 //! disk when there is one, so that creating the records is fast; the measured exchanges commit
 //! one transaction per response either way) and the real client. One JSON line per
 //! measurement on stdout:
@@ -115,7 +115,7 @@ fn main() {
     // The registry of a big city in place of the demo's.
     let registry = bench::big_registry(&server, permits);
     let taxis = bench::taxis(&registry);
-    let import = bench::import_registry(&mut server, data_dir.path(), &registry);
+    let import = bench::import_cli(&mut server, data_dir.path(), &registry);
     eprintln!("registry of {permits} permits imported in {} ms", import.ms);
     let admin = Api::login(&server.url, ADMIN);
 

@@ -174,32 +174,6 @@ pub struct Imported {
     pub peak_rss_kb: Option<u64>,
 }
 
-/// A binary of this package built beside the running test or bench (`target/<profile>/NAME`).
-fn sibling_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("inside target/<profile>/deps")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} not built", bin.display());
-    bin
-}
-
-/// Replaces the server's registry by `registry` (e.g. a generated city of 40,000 permits):
-/// stops the server, loads the registry into its data directory with this package's
-/// `load-registry` (the server library's registry commit, as `taxi-fiscal import` makes it,
-/// without the CSV import's 5,000 permits a file; the snapshot written in `work`), and starts
-/// it again.
-pub fn import_registry(server: &mut Server, work: &Path, registry: &Registry) -> Imported {
-    let t = Instant::now();
-    let file = work.join("cadastro.json");
-    std::fs::write(&file, serde_json::to_vec(registry).unwrap()).unwrap();
-    let mut cmd = Command::new(sibling_bin("load-registry"));
-    cmd.arg("--data").arg(&server.data).arg(&file);
-    while_stopped(server, t, cmd)
-}
-
 /// Stops the server, runs `cmd` on its data (it must succeed, its peak memory measured),
 /// and starts the server again; the time is counted from `t`.
 fn while_stopped(server: &mut Server, t: Instant, cmd: Command) -> Imported {
@@ -271,11 +245,11 @@ pub fn run_with_peak_rss(cmd: Command) -> (std::process::Output, Option<u64>) {
     (out, peak)
 }
 
-/// The real `taxi-fiscal import` of `registry`'s CSV export (at most 5,000 permits) into the
-/// server's data directory, with the server stopped: its time and peak memory. The office
-/// first turns the art. 14 cap (R23) off (`PUT /v1/law/rules`): the import is judged under the
-/// registry's own law parameters, whose bounds admit no census that would hold a generated
-/// city of thousands of taxis.
+/// Replaces the server's registry by `registry` (e.g. a generated city of 40,000 permits)
+/// with the real `taxi-fiscal import` of its CSV export, the server stopped: its time and
+/// peak memory. The office first turns the art. 14 cap (R23) off (`PUT /v1/law/rules`): the
+/// import is judged under the registry's own law parameters, whose bounds admit no census
+/// that would hold a generated city of thousands of taxis.
 pub fn import_cli(server: &mut Server, work: &Path, registry: &Registry) -> Imported {
     let office = Api::login(&server.url, crate::api::OFFICE);
     let (status, view) = office.get("/v1/law");
