@@ -67,6 +67,7 @@ pub(crate) fn check(conn: &Connection) -> Result<ConsistencyReport> {
     check_records(conn, &mut report)?;
     check_record_changes(conn, &mut report)?;
     check_status_counts(conn, &mut report)?;
+    check_rule_counts(conn, &mut report)?;
     check_receipts(conn, &mut report)?;
     check_registry(conn, &mut report)?;
     Ok(report)
@@ -271,6 +272,32 @@ fn check_status_counts(conn: &Connection, report: &mut ConsistencyReport) -> Res
             format!("record_status_counts:{status}"),
             "n",
             "difere da contagem dos registros nesta situação",
+        ));
+    }
+    Ok(())
+}
+
+/// The rule filter's counters (`record_rule_counts`, kept by triggers) must be a count of the
+/// rows of `record_rules`.
+fn check_rule_counts(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT rule, status FROM (
+             SELECT rule, status, count(*) FROM record_rules GROUP BY rule, status
+             EXCEPT SELECT rule, status, n FROM record_rule_counts WHERE n > 0)
+         UNION
+         SELECT rule, status FROM (
+             SELECT rule, status, n FROM record_rule_counts WHERE n > 0
+             EXCEPT SELECT rule, status, count(*) FROM record_rules GROUP BY rule, status)
+         ORDER BY rule, status",
+    )?;
+    let wrong: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (rule, status) in wrong {
+        report.mismatches.push(mismatch(
+            format!("record_rule_counts:{rule}:{status}"),
+            "n",
+            "difere da contagem dos registros desta regra nesta situação",
         ));
     }
     Ok(())

@@ -74,6 +74,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "018_record_status_counts",
         include_str!("migrations/018_record_status_counts.sql"),
     ),
+    (
+        "019_record_rule_counts",
+        include_str!("migrations/019_record_rule_counts.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

@@ -371,7 +371,9 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
         conn.execute_batch(
-            "DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
+            "DROP TRIGGER record_rule_counts_insert; DROP TRIGGER record_rule_counts_update;
+             DROP TRIGGER record_rule_counts_delete; DROP TABLE record_rule_counts;
+             DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
              DROP TRIGGER record_status_counts_delete; DROP TABLE record_status_counts; DROP TABLE duplicate_candidates;
              PRAGMA user_version = 16;",
         )

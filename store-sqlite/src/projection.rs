@@ -135,9 +135,17 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
     };
     let (w, a) = rule_where(&rule, &rest, true);
     let (wc, ac) = rule_where(&rule, &rest, false);
-    let total = (format!("SELECT count(*) FROM record_rules {w}"), a.clone());
+    // The total and the counts from `record_rule_counts` (migration 019): the clauses are on
+    // `rule` and `status` alone, columns both tables have.
+    let total = (
+        format!("SELECT coalesce(sum(n), 0) FROM record_rule_counts {w}"),
+        a.clone(),
+    );
     let counts = (
-        format!("SELECT status, count(*) FROM record_rules {wc} {COUNTS}"),
+        format!(
+            "SELECT status, sum(n) FROM record_rule_counts {wc}
+             GROUP BY status HAVING sum(n) > 0 ORDER BY sum(n) DESC, status"
+        ),
         ac,
     );
     if f.order != taxi_fiscal_store::records::RecordOrder::default() {
@@ -267,7 +275,9 @@ mod tests {
         super::super::migrations::migrate(&mut conn, ":memory:", true).unwrap();
         // Back to schema 14: the rules and candidates tables gone, the batch bytes column back.
         conn.execute_batch(
-            "DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
+            "DROP TRIGGER record_rule_counts_insert; DROP TRIGGER record_rule_counts_update;
+             DROP TRIGGER record_rule_counts_delete; DROP TABLE record_rule_counts;
+             DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
              DROP TRIGGER record_status_counts_delete; DROP TABLE record_status_counts;
              DROP TABLE duplicate_candidates;
              DROP TABLE record_rules;
@@ -334,6 +344,34 @@ mod tests {
             write_rules(&conn, &id, rules, status, &at).unwrap();
             rows.push((id, status, at, rules));
         }
+        // Rewritten as the projection rewrites them (so the counters of migration 019 follow
+        // deletions and inserts): a record leaves R24, one changes status, one is removed.
+        for (i, rules, status) in [(1, "R2", "under_review"), (4, "R24", "annulled")] {
+            conn.execute(
+                "UPDATE records SET status = ?1, rules = ?2 WHERE id = ?3",
+                rusqlite::params![status, rules, rows[i].0],
+            )
+            .unwrap();
+            write_rules(&conn, &rows[i].0, rules, status, &rows[i].2).unwrap();
+            rows[i].1 = status;
+            rows[i].3 = rules;
+        }
+        write_rules(&conn, &rows[8].0, "", "issued", &rows[8].2).unwrap();
+        conn.execute("DELETE FROM records WHERE id = ?1", [&rows[8].0])
+            .unwrap();
+        rows.remove(8);
+        // An update in place (no writer does it today) keeps them true too.
+        conn.execute(
+            "UPDATE record_rules SET status = 'decided' WHERE record_id = ?1",
+            [&rows[0].0],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE records SET status = 'decided' WHERE id = ?1",
+            [&rows[0].0],
+        )
+        .unwrap();
+        rows[0].1 = "decided";
         let base = RecordFilter {
             rule: Some(String::from("r24")),
             limit: 7,

@@ -896,6 +896,26 @@ async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
         found.contains(&("record_status_counts:issued".to_owned(), "n".to_owned())),
         "{found:?}"
     );
+    // And the rule filter's, against a count of the rows of each rule: a record counted
+    // under a rule no record has.
+    let (rule, status) = ("R99", "issued");
+    conn.execute(
+        "INSERT INTO record_rule_counts (rule, status, n) VALUES (?1, ?2, 1)",
+        [rule, status],
+    )
+    .unwrap();
+    let found: Vec<(String, String)> = check()
+        .await
+        .into_iter()
+        .map(|m| (m.subject, m.column))
+        .collect();
+    assert!(
+        found.contains(&(
+            format!("record_rule_counts:{rule}:{status}"),
+            "n".to_owned()
+        )),
+        "{found:?}"
+    );
 }
 
 /// Leases a block of `size` numbers to the phone's device; its first and last number.
