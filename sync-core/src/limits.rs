@@ -104,3 +104,48 @@ pub const MAX_PERSON_PHONE_CHARS: usize = 32;
 /// Characters of a postal address as typed: street, number, complement, district, city and CEP
 /// fit in about 150; 300 is two such lines.
 pub const MAX_PERSON_ADDRESS_CHARS: usize = 300;
+
+/// A reader that fails once more than `limit` bytes were asked of it, and remembers it
+/// ([`BoundedReader::exceeded`]), so that a caller reading a stream (a registry snapshot on the
+/// device, a CSV import on the server) can tell "too big" from a broken body.
+#[derive(Debug)]
+pub struct BoundedReader<R> {
+    inner: R,
+    left: u64,
+    exceeded: bool,
+}
+
+impl<R> BoundedReader<R> {
+    pub fn new(inner: R, limit: u64) -> Self {
+        Self {
+            inner,
+            left: limit,
+            exceeded: false,
+        }
+    }
+
+    /// Whether a read went past the limit (the read then failed).
+    pub fn exceeded(&self) -> bool {
+        self.exceeded
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for BoundedReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // One byte past the limit is asked for, so that a stream of exactly the limit passes.
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        match self.left.checked_sub(n as u64) {
+            Some(left) => {
+                self.left = left;
+                Ok(n)
+            }
+            None => {
+                self.exceeded = true;
+                Err(std::io::Error::other("stream over its size limit"))
+            }
+        }
+    }
+}

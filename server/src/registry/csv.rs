@@ -858,34 +858,6 @@ const _: () = assert!(
 /// about 1 KB; a first line longer than this is not a header of this layout.
 pub const MAX_HEADER_BYTES: u64 = 16 * 1024;
 
-/// A reader that fails once more than `left` bytes were asked of it, and says so, so that
-/// the import can tell "too big" from a broken file.
-struct Bounded<R> {
-    inner: R,
-    left: u64,
-    exceeded: bool,
-}
-
-impl<R: std::io::Read> std::io::Read for Bounded<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        // One byte past the limit is asked for, so that a file of exactly the limit passes.
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left + 1).unwrap_or(usize::MAX));
-        let n = self.inner.read(&mut buf[..want])?;
-        match self.left.checked_sub(n as u64) {
-            Some(left) => {
-                self.left = left;
-                Ok(n)
-            }
-            None => {
-                self.exceeded = true;
-                Err(std::io::Error::other("import file over its size limit"))
-            }
-        }
-    }
-}
-
 /// The rows of a file, read but not yet judged against each other or the registry: what
 /// [`apply`] needs. Held in memory: an import is all or nothing, and its checks (repeated
 /// numbers, plates, people, art. 9, art. 8 § 2) compare every row with every other.
@@ -923,11 +895,10 @@ pub fn read(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRows
 
 fn read_rows(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRows, Vec<RowError>> {
     use std::io::{BufRead, Read};
-    let mut input = std::io::BufReader::new(Bounded {
-        inner: input,
-        left: limits.max_bytes,
-        exceeded: false,
-    });
+    let mut input = std::io::BufReader::new(sync_core::limits::BoundedReader::new(
+        input,
+        limits.max_bytes,
+    ));
     // The header line chooses the delimiter; it is then handed back to the CSV reader.
     let mut header = Vec::new();
     let read_header = input
@@ -935,7 +906,7 @@ fn read_rows(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRow
         .take(MAX_HEADER_BYTES)
         .read_until(b'\n', &mut header);
     if let Err(e) = read_header {
-        return Err(vec![if input.get_ref().exceeded {
+        return Err(vec![if input.get_ref().exceeded() {
             too_big(limits)
         } else {
             whole(format!("não foi possível ler o arquivo: {e}"))
@@ -1010,7 +981,7 @@ fn read_rows(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRow
             Ok(false) => break,
             Ok(true) => {}
             Err(e) => {
-                if reader.get_ref().get_ref().1.get_ref().exceeded {
+                if reader.get_ref().get_ref().1.get_ref().exceeded() {
                     return Err(vec![too_big(limits)]);
                 }
                 let line = e.position().map_or(0, |p| p.line());

@@ -862,6 +862,13 @@ async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
             .mismatches
     };
     assert_eq!(check().await, Vec::new());
+    // What each mismatch names: the row and the column.
+    let subjects = |found: Vec<taxi_fiscal_server::store::sqlite::consistency::Mismatch>| {
+        found
+            .into_iter()
+            .map(|m| (m.subject, m.column))
+            .collect::<Vec<(String, String)>>()
+    };
     // A batch that names a change the document does not hold is reported (and, its hashes no
     // longer being the audited ones, so is its audit digest).
     conn.execute(
@@ -870,11 +877,7 @@ async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
         rusqlite::params![format!("[\"{}\"]", "0".repeat(64)), id],
     )
     .unwrap();
-    let found: Vec<(String, String)> = check()
-        .await
-        .into_iter()
-        .map(|m| (m.subject, m.column))
-        .collect();
+    let found = subjects(check().await);
     assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(
         found[0],
@@ -887,11 +890,7 @@ async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
         [],
     )
     .unwrap();
-    let found: Vec<(String, String)> = check()
-        .await
-        .into_iter()
-        .map(|m| (m.subject, m.column))
-        .collect();
+    let found = subjects(check().await);
     assert!(
         found.contains(&("record_status_counts:issued".to_owned(), "n".to_owned())),
         "{found:?}"
@@ -904,11 +903,7 @@ async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
         [rule, status],
     )
     .unwrap();
-    let found: Vec<(String, String)> = check()
-        .await
-        .into_iter()
-        .map(|m| (m.subject, m.column))
-        .collect();
+    let found = subjects(check().await);
     assert!(
         found.contains(&(
             format!("record_rule_counts:{rule}:{status}"),

@@ -498,44 +498,6 @@ pub(crate) fn decode_zstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>, String>
 /// permits — the most `taxi-fiscal import` loads — while a zstd bomb still stops here.
 pub const MAX_SNAPSHOT_DECODED_BYTES: u64 = 320 * 1024 * 1024;
 
-/// A reader that fails once more than `left` bytes were asked of it, and remembers it, so
-/// that a caller can tell "too big" from a broken body.
-pub(crate) struct Bounded<R> {
-    inner: R,
-    left: u64,
-    pub(crate) exceeded: bool,
-}
-
-impl<R> Bounded<R> {
-    pub(crate) fn new(inner: R, limit: u64) -> Self {
-        Self {
-            inner,
-            left: limit,
-            exceeded: false,
-        }
-    }
-}
-
-impl<R: std::io::Read> std::io::Read for Bounded<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        // One byte past the limit is asked for, so that a body of exactly the limit passes.
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX));
-        let n = self.inner.read(&mut buf[..want])?;
-        match self.left.checked_sub(n as u64) {
-            Some(left) => {
-                self.left = left;
-                Ok(n)
-            }
-            None => {
-                self.exceeded = true;
-                Err(std::io::Error::other("body over its size limit"))
-            }
-        }
-    }
-}
-
 /// The body with any `Content-Encoding: zstd` undone (the only coding the client asks for).
 fn decoded_body(response: &HttpResponse) -> Result<Vec<u8>, String> {
     match response.header("content-encoding").map(str::trim) {

@@ -143,10 +143,10 @@ fn snapshot_within(
 ) -> Result<feed::RegistrySnapshot, ClientError> {
     let body = response.body.as_slice();
     let parse = |input: &mut dyn std::io::Read| {
-        let mut bounded = super::Bounded::new(input, limit);
+        let mut bounded = crate::limits::BoundedReader::new(input, limit);
         let parsed = feed::snapshot_from_reader(&mut bounded);
         match parsed {
-            Err(_) if bounded.exceeded => Err(bad(format!(
+            Err(_) if bounded.exceeded() => Err(bad(format!(
                 "o cadastro descompactado passa de {limit} bytes, o máximo aceito"
             ))),
             other => other.map_err(|e| bad(e.to_string())),
