@@ -256,48 +256,54 @@ fn batches_outside(
 
 /// The inbox's counters (`record_status_counts`, kept by triggers) must be a count of the rows.
 fn check_status_counts(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
-    let mut stmt = conn.prepare(
-        "SELECT status FROM (SELECT status, count(*) FROM records GROUP BY status
-                              EXCEPT SELECT status, n FROM record_status_counts WHERE n > 0)
-         UNION
-         SELECT status FROM (SELECT status, n FROM record_status_counts WHERE n > 0
-                              EXCEPT SELECT status, count(*) FROM records GROUP BY status)
-         ORDER BY status",
-    )?;
-    let wrong: Vec<String> = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    for status in wrong {
-        report.mismatches.push(mismatch(
-            format!("record_status_counts:{status}"),
-            "n",
-            "difere da contagem dos registros nesta situação",
-        ));
-    }
-    Ok(())
+    check_counters(
+        conn,
+        report,
+        ("record_status_counts", "records"),
+        &["status"],
+        "difere da contagem dos registros nesta situação",
+    )
 }
 
 /// The rule filter's counters (`record_rule_counts`, kept by triggers) must be a count of the
 /// rows of `record_rules`.
 fn check_rule_counts(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
-    let mut stmt = conn.prepare(
-        "SELECT rule, status FROM (
-             SELECT rule, status, count(*) FROM record_rules GROUP BY rule, status
-             EXCEPT SELECT rule, status, n FROM record_rule_counts WHERE n > 0)
+    check_counters(
+        conn,
+        report,
+        ("record_rule_counts", "record_rules"),
+        &["rule", "status"],
+        "difere da contagem dos registros desta regra nesta situação",
+    )
+}
+
+/// A counters table (`counters`, column `n` per `keys`) against a count of `source`'s rows
+/// grouped by the same keys, both ways; each key that differs is one mismatch, named
+/// `counters:key1:key2`.
+fn check_counters(
+    conn: &Connection,
+    report: &mut ConsistencyReport,
+    (counters, source): (&str, &str),
+    keys: &[&str],
+    message: &str,
+) -> Result<()> {
+    let k = keys.join(", ");
+    let counted = format!("SELECT {k}, count(*) FROM {source} GROUP BY {k}");
+    let kept = format!("SELECT {k}, n FROM {counters} WHERE n > 0");
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {k} FROM ({counted} EXCEPT {kept})
          UNION
-         SELECT rule, status FROM (
-             SELECT rule, status, n FROM record_rule_counts WHERE n > 0
-             EXCEPT SELECT rule, status, count(*) FROM record_rules GROUP BY rule, status)
-         ORDER BY rule, status",
-    )?;
-    let wrong: Vec<(String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+         SELECT {k} FROM ({kept} EXCEPT {counted})
+         ORDER BY {k}"
+    ))?;
+    let wrong: Vec<Vec<String>> = stmt
+        .query_map([], |r| (0..keys.len()).map(|i| r.get(i)).collect())?
         .collect::<Result<_, _>>()?;
-    for (rule, status) in wrong {
+    for key in wrong {
         report.mismatches.push(mismatch(
-            format!("record_rule_counts:{rule}:{status}"),
+            format!("{counters}:{}", key.join(":")),
             "n",
-            "difere da contagem dos registros desta regra nesta situação",
+            message,
         ));
     }
     Ok(())

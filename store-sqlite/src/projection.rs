@@ -107,18 +107,10 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
         if by_status_alone(f) {
             // The total and the counts from `record_status_counts` (migration 018): the
             // clauses are on `status` alone, a column both tables have.
+            let (total, counts) = from_counters("record_status_counts", (&w, &a), (wc, ac));
             return Selection {
-                total: (
-                    format!("SELECT coalesce(sum(n), 0) FROM record_status_counts {w}"),
-                    a.clone(),
-                ),
-                counts: (
-                    format!(
-                        "SELECT status, sum(n) FROM record_status_counts {wc}
-                         GROUP BY status HAVING sum(n) > 0 ORDER BY sum(n) DESC, status"
-                    ),
-                    ac,
-                ),
+                total,
+                counts,
                 page: (format!("FROM records {w}"), a),
                 page_cut: false,
             };
@@ -137,17 +129,7 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
     let (wc, ac) = rule_where(&rule, &rest, false);
     // The total and the counts from `record_rule_counts` (migration 019): the clauses are on
     // `rule` and `status` alone, columns both tables have.
-    let total = (
-        format!("SELECT coalesce(sum(n), 0) FROM record_rule_counts {w}"),
-        a.clone(),
-    );
-    let counts = (
-        format!(
-            "SELECT status, sum(n) FROM record_rule_counts {wc}
-             GROUP BY status HAVING sum(n) > 0 ORDER BY sum(n) DESC, status"
-        ),
-        ac,
-    );
+    let (total, counts) = from_counters("record_rule_counts", (&w, &a), (wc, ac));
     if f.order != taxi_fiscal_store::records::RecordOrder::default() {
         let (w, a) = super::records::where_of(f, true);
         return Selection {
@@ -172,6 +154,27 @@ pub(super) fn select(f: &RecordFilter) -> Selection {
         ),
         page_cut: true,
     }
+}
+
+/// A statement and its arguments.
+type Sql = (String, Vec<SqlValue>);
+
+/// The total (`WHERE` `w`) and the counts per status (`WHERE` `wc`, without the single status)
+/// read from a counters table kept by triggers, whose columns the clauses name.
+fn from_counters(table: &str, (w, a): (&str, &[SqlValue]), (wc, ac): Sql) -> (Sql, Sql) {
+    (
+        (
+            format!("SELECT coalesce(sum(n), 0) FROM {table} {w}"),
+            a.to_vec(),
+        ),
+        (
+            format!(
+                "SELECT status, sum(n) FROM {table} {wc}
+                 GROUP BY status HAVING sum(n) > 0 ORDER BY sum(n) DESC, status"
+            ),
+            ac,
+        ),
+    )
 }
 
 /// Whether `f` filters on the status alone (or not at all): then the counters answer its total

@@ -879,6 +879,14 @@ impl ReadRows {
     }
 }
 
+fn not_utf8(line: u64) -> RowError {
+    at(
+        line,
+        None,
+        "o texto não está em UTF-8 (salve a planilha como \"CSV UTF-8\")",
+    )
+}
+
 fn too_big(limits: &ImportLimits) -> RowError {
     whole(format!(
         "o arquivo passa de {} bytes, o limite de uma importação ({} alvarás no máximo)",
@@ -919,14 +927,11 @@ fn read_rows(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRow
             format!("a primeira linha passa de {MAX_HEADER_BYTES} bytes: não é um cabeçalho"),
         )]);
     }
-    let start = usize::from(header.starts_with(b"\xEF\xBB\xBF")) * 3;
-    let header_text = std::str::from_utf8(&header[start..]).map_err(|_| {
-        vec![at(
-            1,
-            None,
-            "o texto não está em UTF-8 (salve a planilha como \"CSV UTF-8\")",
-        )]
-    })?;
+    // A BOM is not part of the header.
+    if header.starts_with(b"\xEF\xBB\xBF") {
+        header.drain(..3);
+    }
+    let header_text = std::str::from_utf8(&header).map_err(|_| vec![not_utf8(1)])?;
     let delimiter = if header_text.matches(';').count() > header_text.matches(',').count() {
         b';'
     } else {
@@ -936,7 +941,7 @@ fn read_rows(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRow
         .delimiter(delimiter)
         .has_headers(true)
         .flexible(true)
-        .from_reader(std::io::Cursor::new(header[start..].to_vec()).chain(input));
+        .from_reader(std::io::Cursor::new(header).chain(input));
     let headers = match reader.headers() {
         Ok(h) => h.clone(),
         Err(e) => return Err(vec![at(1, None, format!("cabeçalho ilegível: {e}"))]),
@@ -992,11 +997,7 @@ fn read_rows(input: impl std::io::Read, limits: &ImportLimits) -> Result<ReadRow
                     // The first row that is not UTF-8 stops the import: a file in another
                     // encoding would only give the same problem on every line.
                     csv::ErrorKind::Utf8 { .. } => {
-                        return Err(vec![at(
-                            line,
-                            None,
-                            "o texto não está em UTF-8 (salve a planilha como \"CSV UTF-8\")",
-                        )]);
+                        return Err(vec![not_utf8(line)]);
                     }
                     _ => {}
                 }

@@ -493,7 +493,7 @@ pub(crate) fn decode_zstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>, String>
 
 /// Largest registry snapshot the client accepts once decompressed (bytes). The snapshot is
 /// decoded and parsed as a stream, so this much text is never held at once: the phone holds
-/// the compressed body (≈ 53 bytes a permit) and the registry being built. A permit takes about
+/// the compressed body (≈ 57 bytes a permit) and the registry being built. A permit takes about
 /// 1.15 KB of JSON with its people and vehicle, so 320 MiB holds a city of over 250,000
 /// permits — the most `taxi-fiscal import` loads — while a zstd bomb still stops here.
 pub const MAX_SNAPSHOT_DECODED_BYTES: u64 = 320 * 1024 * 1024;
