@@ -23,6 +23,7 @@ pub mod parameters;
 pub mod penalty;
 pub mod procedure;
 pub mod reference;
+pub mod selection;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;

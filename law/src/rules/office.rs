@@ -274,7 +274,7 @@ fn holds_permit(index: &RegistryIndex<'_>, person: &Person, except: Option<&str>
 }
 
 /// R43, art. 10 §2: transfers made by the person less than three years before `on`.
-fn transferor_bar(index: &RegistryIndex<'_>, person: &Person, on: NaiveDate) -> Vec<Finding> {
+pub(crate) fn transferor_bar(index: &RegistryIndex<'_>, person: &Person, on: NaiveDate) -> Vec<Finding> {
     index
         .registry
         .transfers
@@ -1300,14 +1300,14 @@ fn noon(on: NaiveDate) -> DateTime<Utc> {
 // Small helpers
 // ---------------------------------------------------------------------------------------------
 
-fn is_revoked(permit: &Permit) -> bool {
+pub(crate) fn is_revoked(permit: &Permit) -> bool {
     matches!(permit.state, PermitState::Revoked { .. })
 }
 
 /// `date` plus `years`, "de data a data" (Código Civil art. 132 § 3, via `time::Period`): 29
 /// February without an anniversary → 1 March. Out of range → `NaiveDate::MAX` (a bar never lifts
 /// by overflow).
-fn add_years(date: NaiveDate, years: i32) -> NaiveDate {
+pub(crate) fn add_years(date: NaiveDate, years: i32) -> NaiveDate {
     u32::try_from(years)
         .ok()
         .and_then(|y| crate::time::Period::Years(y).ends_on(date))
@@ -1320,7 +1320,7 @@ fn full_years(from: NaiveDate, on: NaiveDate) -> u32 {
 }
 
 /// Date as Brazilians write it: 01/09/2025.
-fn br(date: NaiveDate) -> String {
+pub(crate) fn br(date: NaiveDate) -> String {
     date.format("%d/%m/%Y").to_string()
 }
 
