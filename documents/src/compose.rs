@@ -15,6 +15,10 @@ use crate::{
     AutoContent, AutoKind, CaseFileContent, NotificationContent, Party, SignatureLine, Verification,
 };
 
+mod selection;
+
+pub(crate) use selection::{edital, result};
+
 /// The labels of the two thermal copies of an auto.
 pub(crate) const AUTO_COPIES: &[&str] = &["VIA DO AUTUADO", "VIA DO ÓRGÃO"];
 
@@ -53,15 +57,16 @@ impl<'a> Blocks<'a> {
     }
     /// A bulleted list of at most [`MAX_LIST_ITEMS`] items; the rest are counted in a last item.
     fn list(&mut self, items: impl ExactSizeIterator<Item = String>) {
+        self.list_up_to(items, MAX_LIST_ITEMS);
+    }
+    /// A bulleted list of at most `max` items; the rest are counted in a last item.
+    fn list_up_to(&mut self, items: impl ExactSizeIterator<Item = String>, max: usize) {
         let total = items.len();
-        let mut v: Vec<String> = items
-            .take(MAX_LIST_ITEMS)
-            .map(|s| clip(&s, self.text_limit))
-            .collect();
-        if total > MAX_LIST_ITEMS {
+        let mut v: Vec<String> = items.take(max).map(|s| clip(&s, self.text_limit)).collect();
+        if total > max {
             v.push(format!(
                 "… e mais {} itens não impressos; a lista completa está no registro.",
-                total - MAX_LIST_ITEMS
+                total - max
             ));
         }
         self.out.push(Block::List(v));

@@ -241,3 +241,127 @@ pub struct CaseFileContent {
     pub generated_at: DateTime<Utc>,
     pub generated_by: String,
 }
+
+/// Places offered at one stand, as the edital prints them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandPlaces {
+    /// The stand as the public knows it: its name and where it is ("Ponto da Praça Comendador
+    /// Müller — Rua Fernando de Camargo").
+    pub stand: String,
+    pub places: u32,
+}
+
+/// The edital de chamamento that fills vacancies at the stands (Lei 4.019/2004, arts. 2–6): the
+/// caller takes every fact from the edital the law kernel opened (`rules::selection::Edital`),
+/// including its criteria text, and the counts of days from the kernel's constants; this crate
+/// only lays them out with the fixed texts of the law.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditalContent {
+    /// "Prefeitura Municipal de Americana — Secretaria de Transportes e Sistema Viário".
+    pub issuing_body: String,
+    /// The number as printed, "001/2026".
+    pub number: String,
+    /// Publication in the local press (art. 4).
+    pub published_on: NaiveDate,
+    /// Places offered, stand by stand, in the edital's order.
+    pub vacancies: Vec<StandPlaces>,
+    /// First and last day of applications.
+    pub applications_from: NaiveDate,
+    pub applications_until: NaiveDate,
+    /// Where and how to register (address, hours).
+    pub filing_place: String,
+    /// The day the requirements of art. 2 are judged on.
+    pub reference_date: NaiveDate,
+    /// Days before the reference date a certificate (criminal record, medical) may be issued.
+    pub certificate_validity_days: u32,
+    /// Documents to present (art. 4, sole paragraph), one per item.
+    pub documents: Vec<String>,
+    /// The selection criteria as the edital states them (the kernel's `Edital::criteria`).
+    pub criteria: String,
+    /// The public source of the lottery's seed, named in advance.
+    pub seed_source: String,
+    /// The day that source becomes known and the draw is made.
+    pub draw_on: NaiveDate,
+    /// Days to appeal the choice from the publication of the result (art. 5: five).
+    pub appeal_days: u32,
+    /// Days the chosen candidate has to register once the choice is final (art. 2, sole
+    /// paragraph: thirty).
+    pub registration_days: u32,
+    /// Who signs the edital: name and office.
+    pub signed_by: String,
+}
+
+/// What orders a line of the classification within its group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankBasis {
+    /// Groups I and II: seniority from this day (art. 3, I and II).
+    Seniority(NaiveDate),
+    /// Group III: the draw's key of the inscription (SHA-256, lower-case hex).
+    DrawKey(String),
+}
+
+/// One line of the published classification, in the order of art. 3.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankedLine {
+    /// 1-based position.
+    pub position: u32,
+    pub inscription: String,
+    pub name: String,
+    /// The art. 3 group in Roman numerals: "I", "II", "III".
+    pub group: String,
+    pub basis: RankBasis,
+    /// The stand whose place the candidate was chosen for; `None`: not chosen (waiting in
+    /// order for a place that frees up).
+    pub stand: Option<String>,
+    /// Why the line holds no place although its turn came, e.g. "excluído pelo recurso nº 2".
+    pub note: Option<String>,
+}
+
+/// A candidate refused when the list was judged, with every reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedLine {
+    pub inscription: String,
+    pub name: String,
+    /// One sentence per reason, each citing its article.
+    pub reasons: Vec<String>,
+}
+
+/// The lottery as it was done: what anyone needs to recompute it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LotteryFacts {
+    /// The day the lottery's list was published.
+    pub list_published_on: NaiveDate,
+    /// SHA-256 of the published list, lower-case hex.
+    pub list_digest: String,
+    /// How many inscriptions the list holds.
+    pub inscriptions: usize,
+    /// The public source of the seed, as the edital named it.
+    pub seed_source: String,
+    /// The seed as entered and normalised (the kernel's `normalise_seed`).
+    pub seed: String,
+    pub drawn_on: NaiveDate,
+}
+
+/// The published result of an edital (art. 3 classification; opens the art. 5 window).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultContent {
+    pub issuing_body: String,
+    /// The edital's number as printed, "001/2026".
+    pub edital_number: String,
+    /// Publication of this result: the art. 5 window runs from it.
+    pub published_on: NaiveDate,
+    pub classification: Vec<RankedLine>,
+    pub refused: Vec<RefusedLine>,
+    /// `None`: nobody in group III, so there was no draw.
+    pub lottery: Option<LotteryFacts>,
+    /// Days to appeal (art. 5: five) and the last day, as the kernel counted it.
+    pub appeal_days: u32,
+    pub appeal_deadline: NaiveDate,
+    /// Where and how to file an appeal (address, hours).
+    pub filing_place: String,
+    /// Days to register once the choice is final (art. 2, sole paragraph).
+    pub registration_days: u32,
+    /// Who signs the result: name and office.
+    pub signed_by: String,
+}

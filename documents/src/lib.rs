@@ -12,7 +12,13 @@
 //! - [`render_notification`]: the notification of penalty (A4 PDF) the person signs or
 //!   receives;
 //! - [`render_case_file`]: the case file for an appeal (A4 PDF: the auto, photos, the verdict
-//!   the officer saw, the events).
+//!   the officer saw, the events);
+//! - [`render_edital`] and [`render_result`]: the edital de chamamento that fills vacancies at
+//!   the stands ([`EditalContent`]: places, window, documents, criteria, the lottery's seed
+//!   source, the rights of arts. 5 and 2 § único) and its published result ([`ResultContent`]:
+//!   the art. 3 classification, the refused with their reasons, the lottery's list digest and
+//!   seed, the appeal deadline), both A4 PDFs filled from the law kernel's
+//!   `rules::selection::Edital`.
 //!
 //! Inside, a document is composed once (`compose`: wording, order, the fixed texts of next
 //! steps and rights, with their articles) into a block model (`layout`: headings, fields,
@@ -22,10 +28,12 @@
 //! the printer's columns, the QR as a raster image, two cut copies). Texts are clipped to the
 //! limits in `limits` with a note on the paper, never silently.
 //!
-//! Every document carries a [`VerificationCode`] and its QR code: the code is derived from the
-//! bytes that make the document authentic (the device's signature over the sealed evidence, or
-//! the server's record of a notification), so `GET /verificar/{code}` on the server finds the
-//! central record, and an altered code finds nothing.
+//! Every document about a record carries a [`VerificationCode`] and its QR code: the code is
+//! derived from the bytes that make the document authentic (the device's signature over the
+//! sealed evidence, or the server's record of a notification), so `GET /verificar/{code}` on the
+//! server finds the central record, and an altered code finds nothing. An edital and its result
+//! are public notices printed in the press instead: they carry none, and the result prints the
+//! digest of the lottery's list and the seed, from which anyone recomputes the draw.
 //!
 //! Nothing here does I/O or reads the clock: the same content gives the same bytes, which the
 //! tests decode (PDF text through poppler's `pdftotext`, ESC/POS through [`escpos`]'s decoder).
@@ -85,4 +93,14 @@ pub fn render_notification(content: &NotificationContent) -> Result<Vec<u8>, Ren
 /// Renders the case file for an appeal (A4 PDF).
 pub fn render_case_file(content: &CaseFileContent) -> Result<Vec<u8>, RenderError> {
     pdf::render(&compose::case_file(content), pdf::Paper::A4)
+}
+
+/// Renders an edital de chamamento (A4 PDF).
+pub fn render_edital(content: &EditalContent) -> Result<Vec<u8>, RenderError> {
+    pdf::render(&compose::edital(content), pdf::Paper::A4)
+}
+
+/// Renders the published result of an edital (A4 PDF).
+pub fn render_result(content: &ResultContent) -> Result<Vec<u8>, RenderError> {
+    pdf::render(&compose::result(content), pdf::Paper::A4)
 }

@@ -29,3 +29,9 @@ pub const MAX_PHOTO_BYTES: usize = 10 * 1024 * 1024;
 /// Bytes of all the photos embedded in one case file: the PDF is built in memory and then
 /// sent or saved whole, so its size is bounded; 96 MiB is 48 phone photos of 2 MiB.
 pub const MAX_CASE_FILE_PHOTO_BYTES: usize = 96 * 1024 * 1024;
+
+/// Lines of a published classification, and refused candidates, printed in an edital's result:
+/// an edital takes at most 2 000 candidates (`rules::selection::MAX_CANDIDATES` in the law
+/// kernel), and a result must list every one of them, so this is that bound and not the shorter
+/// [`MAX_LIST_ITEMS`] of other lists.
+pub const MAX_RESULT_LINES: usize = 2_000;

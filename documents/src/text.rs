@@ -17,6 +17,60 @@ pub(crate) fn date(d: NaiveDate) -> String {
     d.format("%d/%m/%Y").to_string()
 }
 
+/// `5 (cinco) dias`, `1 (um) dia`: a count of days as the law writes it, the number spelled out
+/// up to 99 (the law's periods: five, ten, twenty, thirty days); past that, digits alone.
+pub(crate) fn days(n: u32) -> String {
+    const UNITS: [&str; 20] = [
+        "zero",
+        "um",
+        "dois",
+        "três",
+        "quatro",
+        "cinco",
+        "seis",
+        "sete",
+        "oito",
+        "nove",
+        "dez",
+        "onze",
+        "doze",
+        "treze",
+        "quatorze",
+        "quinze",
+        "dezesseis",
+        "dezessete",
+        "dezoito",
+        "dezenove",
+    ];
+    const TENS: [&str; 8] = [
+        "vinte",
+        "trinta",
+        "quarenta",
+        "cinquenta",
+        "sessenta",
+        "setenta",
+        "oitenta",
+        "noventa",
+    ];
+    let unit = if n == 1 { "dia" } else { "dias" };
+    let words = match n {
+        0..=19 => UNITS.get(n as usize).map(|w| (*w).to_owned()),
+        20..=99 => {
+            let tens = TENS.get((n / 10 - 2) as usize);
+            match (tens, n % 10) {
+                (Some(t), 0) => Some((*t).to_owned()),
+                (Some(t), u) => UNITS.get(u as usize).map(|w| format!("{t} e {w}")),
+                (None, _) => None,
+            }
+        }
+        _ => None,
+    };
+    match words {
+        Some(w) => format!("{n} ({w}) {unit}"),
+        None => format!("{n} {unit}"),
+    }
+}
+
 /// `R$ 1.234,56`: Brazilian grouping, two decimals rounded half away from zero.
 pub(crate) fn money(amount: Decimal) -> String {
     let rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
@@ -97,6 +151,16 @@ mod tests {
         assert_eq!(money(dec!(1234.565)), "R$ 1.234,57");
         assert_eq!(money(dec!(1234567.5)), "R$ 1.234.567,50");
         assert_eq!(money(dec!(0.004)), "R$ 0,00");
+    }
+
+    #[test]
+    fn days_are_spelled_out_as_the_law_writes_them() {
+        assert_eq!(days(1), "1 (um) dia");
+        assert_eq!(days(5), "5 (cinco) dias");
+        assert_eq!(days(30), "30 (trinta) dias");
+        assert_eq!(days(21), "21 (vinte e um) dias");
+        assert_eq!(days(99), "99 (noventa e nove) dias");
+        assert_eq!(days(100), "100 dias");
     }
 
     #[test]
