@@ -14,6 +14,8 @@
 //!    `registry_entities` (body and version of every entity) and `registry_meta.version`; each
 //!    logged batch must be the payload of an audit row (`registry::commit` hashes version and
 //!    changes).
+//! 3. **Editais**: each edital's stored state and version must be the payload of an audit row
+//!    (`selection::save` hashes version and state), so an edited state shows.
 //!
 //! Every disagreement is reported (record or entity, column), never a value: the values may be
 //! CPFs or plates.
@@ -35,7 +37,8 @@ use taxi_fiscal_store::audit::{change_hashes_digest, payload_hash};
 /// One row that does not match what it is derived from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Mismatch {
-    /// `record:<id>`, `registry:<kind>:<key>`, `registry_log:<version>`, `record_changes:<id>`.
+    /// `record:<id>`, `registry:<kind>:<key>`, `registry_log:<version>`, `record_changes:<id>`,
+    /// `edital:<id>`.
     pub subject: String,
     /// The column that disagrees.
     pub column: String,
@@ -70,7 +73,37 @@ pub(crate) fn check(conn: &Connection) -> Result<ConsistencyReport> {
     check_rule_counts(conn, &mut report)?;
     check_receipts(conn, &mut report)?;
     check_registry(conn, &mut report)?;
+    check_editais(conn, &mut report)?;
     Ok(report)
+}
+
+/// Each edital's version and state must be what an audit row's payload vouches for.
+fn check_editais(conn: &Connection, report: &mut ConsistencyReport) -> Result<()> {
+    let payloads: HashSet<String> = {
+        let mut stmt =
+            conn.prepare("SELECT payload_hash FROM audit_log WHERE action LIKE 'edital.%'")?;
+        stmt.query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    let mut stmt = conn.prepare("SELECT id, version, state FROM editais ORDER BY id")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let version: i64 = row.get(1)?;
+        let state: String = row.get(2)?;
+        let hash = taxi_fiscal_store::selection::edital_payload_hash(
+            u64::try_from(version).unwrap_or_default(),
+            &state,
+        );
+        if !payloads.contains(&hash) {
+            report.mismatches.push(mismatch(
+                format!("edital:{id}"),
+                "state",
+                "nenhuma linha de auditoria registra este estado do edital",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Each receipt's digest must be that of its canonical bytes and the payload of the audit row

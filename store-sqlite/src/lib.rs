@@ -29,6 +29,7 @@ mod pool;
 mod projection;
 mod records;
 mod registry;
+mod selection;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -676,6 +677,32 @@ impl Store for SqliteStore {
 
     fn merged_into(&self, kept_id: String) -> StoreFuture<'_, Vec<String>> {
         Box::pin(self.pool.read(move |c| observed::merged_into(c, &kept_id)))
+    }
+
+    fn edital(
+        &self,
+        id: String,
+    ) -> StoreFuture<'_, Option<taxi_fiscal_store::selection::EditalRow>> {
+        Box::pin(self.pool.read(move |c| selection::edital(c, &id)))
+    }
+
+    fn list_editais(&self) -> StoreFuture<'_, Vec<taxi_fiscal_store::selection::EditalRow>> {
+        Box::pin(self.pool.read(|c| selection::list(c)))
+    }
+
+    fn save_edital(
+        &self,
+        save: taxi_fiscal_store::selection::EditalSave,
+    ) -> StoreFuture<'_, taxi_fiscal_store::selection::EditalSaved> {
+        Box::pin(async move {
+            let reg = save.registry.as_ref().map(|c| c.registry.clone());
+            let saved = self.pool.write(move |tx| selection::save(tx, save)).await?;
+            // As after `commit_registry`: the cache holds the version just committed.
+            if let Some(reg) = reg {
+                self.set_cache(reg);
+            }
+            Ok(saved)
+        })
     }
 }
 

@@ -78,6 +78,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "019_record_rule_counts",
         include_str!("migrations/019_record_rule_counts.sql"),
     ),
+    ("020_editais", include_str!("migrations/020_editais.sql")),
 ];
 
 /// The schema version this code writes.

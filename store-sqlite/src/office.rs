@@ -375,6 +375,7 @@ mod tests {
              DROP TRIGGER record_rule_counts_delete; DROP TABLE record_rule_counts;
              DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
              DROP TRIGGER record_status_counts_delete; DROP TABLE record_status_counts; DROP TABLE duplicate_candidates;
+             DROP TABLE editais;
              PRAGMA user_version = 16;",
         )
             .unwrap();

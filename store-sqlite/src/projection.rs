@@ -282,6 +282,7 @@ mod tests {
              DROP TRIGGER record_rule_counts_delete; DROP TABLE record_rule_counts;
              DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
              DROP TRIGGER record_status_counts_delete; DROP TABLE record_status_counts;
+             DROP TABLE editais;
              DROP TABLE duplicate_candidates;
              DROP TABLE record_rules;
              ALTER TABLE record_changes ADD COLUMN changes BLOB NOT NULL DEFAULT x'';

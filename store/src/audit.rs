@@ -66,6 +66,7 @@ pub fn action_label(action: &str) -> String {
             Some("record") => "alteração do registro".to_owned(),
             Some("registry") => "alteração do cadastro".to_owned(),
             Some("office") => "ato da Unidade de Transportes".to_owned(),
+            Some("edital") => "ato do edital de chamamento".to_owned(),
             Some("user") | Some("device") => "operação de conta ou dispositivo".to_owned(),
             _ => "operação do sistema".to_owned(),
         })
@@ -99,6 +100,17 @@ pub const ACTION_LABELS: &[(&str, &str)] = &[
         "penalidade retirada do cadastro pela decisão",
     ),
     ("photo.upload", "foto recebida"),
+    ("edital.open", "edital de chamamento aberto"),
+    ("edital.candidate.register", "candidato inscrito no edital"),
+    (
+        "edital.list.publish",
+        "lista de inscritos do edital publicada",
+    ),
+    ("edital.draw", "sorteio do edital realizado"),
+    ("edital.result.publish", "resultado do edital publicado"),
+    ("edital.appeal.file", "recurso contra a escolha protocolado"),
+    ("edital.appeal.decide", "recurso contra a escolha decidido"),
+    ("edital.grant", "alvará concedido pelo edital"),
     (
         "record.observed_persons.upload",
         "identificação das testemunhas recebida do dispositivo",
@@ -121,6 +133,7 @@ pub const ACTION_LABELS: &[(&str, &str)] = &[
     ("registry.permit.grant", "alvará concedido"),
     ("registry.permit.renew", "alvará renovado"),
     ("registry.permit.state", "situação do alvará alterada"),
+    ("registry.permit.stand", "alvará mudado de ponto"),
     ("registry.permit.swap", "veículo do alvará substituído"),
     ("registry.permit.transfer", "alvará transferido"),
     ("registry.person.create", "pessoa cadastrada"),

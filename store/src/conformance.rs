@@ -58,6 +58,7 @@ use sync_core::records::{
     Agent, EventKind, InfractionDraft, LegalBasis, PersonRef, RecordDoc as Doc, Signature,
 };
 use sync_core::rules::RuleId;
+use sync_core::rules::selection::{Edital, Vacancy};
 use sync_core::sync::{
     Bytes, NewRecord, PROTOCOL_VERSION, RejectionCode, ServerSync, SyncError, SyncRequest,
     SyncResponse, device_uuid,
@@ -68,6 +69,7 @@ use crate::records::{
     Caller, EventJob, EventOutcome, RecordFilter, RecordOrder, RecordRow, RecordSort, SearchWord,
     SyncJob, SyncOutcome, record_role,
 };
+use crate::selection::{EditalSave, EditalSaved};
 use crate::{
     Actor, ChangesSince, CodePurpose, CodeRefusal, KeyRegistration, NewAccountCode, NewDevice,
     PhotoMeta, PutPhoto, RefreshTokenRow, RegistryCommit, Role, RotateOutcome, Store, StoreError,
@@ -104,6 +106,10 @@ macro_rules! store_conformance_tests {
             office_jobs_store_every_step_and_effect_or_nothing,
             duplicate_candidates_share_a_plate_across_devices_within_the_window,
             parallel_exchanges_lose_nothing_and_pass_no_change_by,
+            editais_are_created_once_and_saved_under_their_version,
+            an_edital_saved_with_a_registry_version_writes_both_or_neither,
+            editais_are_listed_newest_first_and_bounded,
+            an_edital_opened_on_a_stale_read_is_a_conflict,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -2358,4 +2364,304 @@ pub async fn duplicate_candidates_share_a_plate_across_devices_within_the_window
     );
     assert!(!first_only.complete);
     assert!(read(Some("GHI7J89"), 0, 10, 100).await.docs.is_empty());
+}
+
+// ----- editais de chamamento ----------------------------------------------------------------
+
+/// An edital as the kernel's `selection::open` makes it (built here so that the suite needs no
+/// registry): places at stand S01, dates of December 2026.
+fn edital_of(id: &str) -> Edital {
+    let d = |y, m, day| chrono::NaiveDate::from_ymd_opt(y, m, day).unwrap();
+    Edital {
+        id: id.to_owned(),
+        number: format!("{id}/2026"),
+        opened_on: d(2026, 11, 30),
+        published_on: d(2026, 12, 1),
+        applications_from: d(2026, 12, 21),
+        applications_until: d(2026, 12, 31),
+        reference_date: d(2026, 12, 31),
+        seed_source: String::from("os prêmios da Loteria Federal de 09/01/2027"),
+        draw_on: d(2027, 1, 9),
+        vacancies: vec![Vacancy {
+            stand_id: String::from("S01"),
+            places: 2,
+        }],
+        documents: vec![String::from("Cédula de Identidade")],
+        criteria: String::from("art. 3º"),
+        certificate_validity_days: 90,
+        candidates: Vec::new(),
+        list: None,
+        draw: None,
+        result: None,
+        appeals: Vec::new(),
+        grants: Vec::new(),
+    }
+}
+
+fn save_of(edital: Edital, expected_version: Option<u64>, action: &str) -> EditalSave {
+    EditalSave {
+        subject: format!("edital:{}", edital.id),
+        expected_version,
+        edital,
+        action: action.to_owned(),
+        actor: cli(),
+        registry: None,
+        read: None,
+    }
+}
+
+/// An edital is created once (`Duplicate` for its id again); a save from its current version
+/// bumps it and is what `edital` then reads, with one audit row; a save from a stale version is
+/// `VersionConflict` (both versions named) and writes nothing, nor does a save of an unknown
+/// edital (`NotFound`); the chain verifies after it all.
+pub async fn editais_are_created_once_and_saved_under_their_version(store: Arc<dyn Store>) {
+    assert_eq!(store.edital("2026-01".into()).await.unwrap(), None);
+    let head0 = store.audit_head().await.unwrap();
+    let first = edital_of("2026-01");
+    let saved = store
+        .save_edital(save_of(first.clone(), None, "edital.open"))
+        .await
+        .unwrap();
+    assert_eq!(
+        saved,
+        EditalSaved {
+            version: 1,
+            registry: None
+        }
+    );
+    let row = store.edital("2026-01".into()).await.unwrap().unwrap();
+    assert_eq!((row.id.as_str(), row.version), ("2026-01", 1));
+    assert_eq!(row.edital, first);
+    assert_eq!(row.updated_at, t0());
+    assert_eq!(store.audit_head().await.unwrap().seq, head0.seq + 1);
+
+    match store
+        .save_edital(save_of(edital_of("2026-01"), None, "edital.open"))
+        .await
+    {
+        Err(StoreError::Duplicate { .. }) => {}
+        other => panic!("expected a duplicate, got {other:?}"),
+    }
+
+    let mut next = first.clone();
+    next.number = String::from("001/2026");
+    let saved = store
+        .save_edital(save_of(next.clone(), Some(1), "edital.candidate.register"))
+        .await
+        .unwrap();
+    assert_eq!(saved.version, 2);
+    let row = store.edital("2026-01".into()).await.unwrap().unwrap();
+    assert_eq!((row.version, &row.edital), (2, &next));
+    let head2 = store.audit_head().await.unwrap();
+    assert_eq!(head2.seq, head0.seq + 2);
+
+    // Computed from version 1 by a writer that lost the race.
+    let mut stale = first.clone();
+    stale.number = String::from("999/2026");
+    match store
+        .save_edital(save_of(stale, Some(1), "edital.candidate.register"))
+        .await
+    {
+        Err(StoreError::VersionConflict { expected, found }) => {
+            assert_eq!((expected, found), (1, 2));
+        }
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    match store
+        .save_edital(save_of(edital_of("2026-09"), Some(1), "edital.draw"))
+        .await
+    {
+        Err(StoreError::NotFound { .. }) => {}
+        other => panic!("expected not found, got {other:?}"),
+    }
+    let row = store.edital("2026-01".into()).await.unwrap().unwrap();
+    assert_eq!((row.version, &row.edital), (2, &next));
+    assert_eq!(store.edital("2026-09".into()).await.unwrap(), None);
+    assert_eq!(store.audit_head().await.unwrap(), head2);
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
+}
+
+/// A save carrying a registry version (a grant) commits both, each with its audit row, and
+/// hands the registry commit back; when the registry moved meanwhile, or the edital did, the
+/// save is `VersionConflict` and neither is written.
+pub async fn an_edital_saved_with_a_registry_version_writes_both_or_neither(store: Arc<dyn Store>) {
+    let v0 = store.registry().await.unwrap();
+    store
+        .commit_registry(commit_of(&v0, vec![stand("S01")], "stand:S01"))
+        .await
+        .unwrap();
+    let v1 = store.registry().await.unwrap();
+    store
+        .save_edital(save_of(edital_of("2026-01"), None, "edital.open"))
+        .await
+        .unwrap();
+    let head = store.audit_head().await.unwrap();
+
+    let mut granted = edital_of("2026-01");
+    granted.number = String::from("granted");
+    let commit = commit_of(&v1, vec![stand("S01"), stand("S02")], "stand:S02");
+    let made = commit.changes.changes.clone();
+    let saved = store
+        .save_edital(EditalSave {
+            registry: Some(commit),
+            read: None,
+            ..save_of(granted.clone(), Some(1), "edital.grant")
+        })
+        .await
+        .unwrap();
+    assert_eq!(saved.version, 2);
+    let committed = saved.registry.unwrap();
+    assert_eq!((committed.version, &committed.changes), (2, &made));
+    let v2 = store.registry().await.unwrap();
+    assert_eq!(
+        (v2.version, stand_ids(&v2)),
+        (2, vec!["S01".into(), "S02".into()])
+    );
+    assert_eq!(
+        store
+            .edital("2026-01".into())
+            .await
+            .unwrap()
+            .unwrap()
+            .edital,
+        granted
+    );
+    let head2 = store.audit_head().await.unwrap();
+    assert_eq!(
+        head2.seq,
+        head.seq + 2,
+        "the registry's row and the edital's"
+    );
+
+    // The registry moved since version 1: nothing of the save is written.
+    let mut lost = granted.clone();
+    lost.number = String::from("lost");
+    match store
+        .save_edital(EditalSave {
+            registry: Some(commit_of(&v1, vec![stand("S09")], "stand:S09")),
+            read: None,
+            ..save_of(lost.clone(), Some(2), "edital.grant")
+        })
+        .await
+    {
+        Err(StoreError::VersionConflict { expected, found }) => {
+            assert_eq!((expected, found), (1, 2));
+        }
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    // The edital moved: the registry commit is not written either.
+    match store
+        .save_edital(EditalSave {
+            registry: Some(commit_of(&v2, vec![stand("S09")], "stand:S09")),
+            read: None,
+            ..save_of(lost, Some(1), "edital.grant")
+        })
+        .await
+    {
+        Err(StoreError::VersionConflict { expected, found }) => {
+            assert_eq!((expected, found), (1, 2));
+        }
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    let row = store.edital("2026-01".into()).await.unwrap().unwrap();
+    assert_eq!((row.version, &row.edital), (2, &granted));
+    let still = store.registry().await.unwrap();
+    assert_eq!(
+        (still.version, stand_ids(&still)),
+        (2, vec!["S01".into(), "S02".into()])
+    );
+    assert_eq!(store.audit_head().await.unwrap(), head2);
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
+}
+
+/// The list is newest first (by creation, however recently an older one was saved) and holds
+/// at most `MAX_EDITAIS_LISTED`, leaving the oldest out.
+pub async fn editais_are_listed_newest_first_and_bounded(store: Arc<dyn Store>) {
+    assert!(store.list_editais().await.unwrap().is_empty());
+    let n = crate::selection::MAX_EDITAIS_LISTED + 1;
+    for i in 0..n {
+        let mut save = save_of(edital_of(&format!("E{i:04}")), None, "edital.open");
+        save.actor = Actor::cli(t0() + Duration::minutes(i64::try_from(i).unwrap()));
+        store.save_edital(save).await.unwrap();
+    }
+    // The oldest saved again, later than all: still listed by creation.
+    let mut again = save_of(edital_of("E0001"), Some(1), "edital.candidate.register");
+    again.actor = Actor::cli(t0() + Duration::days(30));
+    store.save_edital(again).await.unwrap();
+    let listed = store.list_editais().await.unwrap();
+    assert_eq!(listed.len(), crate::selection::MAX_EDITAIS_LISTED);
+    let ids: Vec<&str> = listed.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids.first(), Some(&format!("E{:04}", n - 1).as_str()));
+    assert_eq!(ids.last(), Some(&"E0001"), "E0000, the oldest, is left out");
+    assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest first");
+    assert_eq!(listed.last().unwrap().version, 2);
+}
+
+/// Opening an edital carries what its places were counted on: the save is `VersionConflict`
+/// and writes nothing when the registry moved or another edital was opened or saved since the
+/// read; with the read still current it is written.
+pub async fn an_edital_opened_on_a_stale_read_is_a_conflict(store: Arc<dyn Store>) {
+    use crate::selection::ReadSet;
+    let v0 = store.registry().await.unwrap();
+    let opened = |id: &str, read: ReadSet| EditalSave {
+        read: Some(read),
+        ..save_of(edital_of(id), None, "edital.open")
+    };
+    let read0 = ReadSet {
+        registry_version: v0.version,
+        editais: Vec::new(),
+    };
+    store
+        .save_edital(opened("2026-01", read0.clone()))
+        .await
+        .unwrap();
+    // Another edital was opened after the read: conflict, nothing written.
+    match store.save_edital(opened("2026-02", read0.clone())).await {
+        Err(StoreError::VersionConflict { .. }) => {}
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    assert!(store.edital("2026-02".into()).await.unwrap().is_none());
+    // That edital was saved again after the read: conflict.
+    let first = store.edital("2026-01".into()).await.unwrap().unwrap();
+    store
+        .save_edital(save_of(
+            first.edital.clone(),
+            Some(1),
+            "edital.candidate.register",
+        ))
+        .await
+        .unwrap();
+    let stale = ReadSet {
+        registry_version: v0.version,
+        editais: vec![("2026-01".into(), 1)],
+    };
+    match store.save_edital(opened("2026-02", stale)).await {
+        Err(StoreError::VersionConflict { .. }) => {}
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    // The registry moved after the read: conflict.
+    store
+        .commit_registry(commit_of(&v0, vec![stand("S01")], "stand:S01"))
+        .await
+        .unwrap();
+    let stale = ReadSet {
+        registry_version: v0.version,
+        editais: vec![("2026-01".into(), 2)],
+    };
+    match store.save_edital(opened("2026-02", stale)).await {
+        Err(StoreError::VersionConflict { .. }) => {}
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    assert!(store.edital("2026-02".into()).await.unwrap().is_none());
+    // Read again: written.
+    let current = ReadSet {
+        registry_version: v0.version + 1,
+        editais: vec![("2026-01".into(), 2)],
+    };
+    let saved = store.save_edital(opened("2026-02", current)).await.unwrap();
+    assert_eq!(saved.version, 1);
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
 }

@@ -20,6 +20,10 @@
 //! computed from and fails with [`StoreError::VersionConflict`] if another writer got there
 //! first, and the service retries. This keeps the law out of the storage layer and works the
 //! same on a single SQLite writer and on several PostgreSQL nodes.
+//!
+//! Editais de chamamento ([`selection`]) follow the same pattern: the kernel's whole `Edital`
+//! saved under a version ([`Store::save_edital`]), a grant's registry version committed in the
+//! same transaction.
 
 pub mod audit;
 #[cfg(feature = "conformance")]
@@ -31,6 +35,7 @@ pub mod office;
 pub mod receipts;
 pub mod records;
 mod role;
+pub mod selection;
 
 pub use role::Role;
 
@@ -49,6 +54,7 @@ use crate::records::{
     EventJob, EventOutcome, QuarantineRow, RecordDoc, RecordFilter, RecordPage, SyncJob,
     SyncOutcome,
 };
+use crate::selection::{EditalRow, EditalSave, EditalSaved};
 
 /// What every store method returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -589,4 +595,19 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     ) -> StoreFuture<'_, observed::Erasure>;
     /// Ids of the records merged as duplicates into `kept_id`.
     fn merged_into(&self, kept_id: String) -> StoreFuture<'_, Vec<String>>;
+
+    // ----- editais de chamamento (`selection`) ------------------------------------------
+
+    /// One edital with its version.
+    fn edital(&self, id: String) -> StoreFuture<'_, Option<EditalRow>>;
+    /// The editais, newest first (by creation, then id), at most
+    /// [`selection::MAX_EDITAIS_LISTED`].
+    fn list_editais(&self) -> StoreFuture<'_, Vec<EditalRow>>;
+    /// Creates (`expected_version: None`; `Duplicate` for a known id) or replaces an edital
+    /// under optimistic concurrency (`VersionConflict` when it is no longer at
+    /// `expected_version`; `NotFound` when it does not exist), with its audit row and, when
+    /// `registry` is given, that registry version (its own change log and audit row, exactly as
+    /// [`Store::commit_registry`]; `VersionConflict` when the registry moved) — all in one
+    /// transaction, or nothing.
+    fn save_edital(&self, save: EditalSave) -> StoreFuture<'_, EditalSaved>;
 }
