@@ -11,7 +11,7 @@
 //! shape. Every change is written in one transaction with its audit row ([`audit`]).
 //!
 //! Layers, top to bottom: transport ([`api`], [`web`]) → services that know nothing of HTTP
-//! ([`registry`], [`office`], [`service`]) → the [`store::Store`] trait (crate
+//! ([`registry`], [`office`], [`selection`], [`service`]) → the [`store::Store`] trait (crate
 //! `taxi-fiscal-store`, with the audit chain and the receipts) → one backend crate
 //! (`taxi-fiscal-store-sqlite`), chosen once by the binary.
 #![forbid(unsafe_code)]
@@ -29,6 +29,7 @@ pub mod fuzzing;
 pub mod limits;
 pub mod office;
 pub mod registry;
+pub mod selection;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -238,3 +238,17 @@ pub const THUMBNAIL_CACHE_ENTRIES: usize = 256;
 /// JPEG quality of thumbnails: 80 shows the plate and the scene at thumbnail size at about a
 /// third of the bytes of 95.
 pub const THUMBNAIL_JPEG_QUALITY: u8 = 80;
+
+// ----- editais de chamamento (`selection`) ----------------------------------------------------
+//
+// What one edital may hold is the law kernel's (`sync_core::rules::selection::MAX_*`:
+// candidates, stands, places, appeals, preferences, documents, seed and text lengths), checked
+// by its steps; the store bounds the list.
+
+pub use taxi_fiscal_store::selection::MAX_EDITAIS_LISTED;
+
+/// Largest body of an edital's routes (`/v1/editais…`). The largest is the opening: up to
+/// `MAX_DOCUMENTS` (30) documents and the seed's source at `MAX_TEXT_CHARS` (4,000) characters
+/// each, which JSON may escape to six bytes a character — about 750 KiB — and a hundred stands.
+/// 1 MiB takes any honest edital and refuses a bigger body with 413 before it is parsed.
+pub const EDITAL_BODY_LIMIT: usize = 1024 * 1024;

@@ -443,3 +443,304 @@ fn amount_names_the_missing_index_until_the_registry_has_it() {
     ]);
     assert!(e.contains("não há banco de dados"), "{e}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// lottery verify
+// ---------------------------------------------------------------------------------------------
+
+/// The published list of the worked example in docs/selection.md, byte for byte.
+const LOTTERY_LIST: &str = "Edital 001/2026: inscritos habilitados ao sorteio (art. 3º, III)\n\
+                            001;Irene Sá\n\
+                            003;Otávio Lemos\n\
+                            004;Luís Estêvão Magalhães\n\
+                            006;Cláudio Ribeiro\n\
+                            007;Maria da Conceição Gonçalves\n";
+const LOTTERY_SEED: &str = "12345 67890 11111 22222 33333";
+/// `sha256sum` of the list, computed with coreutils (docs/selection.md).
+const LOTTERY_DIGEST: &str = "66c95b8a6dc8542b74f62003277990804829939d96a5a41954e6866f53946cf1";
+/// The order and first key computed with `printf … | sha256sum` and `sort` (docs/selection.md).
+const LOTTERY_ORDER: [&str; 5] = ["004", "006", "007", "001", "003"];
+const LOTTERY_FIRST_KEY: &str = "86db52e1f4e745e14f8ae1920e83a4b6f4cf1b33e032c54a3fd3072a2c17796a";
+
+/// Writes `name` with `content` into `dir`, returning its path as a string.
+fn write_in(dir: &tempfile::TempDir, name: &str, content: &[u8]) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, content).unwrap();
+    p.to_str().unwrap().to_owned()
+}
+
+fn inscriptions_of(v: &Value) -> Vec<String> {
+    v["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["inscription"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A `lottery verify` that must fail at the comparison: exit 2, the JSON of the recomputed
+/// draw on stdout, one line on stderr; returns both.
+fn lottery_mismatch(args: &[&str]) -> (Value, String) {
+    let out = run(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with 2");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.starts_with("erro: "), "{stderr:?}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
+#[test]
+fn the_example_list_is_what_the_kernel_publishes() {
+    use sync_core::rules::selection::{self, Group, ListEntry};
+    let entry = |inscription: &str, name: &str| ListEntry {
+        inscription: inscription.to_owned(),
+        name: name.to_owned(),
+        group: Some(Group::NewRegistrant),
+        since: None,
+        birth_date: chrono::NaiveDate::from_ymd_opt(1990, 1, 1).unwrap(),
+        evidence: String::new(),
+        person_id: None,
+        findings: Vec::new(),
+    };
+    // Out of order on purpose: the list is in inscription order whatever the entries' order.
+    let entries = [
+        entry("004", "Luís Estêvão Magalhães"),
+        entry("001", "Irene Sá"),
+        entry("007", "Maria da Conceição Gonçalves"),
+        entry("003", "Otávio Lemos"),
+        entry("006", "Cláudio Ribeiro"),
+    ];
+    assert_eq!(selection::lottery_text("001/2026", &entries), LOTTERY_LIST);
+    assert_eq!(selection::sha256_hex(LOTTERY_LIST), LOTTERY_DIGEST);
+}
+
+#[test]
+fn lottery_verify_reproduces_the_published_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = write_in(&dir, "lista.txt", LOTTERY_LIST.as_bytes());
+    // The published result as an office would type it: a trailing blank line, CRLF endings.
+    let result = write_in(
+        &dir,
+        "resultado.txt",
+        b"004\r\n006\r\n007\r\n001\r\n003\r\n\r\n",
+    );
+    let v = ok_json(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        LOTTERY_SEED,
+        "--result",
+        &result,
+    ]);
+    assert_eq!(v["digest"], LOTTERY_DIGEST, "{v:#}");
+    assert_eq!(v["bytes"], LOTTERY_LIST.len());
+    assert_eq!(v["inscriptions"], 5);
+    assert_eq!(inscriptions_of(&v), LOTTERY_ORDER);
+    assert_eq!(v["order"][0]["position"], 1);
+    assert_eq!(v["order"][0]["name"], "Luís Estêvão Magalhães");
+    assert_eq!(v["order"][0]["key"], LOTTERY_FIRST_KEY);
+    assert_eq!(v["result"]["reproduced"], true);
+    assert!(v["result"]["first_difference"].is_null());
+    let msg = v["message"].as_str().unwrap();
+    assert!(msg.starts_with("Sorteio reproduzido"), "{msg}");
+    assert!(v["warnings"].as_array().unwrap().is_empty());
+
+    // The same order as the kernel's own draw.
+    let inscriptions = sync_core::rules::selection::lottery_inscriptions(LOTTERY_LIST).unwrap();
+    let kernel: Vec<String> =
+        sync_core::rules::selection::draw_order(LOTTERY_DIGEST, LOTTERY_SEED, &inscriptions)
+            .into_iter()
+            .map(|d| d.inscription)
+            .collect();
+    assert_eq!(inscriptions_of(&v), kernel);
+}
+
+#[test]
+fn lottery_verify_names_the_first_position_of_a_tampered_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = write_in(&dir, "lista.txt", LOTTERY_LIST.as_bytes());
+    // Positions 2 and 3 swapped.
+    let result = write_in(&dir, "resultado.txt", b"004\n007\n006\n001\n003\n");
+    let (v, e) = lottery_mismatch(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        LOTTERY_SEED,
+        "--result",
+        &result,
+    ]);
+    assert!(
+        e.contains("NÃO confere")
+            && e.contains("na posição 2 o resultado traz a inscrição 007")
+            && e.contains("o sorteio refeito dá a inscrição 006"),
+        "{e}"
+    );
+    assert_eq!(v["result"]["reproduced"], false);
+    assert_eq!(v["result"]["first_difference"]["position"], 2);
+    assert_eq!(v["result"]["first_difference"]["published"], "007");
+    assert_eq!(v["result"]["first_difference"]["recomputed"], "006");
+
+    // A result that stops short, and one with an inscription too many.
+    let short = write_in(&dir, "curto.txt", b"004\n006\n007\n001\n");
+    let (_, e) = lottery_mismatch(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        LOTTERY_SEED,
+        "--result",
+        &short,
+    ]);
+    assert!(
+        e.contains("termina antes da posição 5") && e.contains("003"),
+        "{e}"
+    );
+    let long = write_in(&dir, "longo.txt", b"004\n006\n007\n001\n003\n002\n");
+    let (_, e) = lottery_mismatch(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        LOTTERY_SEED,
+        "--result",
+        &long,
+    ]);
+    assert!(
+        e.contains("posição 6 a inscrição 002") && e.contains("só 5"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_tampered_list_has_another_digest_and_so_another_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // One accent dropped from one name: the inscriptions are the same, the bytes are not.
+    let tampered = LOTTERY_LIST.replace("Irene Sá", "Irene Sa");
+    let list = write_in(&dir, "lista.txt", tampered.as_bytes());
+    let result = write_in(&dir, "resultado.txt", b"004\n006\n007\n001\n003\n");
+    let (v, e) = lottery_mismatch(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        LOTTERY_SEED,
+        "--result",
+        &result,
+    ]);
+    assert_ne!(v["digest"], LOTTERY_DIGEST);
+    assert_eq!(v["inscriptions"], 5);
+    assert_ne!(inscriptions_of(&v), LOTTERY_ORDER);
+    assert!(
+        e.contains("na posição 1 o resultado traz a inscrição 004"),
+        "{e}"
+    );
+
+    // The same list saved with Windows line endings: read, but warned about, and not the
+    // published digest.
+    let crlf = write_in(
+        &dir,
+        "crlf.txt",
+        LOTTERY_LIST.replace('\n', "\r\n").as_bytes(),
+    );
+    let v = ok_json(&["lottery", "verify", "--list", &crlf, "--seed", LOTTERY_SEED]);
+    assert_ne!(v["digest"], LOTTERY_DIGEST);
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings.len() == 1 && warnings[0].as_str().unwrap().contains("CRLF"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn an_unreadable_or_foreign_list_is_one_line_and_nonzero() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nada.txt");
+    let e = err_line(&[
+        "lottery",
+        "verify",
+        "--list",
+        missing.to_str().unwrap(),
+        "--seed",
+        LOTTERY_SEED,
+    ]);
+    assert!(e.contains("não foi possível abrir a lista"), "{e}");
+
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        (
+            "sem-cabecalho.txt",
+            b"001;Irene\n".to_vec(),
+            "não está no formato publicado",
+        ),
+        (
+            "binario.bin",
+            vec![0xff, 0xfe, 0x00, 0x41],
+            "não é texto UTF-8",
+        ),
+        (
+            "bom.txt",
+            format!("\u{feff}{LOTTERY_LIST}").into_bytes(),
+            "marca BOM",
+        ),
+        (
+            "grande.txt",
+            vec![b'a'; 4 * 1024 * 1024 + 1],
+            "tem mais de 4194304 bytes",
+        ),
+    ];
+    for (name, bytes, says) in cases {
+        let list = write_in(&dir, name, &bytes);
+        let e = err_line(&["lottery", "verify", "--list", &list, "--seed", LOTTERY_SEED]);
+        assert!(e.contains(says), "{name}: {e}");
+    }
+    // An unreadable result file is said too, before any comparison.
+    let list = write_in(&dir, "lista.txt", LOTTERY_LIST.as_bytes());
+    let e = err_line(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        LOTTERY_SEED,
+        "--result",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(e.contains("não foi possível abrir o resultado"), "{e}");
+    // And a seed of spaces only.
+    let e = err_line(&["lottery", "verify", "--list", &list, "--seed", "   "]);
+    assert!(e.contains("informe a semente"), "{e}");
+}
+
+#[test]
+fn a_seed_typed_with_extra_spaces_gives_the_same_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = write_in(&dir, "lista.txt", LOTTERY_LIST.as_bytes());
+    let plain = ok_json(&["lottery", "verify", "--list", &list, "--seed", LOTTERY_SEED]);
+    let spaced = ok_json(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        "  12345   67890 11111\t22222  33333 ",
+    ]);
+    assert_eq!(spaced["seed"], LOTTERY_SEED);
+    assert_eq!(spaced["order"], plain["order"]);
+    assert_eq!(inscriptions_of(&spaced), LOTTERY_ORDER);
+    // A different seed is a different draw.
+    let other = ok_json(&[
+        "lottery",
+        "verify",
+        "--list",
+        &list,
+        "--seed",
+        "12345 67890",
+    ]);
+    assert_ne!(other["order"], plain["order"]);
+}

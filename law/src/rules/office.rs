@@ -274,7 +274,11 @@ fn holds_permit(index: &RegistryIndex<'_>, person: &Person, except: Option<&str>
 }
 
 /// R43, art. 10 §2: transfers made by the person less than three years before `on`.
-pub(crate) fn transferor_bar(index: &RegistryIndex<'_>, person: &Person, on: NaiveDate) -> Vec<Finding> {
+pub(crate) fn transferor_bar(
+    index: &RegistryIndex<'_>,
+    person: &Person,
+    on: NaiveDate,
+) -> Vec<Finding> {
     index
         .registry
         .transfers

@@ -450,9 +450,7 @@ fn check_text(findings: &mut Vec<Finding>, what: &str, text: &str, max: usize, n
             RuleId::R42,
             format!("{what} tem {n} caracteres; o máximo é {max}."),
         ));
-    } else if text
-        .chars()
-        .any(|c| c.is_control() && (name || c != '\n'))
+    } else if text.chars().any(|c| c.is_control() && (name || c != '\n'))
         || (name && text.contains(';'))
     {
         findings.push(refuse(
@@ -748,9 +746,9 @@ pub fn open(
 
 impl Edital {
     /// Where the edital stands on `today`.
-    pub fn stage(&self, today: NaiveDate, cal: &deadline::CalendarConfig) -> Stage {
+    pub fn stage(&self, today: NaiveDate) -> Stage {
         if self.result.is_some() {
-            return if self.final_on(cal).is_some_and(|f| today >= f) {
+            return if self.final_on().is_some_and(|f| today >= f) {
                 Stage::Final
             } else {
                 Stage::ResultPublished
@@ -806,7 +804,7 @@ impl Edital {
     /// The day the choice becomes final (art. 5): the day after the appeal window, or the day
     /// the last timely appeal was decided if later; `None` before the result or while a timely
     /// appeal waits.
-    pub fn final_on(&self, _cal: &deadline::CalendarConfig) -> Option<NaiveDate> {
+    pub fn final_on(&self) -> Option<NaiveDate> {
         let result = self.result.as_ref()?;
         let after_window = result.appeal_deadline.deadline.succ_opt()?;
         let mut last = after_window;
@@ -1141,7 +1139,7 @@ pub fn lottery_text(edital_number: &str, entries: &[ListEntry]) -> String {
         .iter()
         .filter(|e| e.group == Some(Group::NewRegistrant))
         .collect();
-    group.sort_by(|a, b| a.inscription.cmp(&b.inscription));
+    group.sort_by(|a, b| inscription_order(&a.inscription, &b.inscription));
     for e in group {
         text.push_str(&e.inscription);
         text.push(';');
@@ -1149,6 +1147,12 @@ pub fn lottery_text(edital_number: &str, entries: &[ListEntry]) -> String {
         text.push('\n');
     }
     text
+}
+
+/// Inscriptions in numeric order: `999` before `1000` (numbers are zero-padded to three
+/// digits, and [`MAX_CANDIDATES`] takes them to four).
+pub fn inscription_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 /// SHA-256 of `text`, lower-case hex.
@@ -1282,12 +1286,13 @@ pub fn draw(edital: &Edital, seed: &str, today: NaiveDate) -> Result<Edital, Ref
     }
     let seed = normalise_seed(seed);
     let mut findings = Vec::new();
+    // Normalised, the seed holds no line break; any other character a source prints is kept.
     check_text(
         &mut findings,
         "a semente do sorteio",
         &seed,
         MAX_SEED_CHARS,
-        true,
+        false,
     );
     all_or_refuse(findings)?;
     let inscriptions = lottery_inscriptions(&list.lottery_text).map_err(|reason| Refusal {
@@ -1324,7 +1329,7 @@ pub fn classification(edital: &Edital) -> Vec<Ranked> {
             a.since
                 .cmp(&b.since)
                 .then(a.birth_date.cmp(&b.birth_date))
-                .then(a.inscription.cmp(&b.inscription))
+                .then(inscription_order(&a.inscription, &b.inscription))
         });
         v
     };
@@ -1662,7 +1667,7 @@ pub fn plan_grant(
             ),
         );
     }
-    let final_on = edital.final_on(&config.calendar).unwrap_or(window_end);
+    let final_on = edital.final_on().unwrap_or(window_end);
     let last_day = plus_days(final_on, REGISTRATION_DAYS);
     if today > last_day {
         return refused(

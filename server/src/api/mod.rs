@@ -10,6 +10,7 @@
 //! | sync | [`sync`] | `/v1/sync` |
 //! | records | [`records`] | `/v1/records`, `/v1/records/{id}`, `/v1/records/{id}/{conflicts,audit,quarantine,events}` |
 //! | office | [`office`] | `/v1/office/inbox`, `/v1/office/duplicates…`, `/v1/office/records/{id}/…` |
+//! | editais | [`selection`] | `/v1/editais`, `/v1/editais/{id}/{candidates,list,draw,result,appeals,grants,lottery.txt}` |
 //!
 //! Each area returns a utoipa-axum `OpenApiRouter`; [`api_router`] merges them (a new area —
 //! the record sync's `/v1/sync` — is one more `.merge`), and [`router`] adds the fallbacks and
@@ -29,6 +30,7 @@ pub mod openapi;
 pub mod photos;
 pub mod records;
 pub mod registry;
+pub mod selection;
 pub mod sync;
 
 use axum::Router;
@@ -66,6 +68,7 @@ pub(crate) fn api_router_with(photo_limit: usize) -> OpenApiRouter<AppState> {
         .merge(records::routes())
         .merge(observed::routes())
         .merge(office::routes())
+        .merge(selection::routes())
 }
 
 /// [`api_router_with`] the default photo limit (for the document).

@@ -168,6 +168,7 @@ pub fn payload_schemas() -> Vec<(&'static str, Value)> {
     add::<super::records::NewEventRequest>(&mut out, "new-event-request");
     out.extend(super::office::payload_schemas());
     out.extend(super::law::payload_schemas());
+    out.extend(super::selection::payload_schemas());
     out
 }
 
@@ -244,6 +245,7 @@ fn components() -> serde_json::Map<String, Value> {
     );
     super::office::add_components(&mut generator);
     super::law::add_components(&mut generator);
+    super::selection::add_components(&mut generator);
     generator.take_definitions(true)
 }
 

@@ -13,6 +13,7 @@ use sync_core::rules::RulesConfig;
 mod device;
 mod device_sync;
 mod engine;
+mod lottery;
 mod server;
 
 #[derive(Debug, Parser)]
@@ -48,6 +49,9 @@ enum Command {
     Audit(server::AuditArgs),
     /// Accounts from the command line: `admin add-user` (first administrator of a `serve`).
     Admin(server::AdminArgs),
+    /// An edital's lottery (art. 3, III): `lottery verify` recomputes the draw from the published
+    /// list and seed, and compares it with the published result.
+    Lottery(lottery::LotteryArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -62,6 +66,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => server::import(a),
         Command::Audit(a) => server::audit(a),
         Command::Admin(a) => server::admin(a),
+        Command::Lottery(a) => lottery::run(a),
     }
 }
 

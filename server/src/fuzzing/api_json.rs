@@ -10,7 +10,8 @@ use crate::api::extract::parse_json;
 
 /// The body types [`api_json`] decodes every input as (`POST` routes: login, refresh, password change, new user,
 /// number block, photo "have", record event, sync, fine, permit grant, auxiliary, person,
-/// vehicle, office classification), plus a bare JSON value.
+/// vehicle, office classification, the editais' opening, candidate, appeal and grant), plus a
+/// bare JSON value.
 pub const API_BODY_TYPES: &[&str] = &[
     "LoginRequest",
     "RefreshRequest",
@@ -26,6 +27,10 @@ pub const API_BODY_TYPES: &[&str] = &[
     "Person",
     "Vehicle",
     "ClassifyRequest",
+    "NewEdital",
+    "NewCandidate",
+    "NewAppeal",
+    "GrantRequest",
     "Value",
 ];
 
@@ -57,5 +62,9 @@ pub fn api_json(data: &[u8]) {
     decode::<sync_core::domain::Person>(data);
     decode::<sync_core::domain::Vehicle>(data);
     decode::<crate::office::ClassifyRequest>(data);
+    decode::<sync_core::rules::selection::NewEdital>(data);
+    decode::<sync_core::rules::selection::NewCandidate>(data);
+    decode::<sync_core::rules::selection::NewAppeal>(data);
+    decode::<crate::selection::GrantRequest>(data);
     decode::<serde_json::Value>(data);
 }

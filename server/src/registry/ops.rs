@@ -787,6 +787,53 @@ pub fn transfer(
     judged(reg, next, Touched::act().permit(number), Vec::new(), ctx)
 }
 
+/// Moves a permit in force to another stand: what an edital's place given to a current holder
+/// writes (art. 3 I; the holder keeps the one permit art. 9 allows, `rules::selection`). An
+/// act: the stand must take it — its places and the art. 14 cap (R23) — and what a field check
+/// of the permit then finds refuses it; the stand's service must match (R38, art. 28).
+pub fn move_permit(
+    reg: &Registry,
+    number: &str,
+    stand_id: &str,
+    ctx: &Ctx<'_>,
+) -> Result<Edited, EditError> {
+    let permit = reg
+        .permits
+        .iter()
+        .find(|p| p.number == number)
+        .ok_or_else(|| not_found("O alvará", number))?;
+    let stand = reg
+        .stands
+        .iter()
+        .find(|s| s.id == stand_id)
+        .ok_or_else(|| not_found("O ponto", stand_id))?;
+    if !is_live(permit) {
+        return Err(EditError::Conflict {
+            code: "permit_revoked",
+            message: format!("O alvará {number} foi cassado: não muda de ponto."),
+        });
+    }
+    if permit.stand_id == stand_id {
+        return Err(EditError::Conflict {
+            code: "already_at_stand",
+            message: format!("O alvará {number} já está no ponto {}.", stand.name),
+        });
+    }
+    if permit.service != stand.service {
+        return Err(refusal(
+            RuleId::R38,
+            format!(
+                "O ponto {} não é do tipo de serviço do alvará: rádio-táxis e táxis comuns não \
+                 usam os mesmos pontos (art. 28).",
+                stand.name
+            ),
+        ));
+    }
+    let mut next = reg.clone();
+    permit_mut(&mut next, number)?.stand_id = stand_id.to_owned();
+    judged(reg, next, Touched::act().permit(number), Vec::new(), ctx)
+}
+
 /// Swaps the stands of two permits (art. 11: fee R44, art. 28 service R38).
 pub fn swap(reg: &Registry, req: Swap, ctx: &Ctx<'_>) -> Result<Edited, EditError> {
     office::check_swap(
@@ -1361,6 +1408,35 @@ mod tests {
         .registry;
         assert_eq!(next.permits[0].stand_id, "S02");
         assert_eq!(next.permits[1].stand_id, "S01");
+    }
+
+    /// An edital's place given to a holder moves the permit; not to a full stand (R23), not
+    /// across services (R38), not where it already is.
+    #[test]
+    fn move_permit_takes_a_free_place_of_the_same_service() {
+        let rules = RulesConfig::default();
+        let reg = sample_registry();
+        let next = move_permit(&reg, "0001", "S03", &ctx(&rules))
+            .unwrap()
+            .registry;
+        assert_eq!(permit(&next, "0001").stand_id, "S03");
+        let mut full = reg.clone();
+        full.stands
+            .iter_mut()
+            .find(|s| s.id == "S03")
+            .unwrap()
+            .vacancies = 1;
+        let e = move_permit(&full, "0001", "S03", &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R23"]);
+        let e = move_permit(&reg, "0001", "S04", &ctx(&rules)).unwrap_err();
+        assert_eq!(rule_ids(&e), ["R38"]);
+        assert!(matches!(
+            move_permit(&reg, "0001", "S01", &ctx(&rules)),
+            Err(EditError::Conflict {
+                code: "already_at_stand",
+                ..
+            })
+        ));
     }
 
     #[test]

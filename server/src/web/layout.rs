@@ -27,6 +27,7 @@ pub const NAV: &[(&str, &str, &str)] = &[
     ("/escritorio/pessoas", "Pessoas", "menu-pessoas"),
     ("/escritorio/veiculos", "Veículos", "menu-veiculos"),
     ("/escritorio/pontos", "Pontos", "menu-pontos"),
+    ("/escritorio/editais", "Editais", "menu-editais"),
     (
         "/escritorio/cadastro/importar",
         "Importar cadastro",

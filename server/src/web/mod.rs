@@ -20,6 +20,7 @@
 //! | [`registry`] | `/escritorio/alvaras`, `/escritorio/cadastro/…` — permits, grant, auxiliaries, state, renewal, transfer, swap, CSV import and export |
 //! | [`evidence`] | map links, stand distance, photo thumbnails (`/escritorio/fotos/{sha256}/miniatura`), duplicates and merged records side by side |
 //! | [`fines`] | `/escritorio/multas` — fines, unpaid filter, recording a payment |
+//! | [`editais`] | `/escritorio/editais` — editais de chamamento (arts. 2–6): opening, candidates, list, draw, result, appeals, grants |
 //! | [`people`] | `/escritorio/pessoas` — people (holders, auxiliaries, owners): list, create, edit |
 //! | [`vehicles`] | `/escritorio/veiculos` — vehicles: owner, taximeter, documents |
 //! | [`stands`] | `/escritorio/pontos` — stands and their coordinators |
@@ -71,6 +72,7 @@
 
 pub mod devices;
 pub mod duplicates;
+pub mod editais;
 pub mod evidence;
 pub mod fines;
 pub mod inbox;
@@ -135,6 +137,7 @@ pub fn routes() -> Router<AppState> {
         .merge(duplicates::routes())
         .merge(registry::routes())
         .merge(fines::routes())
+        .merge(editais::routes())
         .merge(law::routes())
         .merge(verify::routes())
         .merge(password::routes())

@@ -21,3 +21,4 @@ mod photos;
 mod records;
 mod registry;
 mod schemas;
+mod selection;

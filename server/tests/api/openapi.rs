@@ -112,5 +112,5 @@ async fn every_documented_route_is_routed_and_served_as_documented() {
             }
         }
     }
-    assert_eq!(count, 95);
+    assert_eq!(count, 108);
 }

@@ -423,11 +423,8 @@ fn result_needs_the_draw_and_opens_five_calendar_days() {
     let deadline = &e.result.as_ref().unwrap().appeal_deadline;
     assert_eq!(deadline.nominal, d(2027, 2, 20));
     assert_eq!(deadline.deadline, d(2027, 2, 22));
-    assert_eq!(
-        e.stage(d(2027, 2, 22), &config().calendar),
-        Stage::ResultPublished
-    );
-    assert_eq!(e.stage(d(2027, 2, 23), &config().calendar), Stage::Final);
+    assert_eq!(e.stage(d(2027, 2, 22)), Stage::ResultPublished);
+    assert_eq!(e.stage(d(2027, 2, 23)), Stage::Final);
 }
 
 #[test]
@@ -451,10 +448,7 @@ fn appeals_in_and_out_of_time() {
     assert!(err.to_string().contains("prazo de recurso"), "{err}");
     let err = plan_grant(&e, &reg.index(), "001", d(2027, 2, 23), &config()).unwrap_err();
     assert!(err.to_string().contains("sem decisão (nº 1)"), "{err}");
-    assert_eq!(
-        e.stage(d(2027, 2, 23), &config().calendar),
-        Stage::ResultPublished
-    );
+    assert_eq!(e.stage(d(2027, 2, 23)), Stage::ResultPublished);
 
     // Appeal 1 granted, excluding whoever took S02; the place passes to the next in order.
     let before = classification(&e);
@@ -486,7 +480,7 @@ fn appeals_in_and_out_of_time() {
     assert_eq!(after[2].stand_id, None);
     let next_with_place = after[3..].iter().find(|r| r.stand_id.is_some()).unwrap();
     assert_eq!(next_with_place.stand_id.as_deref(), Some("S02"));
-    assert_eq!(e.final_on(&config().calendar), Some(d(2027, 2, 24)));
+    assert_eq!(e.final_on(), Some(d(2027, 2, 24)));
     let err = plan_grant(&e, &reg.index(), &excluded, d(2027, 2, 24), &config()).unwrap_err();
     assert!(
         err.to_string().contains("excluída pelo recurso nº 1"),
@@ -561,4 +555,35 @@ fn text_limits_are_enforced_at_their_edge() {
     let mut req = new_edital();
     req.documents = Some(vec!["x".into(); MAX_DOCUMENTS + 1]);
     assert!(open(&sample_registry(), req, &[], d(2027, 1, 4), &config()).is_err());
+}
+
+#[test]
+fn inscriptions_sort_as_numbers() {
+    let mut v = vec!["1000", "999", "001", "010"];
+    v.sort_by(|a, b| inscription_order(a, b));
+    assert_eq!(v, ["001", "010", "999", "1000"]);
+    let entry = |i: &str| ListEntry {
+        inscription: i.into(),
+        name: format!("N{i}"),
+        group: Some(Group::NewRegistrant),
+        since: None,
+        birth_date: d(1980, 1, 1),
+        evidence: String::new(),
+        person_id: None,
+        findings: Vec::new(),
+    };
+    let text = lottery_text("1/2027", &[entry("1000"), entry("999")]);
+    assert!(text.ends_with("999;N999\n1000;N1000\n"), "{text}");
+}
+
+#[test]
+fn a_seed_may_carry_any_printed_character() {
+    let reg = sample_registry();
+    let e = register(&opened(), candidate("Ana", 1), d(2027, 2, 1)).unwrap();
+    let e = publish_list(&e, &reg.index(), d(2027, 2, 6), &config()).unwrap();
+    let drawn = draw(&e, "12345;67890 – 1º prêmio", d(2027, 2, 10)).unwrap();
+    assert_eq!(drawn.draw.unwrap().seed, "12345;67890 – 1º prêmio");
+    assert!(draw(&e, &"9".repeat(MAX_SEED_CHARS + 1), d(2027, 2, 10)).is_err());
+    assert!(draw(&e, &"9".repeat(MAX_SEED_CHARS), d(2027, 2, 10)).is_ok());
+    assert!(draw(&e, "   ", d(2027, 2, 10)).is_err());
 }
