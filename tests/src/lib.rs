@@ -18,7 +18,11 @@
 //! 5. [`browser::Browser`] is headless Chromium driven through chromedriver (W3C WebDriver over
 //!    reqwest) for the office's web pages; it polls for elements with a deadline.
 //!
-//! 6. [`bench`] is what the benchmarks share: devices on a RAM disk, a big registry imported
+//! 6. [`inproc::InProcServer`] is the same server inside the test process, on a clock the test
+//!    moves (`Clock::fixed`): the real router, TCP on loopback and SQLite in a temporary
+//!    directory, for stories the law stretches over weeks (an edital, `tests/tests/edital.rs`).
+//!
+//! 7. [`bench`] is what the benchmarks share: devices on a RAM disk, a big registry imported
 //!    through the command line, autos written quickly, latency statistics.
 //!
 //! Everything waits with a deadline; nothing sleeps to synchronise.
@@ -28,11 +32,13 @@ pub mod api;
 pub mod bench;
 pub mod browser;
 pub mod device;
+pub mod inproc;
 pub mod proxy;
 pub mod registry_gen;
 pub mod server;
 
 pub use api::Api;
 pub use device::{Device, NoSleep};
+pub use inproc::InProcServer;
 pub use proxy::{Fault, Proxy, ProxyEvent};
 pub use server::{Server, taxi_fiscal_bin};

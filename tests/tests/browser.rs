@@ -1616,3 +1616,181 @@ fn the_clerk_compares_duplicates_photo_to_photo_and_the_kept_record_keeps_the_me
     let shot = browser.save_screenshot("merged-record-photos.png");
     assert!(is_png(&shot));
 }
+
+/// Opens `url`, logging in again as the office when the session ended meanwhile (the test's
+/// clock jumps weeks, past a web session's life).
+fn goto_as_office(browser: &Browser, url: &str) {
+    browser.goto(url);
+    if browser.current_url().contains("/login") {
+        browser.fill("#usuario", "escritorio");
+        browser.fill("#senha", "escritorio-demo");
+        let enter = browser.wait_for("#entrar");
+        browser.click_and_wait(&enter);
+    }
+    browser.wait_for("#etapa-edital");
+}
+
+/// Sets a date input (`aaaa-mm-dd`) as a date picker would: typing into one depends on the
+/// browser's locale.
+fn set_date(browser: &Browser, css: &str, date: &str) {
+    browser.wait_for(css);
+    browser.execute(
+        "document.querySelector(arguments[0]).value = arguments[1];",
+        vec![json!(css), json!(date)],
+    );
+}
+
+/// A whole edital in the office pages, on the in-process server whose clock the test moves:
+/// the registry at the art. 14 cap gets one place back by a revocation; the clerk opens an
+/// edital for it (first with too short a notice: refused, what was typed kept), registers a
+/// current holder by CPF alone (the rest comes from the registry) and a newcomer with every
+/// document, publishes the list, draws with the seed, publishes the result, and after the
+/// appeal window grants the place: the holder's permit moves to the stand. The pages pass axe.
+#[test]
+fn the_clerk_runs_an_edital_from_opening_to_grant_in_the_pages() {
+    use sync_core::domain::{PermitState, Registry};
+    let day = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+    let server = e2e::InProcServer::start_demo("2027-02-01T15:00:00Z".parse().unwrap());
+    let office = Api::login(&server.url, OFFICE);
+    let reg: Registry = office.registry();
+    let rules = reg.law().rules.clone();
+    // A holder of S03 in order moves to S02, where a revocation opens one place.
+    let holder = reg
+        .permits
+        .iter()
+        .filter(|p| p.stand_id == "S03" && p.state == PermitState::Active)
+        .filter(|p| p.auxiliaries.is_empty())
+        .filter(|p| !reg.penalties.iter().any(|x| x.permit_number == p.number))
+        .filter(|p| !reg.fines.iter().any(|x| x.permit_number == p.number))
+        .find_map(|p| {
+            let person = reg.people.iter().find(|x| x.id == p.holder_id)?;
+            sync_core::rules::office::driver_requirements(person, day(2027, 3, 16), &rules)
+                .is_empty()
+                .then(|| (person.clone(), p.number.clone()))
+        })
+        .expect("a holder in order at S03");
+    let revoked = reg
+        .permits
+        .iter()
+        .find(|p| p.stand_id == "S02" && p.state == PermitState::Active)
+        .unwrap();
+    let penalty = json!({"permit_number": revoked.number, "person_id": revoked.holder_id,
+                         "kind": {"kind": "revocation"}, "decided_on": "2027-02-01"});
+    assert_eq!(office.post("/v1/penalties", &penalty).0, 201);
+    let state = json!({"state": "revoked", "on": "2027-02-01"});
+    let path = format!("/v1/permits/{}/state", revoked.number);
+    assert_eq!(office.put(&path, &state).0, 200);
+
+    let browser = Browser::start();
+    browser.goto(&format!("{}/login", server.url));
+    browser.fill("#usuario", "escritorio");
+    browser.fill("#senha", "escritorio-demo");
+    let enter = browser.wait_for("#entrar");
+    browser.click_and_wait(&enter);
+    let menu = browser.wait_for("#menu-editais");
+    browser.click_and_wait(&menu);
+    e2e::browser::assert_accessible(&browser, "editais");
+
+    let fill_opening = |applications_from: &str| {
+        browser.fill("#edital-id", "2027-01");
+        browser.fill("#edital-numero", "001/2027");
+        set_date(&browser, "#edital-publicacao", "2027-02-01");
+        set_date(&browser, "#edital-inicio", applications_from);
+        set_date(&browser, "#edital-fim", "2027-03-05");
+        set_date(&browser, "#edital-sorteio", "2027-03-10");
+        browser.fill(
+            "#edital-semente-fonte",
+            "os cinco prêmios da extração nº 6.012 da Loteria Federal",
+        );
+        browser.fill("#vagas-S02", "1");
+        let open = browser.wait_for("#abrir-edital");
+        browser.click_and_wait(&open);
+    };
+    fill_opening("2027-02-15");
+    let refusal = browser.text_of("#erro-abrir-edital");
+    assert!(
+        refusal.contains("20 dias") && refusal.contains("R42"),
+        "{refusal}"
+    );
+    assert_eq!(
+        browser.property(&browser.wait_for("#edital-numero"), "value"),
+        json!("001/2027")
+    );
+    fill_opening("2027-02-22");
+    browser.wait_text("#aviso", "Edital 2027-01 aberto");
+    browser.wait_text("#etapa-edital", "inscrições ainda não abertas");
+
+    // Applications: the holder by CPF alone, a newcomer with everything.
+    server.advance_to(day(2027, 2, 22));
+    let page = format!("{}/escritorio/editais/2027-01", server.url);
+    goto_as_office(&browser, &page);
+    let documents = |browser: &Browser| {
+        set_date(browser, "#inscricao-residencia", "2009-03-01");
+        set_date(browser, "#inscricao-antecedentes", "2027-02-15");
+        browser.click(&browser.wait_for("#inscricao-antecedentes-ok"));
+        set_date(browser, "#inscricao-atestado", "2027-02-15");
+        browser.click(&browser.wait_for("#inscricao-atestado-ok"));
+    };
+    browser.fill("#inscricao-cpf", holder.0.cpf.as_str());
+    documents(&browser);
+    let register = browser.wait_for("#inscrever");
+    browser.click_and_wait(&register);
+    browser.wait_text("#aviso", "inscrito sob o nº 001");
+    assert!(browser.text_of("#candidato-001").contains(&holder.0.name));
+    let cpf = sync_core::domain::Cpf::from_base([7, 3, 0, 2, 0, 2, 7, 9, 1]).unwrap();
+    browser.fill("#inscricao-cpf", cpf.as_str());
+    browser.fill("#inscricao-nome", "Vera Lúcia Prado");
+    set_date(&browser, "#inscricao-nascimento", "1984-07-09");
+    browser.fill("#inscricao-cnh", "40271900991");
+    browser.fill("#inscricao-categoria", "B");
+    set_date(&browser, "#inscricao-primeira", "2012-05-10");
+    set_date(&browser, "#inscricao-validade", "2031-08-01");
+    browser.fill("#inscricao-observacoes", "EAR");
+    documents(&browser);
+    let register = browser.wait_for("#inscrever");
+    browser.click_and_wait(&register);
+    browser.wait_text("#aviso", "inscrito sob o nº 002");
+
+    // The list, the draw, the result.
+    server.advance_to(day(2027, 3, 6));
+    goto_as_office(&browser, &page);
+    let publish = browser.wait_for("#publicar-lista");
+    browser.click_and_wait(&publish);
+    browser.wait_text("#aviso", "Lista publicada");
+    let holder_line = browser.text_of("#lista-001");
+    assert!(holder_line.contains(&holder.1), "{holder_line}");
+    assert!(browser.text_of("#lista-002").contains("III"));
+    browser.wait_text("#sorteio-aguarda", "10/03/2027");
+    server.advance_to(day(2027, 3, 10));
+    goto_as_office(&browser, &page);
+    browser.fill("#sorteio-semente", " 48213 07654  91027 33580 66142 ");
+    let draw = browser.wait_for("#sortear");
+    browser.click_and_wait(&draw);
+    browser.wait_text("#semente-sorteio", "48213 07654 91027 33580 66142");
+    let result = browser.wait_for("#publicar-resultado");
+    browser.click_and_wait(&result);
+    browser.wait_text("#aviso", "recursos ao Prefeito até 15/03/2027");
+    assert!(
+        browser
+            .text_of("#classificado-001")
+            .contains("Terminal Rodoviário")
+    );
+    assert!(
+        browser
+            .text_of("#classificado-002")
+            .contains("lista de espera")
+    );
+    browser.wait_text("#concessao-aguarda", "art. 6º");
+    e2e::browser::assert_accessible(&browser, "edital-resultado");
+
+    // After the window: the grant moves the holder's permit to S02.
+    server.advance_to(day(2027, 3, 16));
+    goto_as_office(&browser, &page);
+    let grant = browser.wait_for("#conceder-001");
+    browser.click_and_wait(&grant);
+    browser.wait_text("#aviso", &format!("Alvará {} concedido", holder.1));
+    assert!(browser.text_of("#tabela-concessoes").contains(&holder.1));
+    let (_, permit) = office.get(&format!("/v1/permits/{}", holder.1));
+    assert_eq!(permit["stand_id"], json!("S02"), "{permit}");
+    e2e::browser::assert_accessible(&browser, "edital-concessao");
+}
