@@ -9,7 +9,7 @@
 //! (`Storage`). Reasons are Portuguese and carry no personal data: where sync-core's message
 //! would repeat a CPF or CNH the officer typed, a message of our own replaces it.
 
-use sync_core::client::{ClientError, ErrorKind, StepError};
+use sync_core::client::{ClientError, ErrorKind, StepError, TransportErrorKind};
 use sync_core::domain::DomainError;
 use sync_core::field::FieldError as CoreFieldError;
 use sync_core::print::{PrintError, RenderError};
@@ -39,7 +39,7 @@ pub enum FiscalError {
     #[error("o servidor recusou: {reason}")]
     RefusedByServer {
         status: Option<u16>,
-        /// Stable code of the server's error shape, e.g. `invalid_credentials`.
+        /// Stable code of the server's error shape, e.g. `bad_credentials`.
         code: String,
         reason: String,
     },
@@ -63,6 +63,11 @@ pub enum FiscalError {
     /// The device database or its files: unreadable, full, from a newer app, inconsistent.
     #[error("problema no armazenamento do aparelho: {reason}")]
     Storage { reason: String },
+    /// The server's certificate is not trusted by this device (another address, something in
+    /// between, or the city's own CA not passed in `SessionOptions.extra_ca_pem`). Not a
+    /// matter of signal and not retried: the city's IT must look at it.
+    #[error("conexão insegura recusada: {reason}")]
+    Untrusted { reason: String },
 }
 
 pub(crate) type FiscalResult<T> = Result<T, FiscalError>;
@@ -99,6 +104,7 @@ impl FiscalError {
             ErrorKind::LoginRequired => Self::LoginRequired { reason },
             ErrorKind::Cancelled => Self::Cancelled,
             ErrorKind::Device => Self::Storage { reason },
+            ErrorKind::Untrusted => Self::Untrusted { reason },
             ErrorKind::Server => Self::RefusedByServer {
                 status: None,
                 code: String::from("sync_step_failed"),
@@ -114,6 +120,11 @@ const ART_17: rules::RuleId = rules::RuleId::R27;
 impl From<ClientError> for FiscalError {
     fn from(e: ClientError) -> Self {
         match e {
+            ClientError::Transport(t) if t.kind == TransportErrorKind::Certificate => {
+                Self::Untrusted {
+                    reason: t.to_string(),
+                }
+            }
             ClientError::Transport(t) => Self::Offline {
                 reason: t.to_string(),
             },
@@ -144,6 +155,7 @@ impl From<ClientError> for FiscalError {
                 "endereço do servidor inválido (esperado http:// ou https:// e o nome do servidor)",
             ),
             e @ ClientError::NoDevice => Self::invalid("device_id", e.to_string()),
+            ClientError::Tls(e) => Self::invalid("extra_ca_pem", e.to_string()),
             ClientError::Store(e) => e.into(),
             ClientError::Field(e) => e.into(),
             e @ ClientError::Sync(_) => Self::storage(e),

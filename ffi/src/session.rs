@@ -179,12 +179,13 @@ impl FieldSession {
     ) -> FiscalResult<Arc<Self>> {
         not_blank("db_path", &db_path, "o caminho do banco de dados")?;
         let options = options.unwrap_or_default();
-        let transport = HttpTransport::new(
+        let transport = HttpTransport::with_ca(
             &server_url,
             Timeouts {
                 connect: Duration::from_secs(u64::from(options.connect_timeout_seconds.max(1))),
                 request: Duration::from_secs(u64::from(options.request_timeout_seconds.max(1))),
             },
+            options.extra_ca_pem.as_deref(),
         )?;
         let client = SyncClient::with_transport(Arc::new(transport)).with_retry(RetryPolicy {
             attempts: options.max_attempts.max(1),
@@ -249,8 +250,8 @@ impl FieldSession {
     }
 
     /// One sync (network; background thread): session, auto numbers, records, photos, registry.
-    /// Raises `Offline`, `LoginRequired`, `Cancelled` or `Storage` when that stopped it;
-    /// otherwise returns what each step did, steps the server refused included.
+    /// Raises `Offline`, `LoginRequired`, `Cancelled`, `Untrusted` or `Storage` when that
+    /// stopped it; otherwise returns what each step did, steps the server refused included.
     #[uniffi::method(default(listener = None))]
     pub fn sync(&self, listener: Option<Arc<dyn SyncListener>>) -> FiscalResult<SyncReport> {
         let mut net = self.net();

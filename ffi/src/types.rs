@@ -43,6 +43,11 @@ pub struct SessionOptions {
     /// Attempts per request before the call fails as offline (retries back off 0.5 s → 30 s).
     #[uniffi(default = 6)]
     pub max_attempts: u32,
+    /// A certificate authority to trust besides the public ones the library carries, as PEM
+    /// text (`-----BEGIN CERTIFICATE-----` …): the city's private CA, when its server's
+    /// certificate is not from a public one. A text with no certificate is refused by `open`.
+    #[uniffi(default = None)]
+    pub extra_ca_pem: Option<String>,
 }
 
 impl Default for SessionOptions {
@@ -51,6 +56,7 @@ impl Default for SessionOptions {
             connect_timeout_seconds: 10,
             request_timeout_seconds: 120,
             max_attempts: 6,
+            extra_ca_pem: None,
         }
     }
 }

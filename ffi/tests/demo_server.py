@@ -13,6 +13,7 @@ bounded deadline; nothing sleeps for a fixed time.
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -27,9 +28,12 @@ READY_DEADLINE_S = 60.0
 class DemoServer:
     """`with DemoServer(bin) as s: s.url` — the server runs inside the block."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, tls=False):
         self.binary = binary
+        self.tls = tls
         self.url = None
+        # With `tls`: the PEM text of the throwaway CA the server's certificate is from.
+        self.ca_pem = None
         self._dir = None
         self._proc = None
 
@@ -38,6 +42,15 @@ class DemoServer:
         env = dict(os.environ)
         env.pop("TAXI_FISCAL_JWT_SECRET", None)
         env.setdefault("TAXI_FISCAL_LOG", "error")
+        if self.tls:
+            # The same throwaway CA as the Rust tests' (scripts/test-ca, openssl).
+            ca_dir = os.path.join(self._dir, "ca")
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "test-ca")
+            subprocess.run(["bash", script, ca_dir], check=True)
+            with open(os.path.join(ca_dir, "ca.pem")) as f:
+                self.ca_pem = f.read()
+            env["TAXI_FISCAL_TLS_CERT"] = os.path.join(ca_dir, "server.pem")
+            env["TAXI_FISCAL_TLS_KEY"] = os.path.join(ca_dir, "server.key")
         self._proc = subprocess.Popen(
             [self.binary, "demo", "--listen", "127.0.0.1:0", "--data", os.path.join(self._dir, "data")],
             stdin=subprocess.DEVNULL,
@@ -48,10 +61,10 @@ class DemoServer:
             first = self._proc.stdout.readline().decode("utf-8", "replace")
             # The rest of the banner is drained so that a full pipe never blocks the server.
             threading.Thread(target=self._proc.stdout.read, daemon=True).start()
-            m = re.search(r"http://([0-9.]+:[0-9]+)", first)
+            m = re.search(r"(https?)://([0-9.]+:[0-9]+)", first)
             if not m:
                 raise RuntimeError(f"the server printed no address: {first!r}")
-            self.url = f"http://{m.group(1)}"
+            self.url = f"{m.group(1)}://{m.group(2)}"
             self._wait_healthy()
         except BaseException:
             self.__exit__(None, None, None)
@@ -65,7 +78,7 @@ class DemoServer:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"the server exited with status {self._proc.returncode}")
             try:
-                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as r:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=2, context=self.ssl_context()) as r:
                     if r.status == 200:
                         return
             except OSError as e:  # connection refused while it starts
@@ -73,6 +86,12 @@ class DemoServer:
             # Polling interval of a bounded wait, not a synchronisation by sleep.
             time.sleep(0.05)
         raise RuntimeError(f"/health did not answer within {READY_DEADLINE_S} s: {last}")
+
+    def ssl_context(self):
+        """What urllib needs to trust this server (None over plain http)."""
+        if self.ca_pem is None:
+            return None
+        return ssl.create_default_context(cadata=self.ca_pem)
 
     def __exit__(self, *exc):
         if self._proc is not None and self._proc.poll() is None:

@@ -499,5 +499,54 @@ class FieldSessionTest(unittest.TestCase):
             self.assertEqual(f.read(), garbage, "a foreign file must be left untouched")
 
 
+class HttpsTest(unittest.TestCase):
+    """The same library against a server that serves HTTPS with a certificate from the city's
+    own CA: trusted when the app passes that CA, refused as untrusted (not offline) otherwise."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = DemoServer(os.environ["TAXI_FISCAL_BIN"], tls=True).__enter__()
+        cls.dir = tempfile.TemporaryDirectory(prefix="taxi-fiscal-ffi-https-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+        cls.dir.cleanup()
+
+    def test_sync_over_https_with_the_city_ca(self):
+        self.assertTrue(self.server.url.startswith("https://"), self.server.url)
+        s = tf.FieldSession.open(
+            os.path.join(self.dir.name, "https.db"),
+            self.server.url,
+            OFFICER[2],
+            tf.SessionOptions(extra_ca_pem=self.server.ca_pem),
+        )
+        login = s.login(OFFICER[0], OFFICER[1])
+        self.assertEqual(login.username, OFFICER[0])
+        summary = s.sync()
+        self.assertTrue(summary.ok, summary)
+        self.assertIsNotNone(s.lookup_permit("0001"))
+        # The same device file opened without the CA: its sync stops as untrusted.
+        without = tf.FieldSession.open(os.path.join(self.dir.name, "https.db"), self.server.url, "")
+        with self.assertRaises(tf.FiscalError.Untrusted):
+            without.sync()
+
+    def test_an_untrusted_certificate_is_refused_at_once(self):
+        s = tf.FieldSession.open(os.path.join(self.dir.name, "untrusted.db"), self.server.url, OFFICER[2])
+        with self.assertRaises(tf.FiscalError.Untrusted) as e:
+            s.login(OFFICER[0], OFFICER[1])
+        self.assertIn("certificado", str(e.exception))
+
+    def test_a_ca_text_without_a_certificate_is_refused_when_opening(self):
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            tf.FieldSession.open(
+                os.path.join(self.dir.name, "bad-ca.db"),
+                self.server.url,
+                OFFICER[2],
+                tf.SessionOptions(extra_ca_pem="isto não é um certificado"),
+            )
+        self.assertEqual(e.exception.field, "extra_ca_pem")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

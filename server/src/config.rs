@@ -72,6 +72,11 @@ pub enum ConfigError {
          {MAX_AUTH_ADDRESS_BURST} (recebido {0:?})"
     )]
     AuthBurst(String),
+    #[error(
+        "informe os dois arquivos do TLS, --tls-cert e --tls-key (ou TAXI_FISCAL_TLS_CERT e \
+         TAXI_FISCAL_TLS_KEY), ou nenhum"
+    )]
+    TlsPair,
 }
 
 /// Largest `TAXI_FISCAL_AUTH_ADDRESS_BURST`: raising the per-address budget is for a deployment
@@ -127,23 +132,55 @@ pub fn parse_public_urls(text: &str) -> Result<Vec<String>, ConfigError> {
     Ok(origins)
 }
 
-/// The origins the office pages accept when none is configured: the listen address's.
-pub fn origins_of_listen(listen: SocketAddr) -> Vec<String> {
+/// The origins the office pages accept when none is configured: the listen address's, with
+/// `https` when the server serves TLS itself.
+pub fn origins_of_listen(listen: SocketAddr, tls: bool) -> Vec<String> {
+    let scheme = if tls { "https" } else { "http" };
     let port = listen.port();
     let ip = listen.ip();
     if ip.is_loopback() || ip.is_unspecified() {
         let mut v = vec![
-            format!("http://127.0.0.1:{port}"),
-            format!("http://localhost:{port}"),
-            format!("http://[::1]:{port}"),
+            format!("{scheme}://127.0.0.1:{port}"),
+            format!("{scheme}://localhost:{port}"),
+            format!("{scheme}://[::1]:{port}"),
         ];
-        let own = format!("http://{listen}");
+        let own = format!("{scheme}://{listen}");
         if ip.is_loopback() && !v.contains(&own) {
             v.insert(0, own);
         }
         v
     } else {
-        vec![format!("http://{listen}")]
+        vec![format!("{scheme}://{listen}")]
+    }
+}
+
+/// The certificate and key files of built-in TLS (`crate::tls`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// PEM certificate chain, the server's own certificate first.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+}
+
+impl TlsFiles {
+    /// Flags first, then `TAXI_FISCAL_TLS_CERT` / `TAXI_FISCAL_TLS_KEY`; both or neither.
+    pub fn resolve(
+        cert: Option<PathBuf>,
+        key: Option<PathBuf>,
+    ) -> Result<Option<Self>, ConfigError> {
+        let env = |var: &str| {
+            std::env::var_os(var)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let cert = cert.or_else(|| env("TAXI_FISCAL_TLS_CERT"));
+        let key = key.or_else(|| env("TAXI_FISCAL_TLS_KEY"));
+        match (cert, key) {
+            (Some(cert), Some(key)) => Ok(Some(Self { cert, key })),
+            (None, None) => Ok(None),
+            _ => Err(ConfigError::TlsPair),
+        }
     }
 }
 
@@ -231,6 +268,9 @@ pub struct Config {
     /// Where and how to file a reconsideration or an appeal, as a notification prints it
     /// (`TAXI_FISCAL_NOTICE_FILING_PLACE`).
     pub notice_filing_place: String,
+    /// Built-in TLS (`--tls-cert`/`--tls-key`); `None`: plain HTTP, e.g. behind a proxy that
+    /// terminates TLS.
+    pub tls: Option<TlsFiles>,
     /// Where "now" comes from.
     pub clock: crate::Clock,
 }
@@ -262,6 +302,7 @@ impl Config {
             public_origins: Vec::new(),
             notice_authority: crate::office::notices::DEFAULT_AUTHORITY.to_owned(),
             notice_filing_place: crate::office::notices::DEFAULT_FILING_PLACE.to_owned(),
+            tls: None,
             clock: crate::Clock::system(),
         }
     }
@@ -461,8 +502,33 @@ mod tests {
     }
 
     #[test]
+    fn tls_origins_are_https() {
+        let o = origins_of_listen("127.0.0.1:8443".parse().unwrap(), true);
+        assert_eq!(o[0], "https://127.0.0.1:8443");
+        assert!(o.iter().all(|o| o.starts_with("https://")), "{o:?}");
+    }
+
+    #[test]
+    fn tls_needs_both_files_or_neither() {
+        let (c, k) = (PathBuf::from("c.pem"), PathBuf::from("k.pem"));
+        // The environment is not set by this test: flags alone decide.
+        if std::env::var_os("TAXI_FISCAL_TLS_CERT").is_none()
+            && std::env::var_os("TAXI_FISCAL_TLS_KEY").is_none()
+        {
+            assert_eq!(TlsFiles::resolve(None, None).unwrap(), None);
+            let e = TlsFiles::resolve(Some(c.clone()), None).unwrap_err();
+            assert!(e.to_string().contains("--tls-key"), "{e}");
+            assert!(TlsFiles::resolve(None, Some(k.clone())).is_err());
+        }
+        assert_eq!(
+            TlsFiles::resolve(Some(c.clone()), Some(k.clone())).unwrap(),
+            Some(TlsFiles { cert: c, key: k })
+        );
+    }
+
+    #[test]
     fn default_origins_are_the_listen_address() {
-        let o = origins_of_listen("127.0.0.1:8080".parse().unwrap());
+        let o = origins_of_listen("127.0.0.1:8080".parse().unwrap(), false);
         assert_eq!(
             o,
             [
@@ -471,10 +537,10 @@ mod tests {
                 "http://[::1]:8080"
             ]
         );
-        let o = origins_of_listen("0.0.0.0:9000".parse().unwrap());
+        let o = origins_of_listen("0.0.0.0:9000".parse().unwrap(), false);
         assert!(o.contains(&"http://localhost:9000".to_owned()), "{o:?}");
         assert_eq!(
-            origins_of_listen("192.168.0.10:8080".parse().unwrap()),
+            origins_of_listen("192.168.0.10:8080".parse().unwrap(), false),
             ["http://192.168.0.10:8080"]
         );
     }

@@ -33,6 +33,7 @@ pub mod selection;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod tls;
 pub mod web;
 
 pub use api::router;

@@ -13,6 +13,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use crate::Clock;
@@ -53,6 +54,8 @@ pub enum ServerError {
     Seed(String),
     #[error("importação de rules-config.json: {0}")]
     Parameters(String),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsConfigError),
 }
 
 /// Creates the data directory (and any missing parent) readable by its owner only (0700): it
@@ -119,6 +122,8 @@ struct Inner {
     /// The office pages' browser sessions: here, not in the pages' router, because a password
     /// changed through the API ends them too.
     web_sessions: Arc<crate::web::Sessions>,
+    /// Built-in TLS, read from `Config::tls` at start (`crate::tls`).
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl AppState {
@@ -165,8 +170,13 @@ impl AppState {
             config.login_max_failures_per_username,
             crate::limits::MAX_TRACKED_LOGIN_KEYS,
         );
+        // Read before anything else is set up: a wrong file stops the start, naming it.
+        let tls = match &config.tls {
+            Some(files) => Some(crate::tls::server_config(&files.cert, &files.key)?),
+            None => None,
+        };
         let origins = if config.public_origins.is_empty() {
-            crate::config::origins_of_listen(config.listen)
+            crate::config::origins_of_listen(config.listen, tls.is_some())
         } else {
             config.public_origins.clone()
         };
@@ -195,7 +205,31 @@ impl AppState {
             snapshot: Mutex::new(None),
             signing_key: Arc::new(signing_key),
             web_sessions: Arc::new(crate::web::Sessions::default()),
+            tls,
         })))
+    }
+
+    /// The TLS configuration when the server serves HTTPS itself.
+    pub fn tls(&self) -> Option<&Arc<rustls::ServerConfig>> {
+        self.0.tls.as_ref()
+    }
+
+    /// The scheme browsers and devices use to reach this listener.
+    pub fn scheme(&self) -> &'static str {
+        if self.0.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    /// Whether session cookies carry `Secure`: when every origin the office pages are reached
+    /// at is `https` (built-in TLS, or `TAXI_FISCAL_PUBLIC_URL` naming a proxy's https
+    /// address). A browser drops a `Secure` cookie set over plain http, so an http origin
+    /// among them keeps it off.
+    pub fn secure_cookies(&self) -> bool {
+        let origins = self.public_origins();
+        !origins.is_empty() && origins.iter().all(|o| o.starts_with("https://"))
     }
 
     /// The browser sessions of the office pages.
@@ -267,7 +301,7 @@ impl AppState {
             tracing::info!(origins = ?self.config().public_origins, "origens públicas das páginas");
             return;
         }
-        let origins = crate::config::origins_of_listen(addr);
+        let origins = crate::config::origins_of_listen(addr, self.0.tls.is_some());
         if addr.ip().is_unspecified() {
             tracing::warn!(
                 %addr,
@@ -344,13 +378,30 @@ pub async fn launch_with_state(
     }
     // The peer address of each connection reaches handlers as `ConnectInfo` (auth::throttle).
     let app = crate::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|source| ServerError::Io {
-            context: String::from("servindo HTTP"),
-            source,
-        });
+    let served = match state.tls() {
+        None => axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(|source| ServerError::Io {
+                context: String::from("servindo HTTP"),
+                source,
+            }),
+        Some(config) => match crate::tls::TlsListener::new(listener, Arc::clone(config)) {
+            // `tap_io` does nothing to the connection: axum's `ConnectInfo<SocketAddr>` is
+            // implemented for a tapped listener of any kind, not for a bare custom one.
+            Ok(tls) => axum::serve(tls.tap_io(|_| {}), app)
+                .with_graceful_shutdown(shutdown)
+                .await
+                .map_err(|source| ServerError::Io {
+                    context: String::from("servindo HTTPS"),
+                    source,
+                }),
+            Err(source) => Err(ServerError::Io {
+                context: String::from("iniciando o TLS"),
+                source,
+            }),
+        },
+    };
     let _ = stop.send(());
     let _ = anchoring.await;
     // Logged at shutdown even when unchanged: the log shows the head the server stopped at.

@@ -105,7 +105,10 @@ async fn snapshot(client: &reqwest::Client, url: &str, token: &str) -> sync_core
 async fn demo_serves_restarts_on_the_same_data_and_keeps_its_chain() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("dados");
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder()
+        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        .build()
+        .unwrap();
 
     let server = start_demo(&data);
     let url = server.url.clone();

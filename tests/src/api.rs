@@ -20,6 +20,7 @@ pub const ADMIN: (&str, &str, &str) = ("admin", "admin-demo", "desktop-admin");
 impl Api {
     pub fn login(url: &str, (user, password, device): (&str, &str, &str)) -> Self {
         let http = reqwest::blocking::Client::builder()
+            .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
             .timeout(Duration::from_secs(60))
             .build()
             .unwrap();
@@ -207,6 +208,7 @@ pub struct OfficeSession {
 impl OfficeSession {
     pub fn login(url: &str) -> Self {
         let http = reqwest::blocking::Client::builder()
+            .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
             .build()

@@ -209,6 +209,7 @@ impl Browser {
             }
         };
         let http = reqwest::blocking::Client::builder()
+            .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
             .timeout(START)
             .build()
             .unwrap();

@@ -42,6 +42,8 @@ pub struct Device {
     pub sleeps: Arc<NoSleep>,
     client: SyncClient,
     url: String,
+    /// The CA the device trusts besides the public ones (an HTTPS test server's).
+    ca_pem: Option<String>,
     options: ClientOptions,
     pub server_device_id: String,
     _dir: Option<tempfile::TempDir>,
@@ -68,10 +70,26 @@ impl Device {
         password: &str,
         clock_offset: chrono::Duration,
     ) -> Self {
+        Self::login_trusting(name, url, None, device_id, user, password, clock_offset)
+    }
+
+    /// [`Device::login`] to a server whose certificate is from `ca_pem` (HTTPS tests).
+    pub fn login_trusting(
+        name: &str,
+        url: &str,
+        ca_pem: Option<&str>,
+        device_id: &str,
+        user: &str,
+        password: &str,
+        clock_offset: chrono::Duration,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join(format!("{name}.db"))).unwrap();
         let mut d = Self::with_store(name, store, url, device_id, clock_offset);
         d._dir = Some(dir);
+        if ca_pem.is_some() {
+            d.trust(ca_pem);
+        }
         d.client
             .login(&mut d.store, user, password, Some(device_id))
             .unwrap();
@@ -115,8 +133,9 @@ impl Device {
         Self {
             name: name.to_owned(),
             store,
-            client: client(url, clock.clone(), sleeps.clone(), options.clone()),
+            client: client(url, None, clock.clone(), sleeps.clone(), options.clone()),
             url: url.to_owned(),
+            ca_pem: None,
             options,
             clock,
             sleeps,
@@ -130,6 +149,12 @@ impl Device {
         self.client
             .login(&mut self.store, user, password, Some(&id))
             .unwrap();
+    }
+
+    /// From now on trust `ca_pem` too (an HTTPS test server's CA), or only the public roots.
+    pub fn trust(&mut self, ca_pem: Option<&str>) {
+        self.ca_pem = ca_pem.map(str::to_owned);
+        self.rebuild();
     }
 
     /// From now on talk to `url` (the server, or a proxy in front of it).
@@ -146,6 +171,7 @@ impl Device {
     fn rebuild(&mut self) {
         self.client = client(
             &self.url,
+            self.ca_pem.as_deref(),
             self.clock.clone(),
             self.sleeps.clone(),
             self.options.clone(),
@@ -316,16 +342,18 @@ impl Device {
 
 fn client(
     url: &str,
+    ca_pem: Option<&str>,
     clock: Arc<dyn Clock>,
     sleeps: Arc<NoSleep>,
     options: ClientOptions,
 ) -> SyncClient {
-    let transport = HttpTransport::new(
+    let transport = HttpTransport::with_ca(
         url,
         Timeouts {
             connect: Duration::from_secs(5),
             request: Duration::from_secs(60),
         },
+        ca_pem,
     )
     .unwrap();
     SyncClient::with_transport(Arc::new(transport))

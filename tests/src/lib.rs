@@ -22,6 +22,9 @@
 //!    moves (`Clock::fixed`): the real router, TCP on loopback and SQLite in a temporary
 //!    directory, for stories the law stretches over weeks (an edital, `tests/tests/edital.rs`).
 //!
+//! 8. [`TestCa`] is a throwaway certificate authority (`scripts/test-ca`) for the HTTPS tests:
+//!    [`Server::start_demo_tls`] serves with its certificate, clients trust its PEM.
+//!
 //! 7. [`bench`] is what the benchmarks share: devices on a RAM disk, a big registry imported
 //!    through the command line, autos written quickly, latency statistics.
 //!
@@ -36,9 +39,11 @@ pub mod inproc;
 pub mod proxy;
 pub mod registry_gen;
 pub mod server;
+pub mod tls;
 
 pub use api::Api;
 pub use device::{Device, NoSleep};
 pub use inproc::InProcServer;
 pub use proxy::{Fault, Proxy, ProxyEvent};
 pub use server::{Server, taxi_fiscal_bin};
+pub use tls::TestCa;

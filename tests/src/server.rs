@@ -48,6 +48,8 @@ pub struct Server {
     /// Extra arguments of `demo` and environment variables (kept for `restart`).
     demo_args: Vec<&'static str>,
     env: Vec<(&'static str, String)>,
+    /// The CA the server's certificate is from, when it serves HTTPS.
+    pub ca_pem: Option<String>,
 }
 
 impl Drop for Server {
@@ -74,21 +76,42 @@ impl Server {
         Self::start_demo_with(data, Vec::new(), Vec::new())
     }
 
+    /// `start_demo` serving HTTPS with the certificate of `ca` (built-in TLS).
+    pub fn start_demo_tls(data: &Path, ca: &crate::TestCa) -> Self {
+        Self::start(
+            data,
+            vec!["--no-sample-records"],
+            ca.server_env(),
+            Some(ca.ca_pem.clone()),
+        )
+    }
+
     fn start_demo_with(
         data: &Path,
         demo_args: Vec<&'static str>,
         env: Vec<(&'static str, String)>,
     ) -> Self {
+        Self::start(data, demo_args, env, None)
+    }
+
+    fn start(
+        data: &Path,
+        demo_args: Vec<&'static str>,
+        env: Vec<(&'static str, String)>,
+        ca_pem: Option<String>,
+    ) -> Self {
         let bin = taxi_fiscal_bin();
         let (child, addr) = spawn(&bin, data, "127.0.0.1:0", &demo_args, &env);
+        let scheme = if ca_pem.is_some() { "https" } else { "http" };
         let server = Self {
             child: Some(child),
-            url: format!("http://{addr}"),
+            url: format!("{scheme}://{addr}"),
             addr,
             data: data.to_owned(),
             bin,
             demo_args,
             env,
+            ca_pem,
         };
         server.wait_ready();
         server
@@ -149,6 +172,9 @@ impl Server {
     /// Polls `/health` until it answers 200, within a deadline.
     fn wait_ready(&self) {
         let http = reqwest::blocking::Client::builder()
+            .tls_backend_preconfigured(
+                sync_core::client::tls::client_config(self.ca_pem.as_deref()).unwrap(),
+            )
             .timeout(Duration::from_secs(2))
             .build()
             .unwrap();
@@ -246,7 +272,10 @@ fn spawn_checked(
     });
     let addr = first
         .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
+        .find_map(|w| {
+            w.strip_prefix("http://")
+                .or_else(|| w.strip_prefix("https://"))
+        })
         .and_then(|a| a.trim_end_matches('/').parse().ok());
     (child, addr)
 }

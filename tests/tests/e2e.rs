@@ -912,7 +912,11 @@ fn devices_and_server_judge_alike_under_parameters_set_by_the_office() {
 
 /// GET without a login (the public verification page): status and body.
 fn public_get(server: &Server, path: &str) -> (u16, String) {
-    let r = reqwest::blocking::get(format!("{}{path}", server.url)).unwrap();
+    let http = reqwest::blocking::Client::builder()
+        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        .build()
+        .unwrap();
+    let r = http.get(format!("{}{path}", server.url)).send().unwrap();
     (r.status().as_u16(), r.text().unwrap())
 }
 
@@ -1132,4 +1136,91 @@ fn a_lost_answer_to_the_witness_upload_is_retried_and_stored_once() {
         .get(&format!("/v1/records/{}/observed-persons", rec.id));
     assert_eq!(held["persons"][0]["name"], "Rosa Comerciante");
     assert_eq!(held["persons"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn over_https_a_device_trusting_the_city_ca_syncs_and_an_untrusted_certificate_is_not_retried() {
+    let ca = e2e::TestCa::new();
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo_tls(&dir.path().join("dados"), &ca);
+    assert!(
+        server.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+
+    // The officer's tablet, told to trust the city's CA: login, registry, numbers over TLS.
+    let mut d = Device::login_trusting(
+        "fiscal",
+        &server.url,
+        Some(&ca.ca_pem),
+        "tablet-fiscal-01",
+        "fiscal",
+        "fiscal-demo",
+        Days::zero(),
+    );
+    let first = d.sync_ok();
+    assert_eq!(
+        first.registry.unwrap().mode,
+        sync_core::client::RegistryMode::Snapshot
+    );
+    let taxi = regular_taxi_of_s01(&d);
+    d.infraction(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Recusou passageiro no ponto.",
+    );
+
+    // The same tablet trusting only the public roots: the certificate is refused at once, as
+    // untrusted (not "offline"), with no retry, and the record stays pending.
+    d.trust(None);
+    d.client().reset_wire_stats();
+    let refused = d.sync();
+    assert!(!refused.ok && refused.stopped, "{refused:?}");
+    let e = &refused.errors[0];
+    assert_eq!(e.kind, ErrorKind::Untrusted, "{e:?}");
+    assert!(
+        e.message.contains("não confia no certificado"),
+        "{}",
+        e.message
+    );
+    assert_eq!(refused.wire.requests, 1, "one attempt: {:?}", refused.wire);
+    assert_eq!(refused.wire.retries, 0);
+    assert_eq!(refused.status.pending_records, 1);
+
+    // Trusting the CA again, the record goes up; nothing was lost.
+    d.trust(Some(&ca.ca_pem));
+    let s = d.sync_ok();
+    let r = s.records.unwrap();
+    assert_eq!((r.sent_new, r.acked, r.rejected), (1, 1, 0));
+    assert_eq!(s.status.pending_records, 0);
+
+    // The office logs in over HTTPS: the session cookie is `Secure`.
+    let http = reqwest::blocking::Client::builder()
+        .tls_backend_preconfigured(sync_core::client::tls::client_config(Some(&ca.ca_pem)).unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let r = http
+        .post(format!("{}/login", server.url))
+        .header("origin", &server.url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("; Secure"), "{cookie}");
+    // The plain-http origin of the same address is not this server's.
+    let foreign = http
+        .post(format!("{}/login", server.url))
+        .header("origin", server.url.replacen("https://", "http://", 1))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio")
+        .send()
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+    let (ok, out) = server.audit_verify();
+    assert!(ok, "{out}");
 }

@@ -8,6 +8,11 @@
 //! All print JSON on stdout: `enrol` the registration, `login` the session (never the tokens), `sync` the whole
 //! `SyncSummary` (what each step did, wire bytes, the status after it). A sync in which a step
 //! failed still prints its summary, then fails with that step's error (exit status 2).
+//!
+//! HTTPS servers are checked against the public roots the library carries; a server with a
+//! certificate from the city's own authority needs that CA's PEM file in `TAXI_FISCAL_CA_FILE`.
+
+use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -60,12 +65,23 @@ pub(crate) struct SyncArgs {
     status: bool,
 }
 
+/// A PEM file of a certificate authority the device trusts besides the public ones.
+const CA_ENV: &str = "TAXI_FISCAL_CA_FILE";
+
 fn client(server: &str, timeout: u64) -> anyhow::Result<SyncClient> {
     let timeouts = Timeouts {
         request: std::time::Duration::from_secs(timeout.max(1)),
         ..Timeouts::default()
     };
-    let transport = sync_core::client::HttpTransport::new(server, timeouts)?;
+    // A city's private CA, for a server whose certificate is not from a public one.
+    let ca = match std::env::var_os(CA_ENV) {
+        Some(path) => Some(
+            std::fs::read_to_string(&path)
+                .with_context(|| format!("lendo {CA_ENV}={}", Path::new(&path).display()))?,
+        ),
+        None => None,
+    };
+    let transport = sync_core::client::HttpTransport::with_ca(server, timeouts, ca.as_deref())?;
     Ok(SyncClient::with_transport(std::sync::Arc::new(transport)))
 }
 

@@ -41,6 +41,20 @@ pub(crate) struct ServeArgs {
     /// Address to listen on, e.g. 127.0.0.1:8080 (port 0: any free port). Env: TAXI_FISCAL_LISTEN.
     #[arg(long)]
     listen: Option<String>,
+    #[command(flatten)]
+    tls: TlsArgs,
+}
+
+/// Built-in TLS: both files, or neither (plain HTTP, e.g. behind a proxy that terminates TLS).
+#[derive(Debug, Args)]
+pub(crate) struct TlsArgs {
+    /// PEM certificate chain to serve HTTPS with (the server's certificate first). Env:
+    /// TAXI_FISCAL_TLS_CERT.
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of that certificate. Env: TAXI_FISCAL_TLS_KEY.
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -55,6 +69,8 @@ pub(crate) struct DemoArgs {
     /// synced in from sample devices) into a server that has none.
     #[arg(long)]
     no_sample_records: bool,
+    #[command(flatten)]
+    tls: TlsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -202,7 +218,8 @@ const STORE: taxi_fiscal_server::server::StoreOpener = taxi_fiscal_server::store
 
 pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let dir = data_dir(a.data, None)?;
-    let config = Config::resolve(dir.clone(), a.listen.as_deref())?;
+    let mut config = Config::resolve(dir.clone(), a.listen.as_deref())?;
+    config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key)?;
     runtime()?.block_on(async move {
         init_tracing();
         let listen = config.listen;
@@ -218,7 +235,11 @@ pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("não foi possível escutar em {listen}"))?;
         let addr = listener.local_addr()?;
         let shutdown = shutdown_signal();
-        println!("taxi-fiscal no ar: http://{addr} (dados: {})", dir.display());
+        println!(
+            "taxi-fiscal no ar: {}://{addr} (dados: {})",
+            state.scheme(),
+            dir.display()
+        );
         taxi_fiscal_server::launch_with_state(listener, state, shutdown).await?;
         Ok(())
     })
@@ -228,7 +249,8 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
     let sample_records = !a.no_sample_records;
     let dir = data_dir(a.data, Some(DEMO_DATA))?;
     taxi_fiscal_server::server::create_data_dir(&dir)?;
-    let config = Config::resolve(dir.clone(), a.listen.as_deref())?;
+    let mut config = Config::resolve(dir.clone(), a.listen.as_deref())?;
+    config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key)?;
     runtime()?.block_on(async move {
         init_tracing();
         let listen = config.listen;
@@ -248,14 +270,14 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
         let version = state.store().registry().await?.version;
         let year = chrono::Datelike::year(&state.clock().today());
         let shutdown = shutdown_signal();
-        print_banner(addr, &dir, version, seeded.is_some(), year);
+        print_banner(state.scheme(), addr, &dir, version, seeded.is_some(), year);
         taxi_fiscal_server::launch_with_state(listener, state, shutdown).await?;
         Ok(())
     })
 }
 
-fn print_banner(addr: SocketAddr, dir: &Path, version: u64, seeded: bool, year: i32) {
-    let url = format!("http://{addr}");
+fn print_banner(scheme: &str, addr: SocketAddr, dir: &Path, version: u64, seeded: bool, year: i32) {
+    let url = format!("{scheme}://{addr}");
     let mut out = String::new();
     let mut line = |s: String| {
         out.push_str(&s);

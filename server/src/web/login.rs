@@ -193,7 +193,7 @@ async fn login(
     )?;
     tracing::info!(user = %user.id, device = %device.id, "login pelas páginas");
     let mut res = see_other(&next);
-    if let Ok(v) = HeaderValue::from_str(&session_cookie(&token)) {
+    if let Ok(v) = HeaderValue::from_str(&session_cookie(&token, state.secure_cookies())) {
         res.headers_mut().insert(SET_COOKIE, v);
     }
     Ok(res)

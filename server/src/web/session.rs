@@ -166,11 +166,12 @@ impl Sessions {
     }
 }
 
-/// The `Set-Cookie` value of a new session.
-pub(crate) fn session_cookie(token: &str) -> String {
-    // No `Secure`: the demo serves plain HTTP on loopback; behind TLS the proxy may add it.
+/// The `Set-Cookie` value of a new session; `secure` when every public origin is https
+/// (`AppState::secure_cookies`: the demo on plain http loopback must still log in).
+pub(crate) fn session_cookie(token: &str, secure: bool) -> String {
     // No `Max-Age`: the server expires sessions; the browser drops the cookie when it closes.
-    format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict")
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{secure}")
 }
 
 /// The `Set-Cookie` value that deletes the session cookie.

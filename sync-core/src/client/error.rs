@@ -32,6 +32,9 @@ pub enum ClientError {
     BadResponse { what: &'static str, detail: String },
     #[error("endereço do servidor inválido: {0:?}")]
     BadUrl(String),
+    /// The certificate authority the app passed could not be used.
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
     /// Which device to log in on is unknown (no `--device`, no identity in the store).
     #[error(
         "informe o identificador do aparelho registrado no servidor (nenhum está guardado neste \
@@ -61,18 +64,26 @@ pub enum ErrorKind {
     Server,
     /// A problem of this device (its database, its configuration).
     Device,
+    /// The server's TLS certificate is not trusted: not a matter of signal, never retried;
+    /// the city's IT must look at the address or the CA the app was given.
+    Untrusted,
 }
 
 impl ClientError {
     pub fn kind(&self) -> ErrorKind {
         match self {
+            Self::Transport(t) if t.kind == super::TransportErrorKind::Certificate => {
+                ErrorKind::Untrusted
+            }
             Self::Transport(_) => ErrorKind::Offline,
             Self::LoginRequired(_) | Self::NoDevice => ErrorKind::LoginRequired,
             Self::Cancelled => ErrorKind::Cancelled,
             Self::Http { .. } | Self::BadResponse { .. } | Self::NotConverged(_) => {
                 ErrorKind::Server
             }
-            Self::BadUrl(_) | Self::Store(_) | Self::Sync(_) | Self::Field(_) => ErrorKind::Device,
+            Self::BadUrl(_) | Self::Tls(_) | Self::Store(_) | Self::Sync(_) | Self::Field(_) => {
+                ErrorKind::Device
+            }
         }
     }
 

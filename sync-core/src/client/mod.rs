@@ -50,6 +50,7 @@ mod records;
 mod registry;
 mod retry;
 mod session;
+pub mod tls;
 mod transport;
 
 use std::sync::Arc;
@@ -417,6 +418,10 @@ impl SyncClient {
                         }
                         _ => return Ok(response),
                     }
+                }
+                // An untrusted certificate is the same at every attempt: no retry.
+                Err(e) if e.kind == TransportErrorKind::Certificate => {
+                    return Err(ClientError::Transport(e));
                 }
                 Err(e) => (Ok(e), None),
             };

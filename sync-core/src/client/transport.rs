@@ -124,14 +124,18 @@ pub enum TransportErrorKind {
     Timeout,
     /// The connection broke mid-way (reset, closed before the whole response arrived).
     Io,
+    /// The server's TLS certificate is not trusted (unknown authority, another name, expired):
+    /// not a matter of signal, so never retried; the city's IT must look at it.
+    Certificate,
 }
 
-/// A request that got no (complete) response. Always worth retrying: every request of the
-/// client is idempotent.
+/// A request that got no (complete) response. Worth retrying, every request of the client
+/// being idempotent — but for a refused certificate ([`TransportErrorKind::Certificate`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {detail}", match .kind {
     TransportErrorKind::Connect => "sem conexão com o servidor",
     TransportErrorKind::Timeout => "o servidor não respondeu a tempo",
+    TransportErrorKind::Certificate => "o aparelho não confia no certificado do servidor",
     TransportErrorKind::Io => "a conexão caiu no meio da troca",
 })]
 pub struct TransportError {
@@ -174,7 +178,18 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
+    /// A transport that trusts Mozilla's root store (`super::tls`).
     pub fn new(base_url: &str, timeouts: Timeouts) -> Result<Self, ClientError> {
+        Self::with_ca(base_url, timeouts, None)
+    }
+
+    /// A transport that also trusts the certificates of `extra_ca_pem` (a city's private CA);
+    /// a text that holds none, or a broken one, is refused here ([`super::tls::TlsError`]).
+    pub fn with_ca(
+        base_url: &str,
+        timeouts: Timeouts,
+        extra_ca_pem: Option<&str>,
+    ) -> Result<Self, ClientError> {
         let base = base_url.trim().trim_end_matches('/').to_owned();
         let ok = reqwest::Url::parse(&base)
             .map(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
@@ -182,7 +197,9 @@ impl HttpTransport {
         if !ok {
             return Err(ClientError::BadUrl(base_url.to_owned()));
         }
+        let tls = super::tls::client_config(extra_ca_pem)?;
         let client = reqwest::blocking::Client::builder()
+            .tls_backend_preconfigured(tls)
             .connect_timeout(timeouts.connect)
             .timeout(timeouts.request)
             .user_agent(concat!("taxi-fiscal-sync/", env!("CARGO_PKG_VERSION")))
@@ -193,13 +210,43 @@ impl HttpTransport {
 }
 
 fn classify(e: &reqwest::Error) -> TransportErrorKind {
-    if e.is_timeout() {
+    if refused_certificate(e) {
+        TransportErrorKind::Certificate
+    } else if e.is_timeout() {
         TransportErrorKind::Timeout
     } else if e.is_connect() {
         TransportErrorKind::Connect
     } else {
         TransportErrorKind::Io
     }
+}
+
+/// Whether rustls refused the server's certificate somewhere in the error's chain. rustls'
+/// error travels inside `io::Error`s (tokio-rustls wraps it, hyper-rustls wraps that again),
+/// and `io::Error::source()` skips the error it wraps, so each one is opened with `get_ref`.
+fn refused_certificate(e: &reqwest::Error) -> bool {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(mut err) = next {
+        loop {
+            if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+                return matches!(
+                    tls,
+                    rustls::Error::InvalidCertificate(_)
+                        | rustls::Error::NoCertificatesPresented
+                        | rustls::Error::InvalidCertRevocationList(_)
+                );
+            }
+            match err
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+            {
+                Some(inner) => err = inner,
+                None => break,
+            }
+        }
+        next = err.source();
+    }
+    false
 }
 
 fn transport_error(e: reqwest::Error) -> TransportError {
