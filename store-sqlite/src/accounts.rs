@@ -608,7 +608,37 @@ pub(super) fn rotate_refresh(
         return Ok(RotateOutcome::Unknown);
     };
     let at = format_at(now);
-    if used_at.is_some() {
+    if let Some(used_at) = used_at {
+        // A revoked device is told so, whatever it presents.
+        match device(tx, &device_id)? {
+            Some(d) if d.revoked_at.is_none() => {}
+            _ => return Ok(RotateOutcome::DeviceRevoked),
+        }
+        let window =
+            chrono::Duration::seconds(taxi_fiscal_store::limits::REFRESH_REUSE_INTERVAL_SECS);
+        if revoked_at.is_none() && parse_time(&used_at)? + window >= now {
+            // The same successor, still unused and live: the answer was lost, not stolen.
+            let successor: Option<String> = tx
+                .query_row(
+                    "SELECT expires_at FROM refresh_tokens WHERE token_hash = ?1 \
+                     AND family_id = ?2 AND used_at IS NULL AND revoked_at IS NULL",
+                    rusqlite::params![next_hash, family],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(next_expires_at) = successor {
+                return Ok(match user_by_id(tx, &user_id)? {
+                    Some(user) if user.active => RotateOutcome::Repeated {
+                        user,
+                        device_id,
+                        family_id: family,
+                        next_expires_at: parse_time(&next_expires_at)?,
+                    },
+                    Some(_) => RotateOutcome::UserInactive,
+                    None => RotateOutcome::Unknown,
+                });
+            }
+        }
         tx.execute(
             "UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL",
             rusqlite::params![family, at],

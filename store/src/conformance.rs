@@ -85,6 +85,7 @@ macro_rules! store_conformance_tests {
             registry_commits_bump_the_version_and_refuse_a_stale_base,
             users_are_created_found_and_a_taken_username_is_refused,
             refresh_tokens_rotate_and_a_replayed_one_revokes_its_family,
+            a_refresh_whose_answer_was_lost_is_repeated_within_the_interval_only,
             user_roles_and_deactivation_are_stored_and_end_logins,
             a_password_change_compares_the_old_hash_and_ends_other_logins,
             one_time_codes_are_live_until_replaced_expired_or_spent,
@@ -471,6 +472,107 @@ pub async fn refresh_tokens_rotate_and_a_replayed_one_revokes_its_family(store: 
             .unwrap(),
         RotateOutcome::Expired
     );
+}
+
+/// A spent token presented again into the same, unused successor within
+/// `REFRESH_REUSE_INTERVAL_SECS` is `Repeated`: nothing written, the successor stands and
+/// rotates later. The edge of the interval still repeats; one second past it, another
+/// successor, or a successor already used is a replay that ends the family.
+pub async fn a_refresh_whose_answer_was_lost_is_repeated_within_the_interval_only(
+    store: Arc<dyn Store>,
+) {
+    let window = Duration::seconds(crate::limits::REFRESH_REUSE_INTERVAL_SECS);
+    let ana = user_with_device(&*store, "ana", Role::Officer, "tablet-ana").await;
+    for (token, family) in [
+        ("a1", "fam-a"),
+        ("b1", "fam-b"),
+        ("c1", "fam-c"),
+        ("d1", "fam-d"),
+    ] {
+        store
+            .insert_refresh_token(refresh(token, family, &ana, "tablet-ana"))
+            .await
+            .unwrap();
+    }
+    let at = t0() + Duration::minutes(10);
+    let expires = at + Duration::days(30);
+    let rotate = |presented: &'static str, next: &'static str, now| {
+        let store = store.clone();
+        async move {
+            store
+                .rotate_refresh_token(presented.into(), next.into(), expires, now)
+                .await
+                .unwrap()
+        }
+    };
+    let live = |family: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .session("u-ana".into(), "tablet-ana".into(), Some(family.into()))
+                .await
+                .unwrap()
+                .unwrap()
+                .family_live
+        }
+    };
+
+    // Answer lost: the same request again at the edge of the interval gets the same successor.
+    assert!(matches!(
+        rotate("a1", "a2", at).await,
+        RotateOutcome::Rotated { .. }
+    ));
+    match rotate("a1", "a2", at + window).await {
+        RotateOutcome::Repeated {
+            family_id,
+            device_id,
+            next_expires_at,
+            ..
+        } => {
+            assert_eq!(family_id, "fam-a");
+            assert_eq!(device_id, "tablet-ana");
+            assert_eq!(next_expires_at, expires);
+        }
+        other => panic!("expected a repeat, got {other:?}"),
+    }
+    assert!(live("fam-a").await);
+    assert!(matches!(
+        rotate("a2", "a3", at + window).await,
+        RotateOutcome::Rotated { .. }
+    ));
+    // Once the successor was used, the old token is a replay.
+    assert_eq!(rotate("a1", "a2", at + window).await, RotateOutcome::Reused);
+    assert!(!live("fam-a").await);
+
+    // One second past the interval: a replay.
+    assert!(matches!(
+        rotate("b1", "b2", at).await,
+        RotateOutcome::Rotated { .. }
+    ));
+    assert_eq!(
+        rotate("b1", "b2", at + window + Duration::seconds(1)).await,
+        RotateOutcome::Reused
+    );
+    assert!(!live("fam-b").await);
+
+    // Within the interval but into another successor: a replay.
+    assert!(matches!(
+        rotate("c1", "c2", at).await,
+        RotateOutcome::Rotated { .. }
+    ));
+    assert_eq!(rotate("c1", "cX", at).await, RotateOutcome::Reused);
+    assert!(!live("fam-c").await);
+
+    // A repeat for a device revoked meanwhile says so.
+    assert!(matches!(
+        rotate("d1", "d2", at).await,
+        RotateOutcome::Rotated { .. }
+    ));
+    store
+        .revoke_device("tablet-ana".into(), Actor::cli(at))
+        .await
+        .unwrap();
+    assert_eq!(rotate("d1", "d2", at).await, RotateOutcome::DeviceRevoked);
 }
 
 /// A role change is stored and seen by `session`; an unknown user is `NotFound`.

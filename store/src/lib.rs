@@ -226,7 +226,17 @@ pub enum RotateOutcome {
     },
     Unknown,
     Expired,
-    /// Already spent: someone replayed it. The whole family is now revoked.
+    /// Spent within `limits::REFRESH_REUSE_INTERVAL_SECS` into this same successor, which is
+    /// still unused: the answer of that rotation was lost. Nothing is written; the successor
+    /// stands and is answered again (it expires at `next_expires_at`).
+    Repeated {
+        user: UserRow,
+        device_id: String,
+        family_id: String,
+        next_expires_at: DateTime<Utc>,
+    },
+    /// Already spent (and not a repeat, above): someone replayed it. The whole family is now
+    /// revoked.
     Reused,
     DeviceRevoked,
     UserInactive,
@@ -459,7 +469,10 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         family: Option<String>,
     ) -> StoreFuture<'_, Option<SessionState>>;
     fn insert_refresh_token(&self, row: RefreshTokenRow) -> StoreFuture<'_, ()>;
-    /// Spends `presented_hash` and stores `next_hash` in its family, in one transaction.
+    /// Spends `presented_hash` and stores `next_hash` in its family, in one transaction. A
+    /// spent token presented again with the successor it was spent into, within
+    /// `limits::REFRESH_REUSE_INTERVAL_SECS` and while that successor is unused, is
+    /// `Repeated` (nothing written); any other spent token is `Reused` and ends the family.
     fn rotate_refresh_token(
         &self,
         presented_hash: String,

@@ -33,3 +33,11 @@ pub const MAX_QUARANTINE_ROWS_PER_DEVICE: u64 = 1_000;
 /// Bytes of quarantined evidence one device may accumulate (same policy as the row quota).
 /// Each row holds at most one record's bytes (`sync_core::limits::MAX_RECORD_BYTES`, 1 MiB).
 pub const MAX_QUARANTINE_BYTES_PER_DEVICE: u64 = 64 * 1024 * 1024;
+
+/// Seconds after a refresh token is spent during which presenting it again, for the same
+/// successor, still unused, answers that successor instead of ending the login as a replay: the
+/// device sent the refresh and its answer was lost on a weak link. Two minutes cover the sync
+/// client's whole series of retries (six attempts, pauses growing to 30 s) and an app that
+/// tries again at once; a replay after it, or once the successor was used, is still theft and
+/// ends every token of that login.
+pub const REFRESH_REUSE_INTERVAL_SECS: i64 = 120;

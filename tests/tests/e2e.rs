@@ -1224,3 +1224,69 @@ fn over_https_a_device_trusting_the_city_ca_syncs_and_an_untrusted_certificate_i
     let (ok, out) = server.audit_verify();
     assert!(ok, "{out}");
 }
+
+/// Makes the device's access token run out on its own clock, so its next request refreshes.
+fn expire_access(d: &mut Device) -> String {
+    let mut session = d.store.client_session().unwrap().unwrap();
+    session.access_valid_until = d.now() - Days::seconds(1);
+    d.store.save_client_session(&session).unwrap();
+    session.refresh_token
+}
+
+#[test]
+fn a_refresh_whose_answer_is_lost_keeps_the_officer_logged_in_and_a_later_replay_ends_the_login() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let proxy = Proxy::start(server.addr);
+    let mut d = fiscal_tablet(&server);
+    d.sync_ok();
+    d.use_url(&proxy.url);
+
+    // The refresh reaches the server, which rotates the token; the answer never arrives.
+    let spent = expire_access(&mut d);
+    proxy.push("POST /v1/auth/refresh", Fault::CutResponse(0));
+    let taxi = regular_taxi_of_s01(&d);
+    d.infraction(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Auto enviado com sinal fraco.",
+    );
+    let s = d.sync_ok();
+    assert!(s.wire.retries >= 1, "{:?}", s.wire);
+    assert_eq!(s.records.unwrap().acked, 1);
+    assert!(matches!(
+        proxy.next_event(EVENT_WAIT),
+        ProxyEvent::Faulted {
+            fault: Fault::CutResponse(0),
+            ..
+        }
+    ));
+    let successor = d.store.client_session().unwrap().unwrap().refresh_token;
+    assert_ne!(successor, spent);
+
+    // The successor it got by repeating the request rotates normally: the login lives on.
+    expire_access(&mut d);
+    d.sync_ok();
+    let current = d.store.client_session().unwrap().unwrap().refresh_token;
+    assert_ne!(current, successor);
+
+    // The first token presented again, now that its successor was used: a replay. The server
+    // ends every token of that login, and the device is asked for the password.
+    let http = reqwest::blocking::Client::builder()
+        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        .build()
+        .unwrap();
+    let r = http
+        .post(format!("{}/v1/auth/refresh", server.url))
+        .json(&json!({ "refresh_token": spent }))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let body: Value = r.json().unwrap();
+    assert_eq!(body["error"]["code"], "refresh_reused", "{body}");
+    d.use_url(&server.url);
+    expire_access(&mut d);
+    let out = d.sync();
+    assert!(!out.ok, "{out:?}");
+    assert_eq!(out.errors[0].kind, ErrorKind::LoginRequired, "{out:?}");
+}

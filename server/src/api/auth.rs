@@ -229,25 +229,34 @@ async fn refresh(
 ) -> Result<Json<TokenResponse>, AppError> {
     throttle(&state, client)?;
     let now = state.clock().now();
-    let (next, next_hash) = new_refresh_token()?;
+    let presented = req.refresh_token.trim();
+    let (next, next_hash) = state.tokens().successor(presented)?;
     let next_expires_at = now
         + chrono::Duration::from_std(state.config().refresh_ttl)
             .unwrap_or_else(|_| chrono::Duration::days(30));
     let outcome = state
         .store()
-        .rotate_refresh_token(
-            refresh_hash(req.refresh_token.trim()),
-            next_hash,
-            next_expires_at,
-            now,
-        )
+        .rotate_refresh_token(refresh_hash(presented), next_hash, next_expires_at, now)
         .await?;
-    let (user, device_id, family) = match outcome {
+    let (user, device_id, family, next_expires_at) = match outcome {
         RotateOutcome::Rotated {
             user,
             device_id,
             family_id,
-        } => (user, device_id, family_id),
+        } => (user, device_id, family_id, next_expires_at),
+        RotateOutcome::Repeated {
+            user,
+            device_id,
+            family_id,
+            next_expires_at,
+        } => {
+            tracing::info!(
+                user = %user.id,
+                device = %device_id,
+                "renovação repetida dentro do intervalo de reuso: a mesma sucessora"
+            );
+            (user, device_id, family_id, next_expires_at)
+        }
         RotateOutcome::Unknown => {
             return Err(AppError::unauthorized(
                 "refresh_invalid",

@@ -45,6 +45,9 @@ pub struct Claims {
 /// Signs and checks access tokens.
 #[derive(Clone)]
 pub struct TokenService {
+    /// Keys the successor of a refresh token ([`TokenService::successor`]): the token secret
+    /// itself, the message carrying its own purpose.
+    refresh_key: Vec<u8>,
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
@@ -72,6 +75,7 @@ impl TokenService {
         validation.set_issuer(&[ISSUER]);
         validation.set_required_spec_claims(&["exp", "iss", "sub"]);
         Ok(Self {
+            refresh_key: secret.to_vec(),
             encoding: EncodingKey::from_secret(secret)?,
             decoding: DecodingKey::from_secret(secret)?,
             validation,
@@ -139,6 +143,24 @@ fn expired() -> AppError {
 }
 
 /// A new refresh token and the hash the server stores.
+impl TokenService {
+    /// The refresh token that replaces `presented`, and its hash: HMAC-SHA256 of the presented
+    /// token under the server's secret. Derived, not drawn, so that a refresh repeated because
+    /// its answer was lost gets the very same successor (`RotateOutcome::Repeated`) while the
+    /// server still keeps only hashes; unpredictable to anyone without the secret.
+    pub fn successor(&self, presented: &str) -> Result<(String, String), AppError> {
+        use hmac::{KeyInit, Mac};
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.refresh_key)
+            .map_err(|e| AppError::internal(&e))?;
+        mac.update(b"taxi-fiscal refresh successor v1\0");
+        mac.update(presented.as_bytes());
+        let token =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+        let hash = refresh_hash(&token);
+        Ok((token, hash))
+    }
+}
+
 pub fn new_refresh_token() -> Result<(String, String), AppError> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| AppError::internal(&e))?;
@@ -203,6 +225,25 @@ mod tests {
         let (forged, _) = other.issue(&user(), "dev-1", "fam-1", now).unwrap();
         assert_eq!(t.verify(&forged, now).unwrap_err().code, "token_invalid");
         assert_eq!(t.verify("garbage", now).unwrap_err().code, "token_invalid");
+    }
+
+    #[test]
+    fn a_successor_is_the_same_for_the_same_token_and_unrelated_to_it() {
+        let tokens = TokenService::new(&[7u8; 32], std::time::Duration::from_secs(900)).unwrap();
+        let (a, ha) = tokens.successor("token-1").unwrap();
+        assert_eq!(
+            tokens.successor("token-1").unwrap(),
+            (a.clone(), ha.clone())
+        );
+        assert_eq!(ha, refresh_hash(&a));
+        assert_ne!(tokens.successor("token-2").unwrap().0, a);
+        let other = TokenService::new(&[8u8; 32], std::time::Duration::from_secs(900)).unwrap();
+        assert_ne!(
+            other.successor("token-1").unwrap().0,
+            a,
+            "keyed by the secret"
+        );
+        assert_eq!(a.len(), 43, "32 bytes, base64url without padding");
     }
 
     #[test]

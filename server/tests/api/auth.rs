@@ -189,6 +189,25 @@ async fn refresh_rotates_and_a_replayed_token_ends_the_family() {
     let access = second["access_token"].as_str().unwrap();
     app.get("/v1/me", access).await.ok(StatusCode::OK);
 
+    // The same refresh again at once, as a device whose answer was lost sends it: the same
+    // successor, and nothing is revoked.
+    let repeat = app
+        .request(
+            Method::POST,
+            "/v1/auth/refresh",
+            None,
+            Some(json!({"refresh_token": r1})),
+        )
+        .await
+        .ok(StatusCode::OK);
+    assert_eq!(repeat["refresh_token"], r2);
+    assert_eq!(repeat["refresh_expires_at"], second["refresh_expires_at"]);
+    app.get("/v1/me", access).await.ok(StatusCode::OK);
+    // Past the reuse interval, the spent token is a replay.
+    app.state.clock().advance(chrono::Duration::seconds(
+        taxi_fiscal_server::store::limits::REFRESH_REUSE_INTERVAL_SECS + 1,
+    ));
+
     // Another login of the same user on the same device is another family.
     let other_login = app.login("fiscal").await;
     let first_access = first["access_token"].as_str().unwrap().to_owned();
