@@ -77,6 +77,12 @@ pub enum ConfigError {
          TAXI_FISCAL_TLS_KEY), ou nenhum"
     )]
     TlsPair,
+    #[error(
+        "TAXI_FISCAL_TRUSTED_PROXIES: {0:?} não é uma lista de endereços ou blocos (ex.: \
+         127.0.0.1,10.0.0.0/24), de 1 a {max}",
+        max = crate::auth::proxy::MAX_TRUSTED_PROXIES
+    )]
+    TrustedProxies(String),
 }
 
 /// Largest `TAXI_FISCAL_AUTH_ADDRESS_BURST`: raising the per-address budget is for a deployment
@@ -271,6 +277,9 @@ pub struct Config {
     /// Built-in TLS (`--tls-cert`/`--tls-key`); `None`: plain HTTP, e.g. behind a proxy that
     /// terminates TLS.
     pub tls: Option<TlsFiles>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (`TAXI_FISCAL_TRUSTED_PROXIES`;
+    /// `auth::proxy`); empty: the TCP peer is the client.
+    pub trusted_proxies: crate::auth::proxy::TrustedProxies,
     /// Where "now" comes from.
     pub clock: crate::Clock,
 }
@@ -303,6 +312,7 @@ impl Config {
             notice_authority: crate::office::notices::DEFAULT_AUTHORITY.to_owned(),
             notice_filing_place: crate::office::notices::DEFAULT_FILING_PLACE.to_owned(),
             tls: None,
+            trusted_proxies: crate::auth::proxy::TrustedProxies::default(),
             clock: crate::Clock::system(),
         }
     }
@@ -327,6 +337,9 @@ impl Config {
         }
         if let Ok(urls) = std::env::var("TAXI_FISCAL_PUBLIC_URL") {
             c.public_origins = parse_public_urls(&urls)?;
+        }
+        if let Ok(proxies) = std::env::var("TAXI_FISCAL_TRUSTED_PROXIES") {
+            c.trusted_proxies = crate::auth::proxy::TrustedProxies::parse(&proxies)?;
         }
         if let Ok(burst) = std::env::var("TAXI_FISCAL_AUTH_ADDRESS_BURST") {
             c.auth_attempts_per_address_burst = parse_auth_burst(&burst)?;

@@ -1290,3 +1290,71 @@ fn a_refresh_whose_answer_is_lost_keeps_the_officer_logged_in_and_a_later_replay
     assert!(!out.ok, "{out:?}");
     assert_eq!(out.errors[0].kind, ErrorKind::LoginRequired, "{out:?}");
 }
+
+#[test]
+fn behind_a_proxy_the_office_logs_in_and_each_forwarded_client_has_its_own_budget() {
+    let public = "https://taxi.americana.example";
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo_with_env(
+        &dir.path().join("dados"),
+        vec![
+            ("TAXI_FISCAL_PUBLIC_URL", public.to_owned()),
+            ("TAXI_FISCAL_TRUSTED_PROXIES", String::from("127.0.0.1")),
+            ("TAXI_FISCAL_AUTH_ADDRESS_BURST", String::from("3")),
+        ],
+    );
+    let http = reqwest::blocking::Client::builder()
+        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    // What nginx sends with its usual recipe: the upstream's Host, the browser's Origin, the
+    // client in X-Forwarded-For, the scheme in X-Forwarded-Proto.
+    let proxied = |req: reqwest::blocking::RequestBuilder, client: &str| {
+        req.header("host", server.addr.to_string())
+            .header("x-forwarded-for", client)
+            .header("x-forwarded-proto", "https")
+            .header("x-real-ip", client)
+    };
+    let r = proxied(http.post(format!("{}/login", server.url)), "203.0.113.9")
+        .header("origin", public)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("usuario=escritorio&senha=escritorio-demo&next=%2Fescritorio")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 303, "{:?}", r.text());
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(
+        cookie.contains("; Secure"),
+        "the public origin is https: {cookie}"
+    );
+    let session = cookie.split(';').next().unwrap().to_owned();
+    let page = proxied(
+        http.get(format!("{}/escritorio", server.url)),
+        "203.0.113.9",
+    )
+    .header("cookie", &session)
+    .send()
+    .unwrap();
+    assert_eq!(page.status(), 200);
+
+    // The budget is per forwarded client: one client spends its three attempts and is told to
+    // wait, another behind the same proxy still gets an answer about the password.
+    let login = |client: &str| {
+        proxied(http.post(format!("{}/v1/auth/login", server.url)), client)
+            .json(&json!({
+                "username": "fiscal", "password": "errada", "device_id": "tablet-fiscal-01"
+            }))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    // The form login above spent one attempt of 203.0.113.9.
+    assert_eq!([login("203.0.113.9"), login("203.0.113.9")], [401, 401]);
+    assert_eq!(login("203.0.113.9"), 429);
+    assert_eq!(login("198.51.100.7"), 401);
+    // A forged header from a client that is not the proxy changes nothing: there is no other
+    // peer here than 127.0.0.1, so this is checked in the unit tests of `auth::proxy`.
+}

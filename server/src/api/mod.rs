@@ -132,6 +132,11 @@ pub fn router(state: AppState) -> Router {
                 .get("x-request-id")
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
+            // The client as the budgets count it (behind a trusted proxy, the one it names).
+            let client = req
+                .extensions()
+                .get::<crate::auth::proxy::ClientIp>()
+                .map_or_else(|| String::from("-"), |c| c.0.to_string());
             // The path only: query strings are not logged, nor the one-time code of a reset
             // link (`web::users::logged_path`).
             tracing::info_span!(
@@ -139,6 +144,7 @@ pub fn router(state: AppState) -> Router {
                 method = %req.method(),
                 path = %crate::web::users::logged_path(req.uri().path()),
                 request_id = %id,
+                client = %client,
             )
         });
     routes
@@ -147,6 +153,11 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(
             ServiceBuilder::new()
+                // Outermost: the client address, for the access log and the budgets.
+                .layer(axum::middleware::from_fn_with_state(
+                    std::sync::Arc::new(config.trusted_proxies.clone()),
+                    crate::auth::proxy::client_ip,
+                ))
                 .layer(SetSensitiveRequestHeadersLayer::new([
                     AUTHORIZATION,
                     COOKIE,

@@ -30,6 +30,7 @@ pub mod change;
 pub mod limiter;
 pub mod login;
 pub mod password;
+pub mod proxy;
 pub mod throttle;
 pub mod tokens;
 

@@ -5,9 +5,9 @@
 //! `Retry-After`, before any password is hashed or any failure counted.
 //!
 //! The client address is the TCP peer ([`ClientAddr`], from axum's `ConnectInfo`, which
-//! [`crate::launch_with_state`] serves). `X-Forwarded-For` is not trusted: anyone can write it.
-//! Behind a reverse proxy every client has the proxy's address and shares one budget; trusting
-//! the proxy's header needs a trusted-proxy setting, which the server does not have yet. IPv6
+//! [`crate::launch_with_state`] serves), or, when that peer is a proxy named in
+//! `TAXI_FISCAL_TRUSTED_PROXIES`, the client its `X-Forwarded-For` names
+//! ([`super::proxy::ClientIp`]); from anyone else the header is ignored (anyone can write it). IPv6
 //! clients are counted by their /64 ([`crate::limits::IPV6_CLIENT_PREFIX_BITS`]). A request
 //! without a peer address (the router driven in-process, as the tests do) counts as one
 //! unknown client.
@@ -71,6 +71,9 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        if let Some(super::proxy::ClientIp(ip)) = parts.extensions.get() {
+            return Ok(ClientAddr::of(*ip));
+        }
         Ok(parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
