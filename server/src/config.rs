@@ -78,11 +78,33 @@ pub enum ConfigError {
     )]
     TlsPair,
     #[error(
+        "TAXI_FISCAL_UPLOAD_TIMEOUT_SECS deve ser um número de segundos entre {min} e {max} \
+         (recebido {0:?})",
+        min = UPLOAD_TIMEOUT_SECS_RANGE.start(),
+        max = UPLOAD_TIMEOUT_SECS_RANGE.end()
+    )]
+    UploadTimeout(String),
+    #[error(
         "TAXI_FISCAL_TRUSTED_PROXIES: {0:?} não é uma lista de endereços ou blocos (ex.: \
          127.0.0.1,10.0.0.0/24), de 1 a {max}",
         max = crate::auth::proxy::MAX_TRUSTED_PROXIES
     )]
     TrustedProxies(String),
+}
+
+/// Seconds an upload may take by default: a 10 MiB photo at 300 kbit/s (a weak 3G uplink) takes
+/// about 4.5 minutes; five leave room for the server's own work.
+pub const DEFAULT_UPLOAD_TIMEOUT_SECS: u64 = 300;
+
+/// Bounds of `TAXI_FISCAL_UPLOAD_TIMEOUT_SECS`: below 30 s an upload times out sooner than any
+/// other request; above an hour a stalled upload holds its connection and memory for too long.
+pub const UPLOAD_TIMEOUT_SECS_RANGE: std::ops::RangeInclusive<u64> = 30..=3_600;
+
+fn parse_upload_timeout(text: &str) -> Result<Duration, ConfigError> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if UPLOAD_TIMEOUT_SECS_RANGE.contains(&n) => Ok(Duration::from_secs(n)),
+        _ => Err(ConfigError::UploadTimeout(text.to_owned())),
+    }
 }
 
 /// Largest `TAXI_FISCAL_AUTH_ADDRESS_BURST`: raising the per-address budget is for a deployment
@@ -264,8 +286,11 @@ pub struct Config {
     pub password_hash_wait: Duration,
     /// Cost of new password hashes.
     pub password_params: PasswordParams,
-    /// A request running longer is answered 408.
+    /// A request running longer is answered 408 …
     pub request_timeout: Duration,
+    /// … but an upload (a photo, a sync, a registry import: `api::is_upload`) may run this
+    /// long (`TAXI_FISCAL_UPLOAD_TIMEOUT_SECS`).
+    pub upload_timeout: Duration,
     /// Origins the office pages accept forms from (`TAXI_FISCAL_PUBLIC_URL`); empty: those of
     /// the address the server listens on ([`origins_of_listen`]).
     pub public_origins: Vec<String>,
@@ -308,6 +333,7 @@ impl Config {
             password_hash_wait: limits::PASSWORD_HASH_WAIT,
             password_params: PasswordParams::default(),
             request_timeout: Duration::from_secs(30),
+            upload_timeout: Duration::from_secs(DEFAULT_UPLOAD_TIMEOUT_SECS),
             public_origins: Vec::new(),
             notice_authority: crate::office::notices::DEFAULT_AUTHORITY.to_owned(),
             notice_filing_place: crate::office::notices::DEFAULT_FILING_PLACE.to_owned(),
@@ -356,6 +382,9 @@ impl Config {
             {
                 *slot = text.trim().to_owned();
             }
+        }
+        if let Ok(secs) = std::env::var("TAXI_FISCAL_UPLOAD_TIMEOUT_SECS") {
+            c.upload_timeout = parse_upload_timeout(&secs)?;
         }
         if let Ok(limit) = std::env::var("TAXI_FISCAL_BODY_LIMIT") {
             c.body_limit = parse_body_limit(&limit)?;
@@ -512,6 +541,26 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn the_upload_timeout_is_a_number_of_seconds_within_its_range() {
+        assert_eq!(
+            parse_upload_timeout(" 30 ").unwrap(),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            parse_upload_timeout("3600").unwrap(),
+            Duration::from_secs(3_600)
+        );
+        for bad in ["29", "3601", "", "5m", "-1"] {
+            let e = parse_upload_timeout(bad).unwrap_err();
+            assert!(e.to_string().contains("entre 30 e 3600"), "{bad}: {e}");
+        }
+        assert_eq!(
+            Config::new("x").upload_timeout,
+            Duration::from_secs(DEFAULT_UPLOAD_TIMEOUT_SECS)
+        );
     }
 
     #[test]

@@ -44,7 +44,6 @@ use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use utoipa_axum::router::OpenApiRouter;
 
@@ -167,10 +166,51 @@ pub fn router(state: AppState) -> Router {
                 .layer(PropagateRequestIdLayer::x_request_id())
                 .layer(map_response(ensure_json_errors))
                 .layer(CatchPanicLayer::custom(panic_response))
-                .layer(TimeoutLayer::with_status_code(
-                    StatusCode::REQUEST_TIMEOUT,
-                    config.request_timeout,
+                .layer(axum::middleware::from_fn_with_state(
+                    RouteTimeouts {
+                        request: config.request_timeout,
+                        upload: config.upload_timeout,
+                    },
+                    timeout_by_route,
                 )),
         )
         .with_state(state)
+}
+
+/// How long a request may run: uploads (a photo, a sync, a registry import) get their own,
+/// longer time, because on a weak uplink their bytes take long to arrive, and a timeout there
+/// only makes the device send the same bytes again.
+#[derive(Debug, Clone, Copy)]
+struct RouteTimeouts {
+    request: std::time::Duration,
+    upload: std::time::Duration,
+}
+
+/// Whether a request carries an upload of field work or of the registry.
+pub(crate) fn is_upload(method: &axum::http::Method, path: &str) -> bool {
+    use axum::http::Method;
+    (method == Method::PUT && path.starts_with("/v1/photos/"))
+        || (method == Method::POST
+            && matches!(
+                path,
+                "/v1/sync" | "/v1/registry/import" | "/escritorio/cadastro/importar"
+            ))
+}
+
+/// The request's time limit by route ([`RouteTimeouts`]); over it, 408 (made JSON by
+/// `ensure_json_errors`).
+async fn timeout_by_route(
+    axum::extract::State(t): axum::extract::State<RouteTimeouts>,
+    req: Request<Body>,
+    next: axum::middleware::Next,
+) -> Response {
+    let limit = if is_upload(req.method(), req.uri().path()) {
+        t.upload
+    } else {
+        t.request
+    };
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(res) => res,
+        Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
+    }
 }

@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use serde_json::json;
 
-use crate::common::app;
+use crate::common::{app, app_with};
 
 #[tokio::test]
 async fn unknown_route_and_wrong_method_are_json() {
@@ -153,4 +153,68 @@ async fn health_reports_the_registry_version() {
     assert_eq!(v["status"], "ok");
     assert_eq!(v["backend"], "sqlite");
     assert_eq!(v["registry_version"], 1);
+}
+
+/// A request body whose `parts` arrive one every `pause`.
+fn trickled(parts: Vec<Vec<u8>>, pause: std::time::Duration) -> Body {
+    let (mut tx, body) =
+        http_body_util::Channel::<axum::body::Bytes, std::convert::Infallible>::new(1);
+    tokio::spawn(async move {
+        for part in parts {
+            tokio::time::sleep(pause).await;
+            if tx.send_data(part.into()).await.is_err() {
+                return;
+            }
+        }
+    });
+    Body::new(body)
+}
+
+/// Uploads run under their own, longer time limit: a photo whose bytes trickle in for longer
+/// than the request timeout still arrives, while any other request that slow is answered 408
+/// in the one JSON error shape.
+#[tokio::test]
+async fn an_upload_slower_than_the_request_timeout_still_arrives_within_its_own() {
+    let pause = std::time::Duration::from_millis(150);
+    let app = app_with(|c| {
+        c.request_timeout = std::time::Duration::from_millis(300);
+        c.upload_timeout = std::time::Duration::from_secs(30);
+    })
+    .await;
+    let officer = app.login("fiscal").await;
+    let mut photo = vec![0xFF, 0xD8, 0xFF, 0xE0];
+    photo.extend((0..40_000u32).map(|i| (i % 251) as u8));
+    let hash = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&photo));
+    let parts: Vec<Vec<u8>> = photo.chunks(10_001).map(<[u8]>::to_vec).collect();
+    assert!(parts.len() >= 4, "longer than the request timeout in all");
+    let req = Request::builder()
+        .method(Method::PUT)
+        .uri(format!("/v1/photos/{hash}"))
+        .header("authorization", format!("Bearer {officer}"))
+        .header("content-type", "image/jpeg")
+        .body(trickled(parts, pause))
+        .unwrap();
+    let r = app.send(req).await.ok(StatusCode::CREATED);
+    assert_eq!(r["size"], photo.len());
+
+    let login = serde_json::to_vec(&json!({
+        "username": "fiscal", "password": "fiscal-demo", "device_id": "tablet-fiscal-01"
+    }))
+    .unwrap();
+    let parts: Vec<Vec<u8>> = login
+        .chunks(login.len() / 4 + 1)
+        .map(<[u8]>::to_vec)
+        .collect();
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/auth/login")
+        .header("content-type", "application/json")
+        .body(trickled(parts, pause))
+        .unwrap();
+    let r = app.send(req).await;
+    assert_eq!(r.status, StatusCode::REQUEST_TIMEOUT);
+    assert!(
+        r.json()["error"]["code"].is_string(),
+        "one JSON error shape"
+    );
 }
