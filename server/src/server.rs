@@ -416,7 +416,7 @@ pub async fn launch_with_state(
 /// logged as an error and the old anchor is kept beside the new one as
 /// `audit-anchor.json.broken-SEQ`, so the evidence survives the restart for `audit verify
 /// --anchor`. Starting is not refused: a restored backup is a legitimate reason.
-async fn keep_broken_anchor(store: &dyn Store, data_dir: &std::path::Path) {
+pub async fn keep_broken_anchor(store: &dyn Store, data_dir: &std::path::Path) {
     let path = data_dir.join(audit::ANCHOR_FILE);
     let Ok(Some(anchor)) = audit::read_anchor(&path) else {
         return;

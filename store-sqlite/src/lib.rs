@@ -17,6 +17,7 @@
 
 mod accounts;
 mod audit;
+pub mod backup;
 pub mod consistency;
 mod field;
 mod file;

@@ -1358,3 +1358,93 @@ fn behind_a_proxy_the_office_logs_in_and_each_forwarded_client_has_its_own_budge
     // A forged header from a client that is not the proxy changes nothing: there is no other
     // peer here than 127.0.0.1, so this is checked in the unit tests of `auth::proxy`.
 }
+
+#[test]
+fn a_backup_taken_while_the_server_runs_restores_into_a_server_that_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo_with_samples(&dir.path().join("dados"));
+    let mut d = fiscal_tablet(&server);
+    d.sync_ok();
+    let taxi = regular_taxi_of_s01(&d);
+    let issued = d.infraction(&taxi.plate, &taxi.holder_cpf, "Auto antes do backup.");
+    d.sync_ok();
+
+    // Taken while the server runs; a second backup to the same file is refused.
+    let file = dir.path().join("copia.db");
+    let out = server.cli(&["backup", "--out", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let taken: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(taken["verified"], true, "{taken}");
+    assert!(taken["audit_rows"].as_u64().unwrap() > 0);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the copy holds CPFs: owner only");
+    }
+    let again = server.cli(&["backup", "--out", file.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("já existe"));
+
+    // Restored into a new directory: the same chain head, and `audit verify` passes there.
+    let restored = dir.path().join("restaurado");
+    let run = |args: &[&str]| Command::new(server.bin()).args(args).output().unwrap();
+    let out = run(&[
+        "restore",
+        "--from",
+        file.to_str().unwrap(),
+        "--data",
+        restored.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let put: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(put["head"], taken["head"]);
+    let verify = run(&["audit", "verify", "--data", restored.to_str().unwrap()]);
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+
+    // A restore never overwrites a database: the second one is refused and changes nothing.
+    let db = restored.join("taxi-fiscal.db");
+    let before = std::fs::read(&db).unwrap();
+    let out = run(&[
+        "restore",
+        "--from",
+        file.to_str().unwrap(),
+        "--data",
+        restored.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nunca sobrescreve"));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+
+    // A truncated backup is refused, and nothing is left behind.
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = dir.path().join("cortado.db");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let elsewhere = dir.path().join("outro");
+    let out = run(&[
+        "restore",
+        "--from",
+        cut.to_str().unwrap(),
+        "--data",
+        elsewhere.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!elsewhere.join("taxi-fiscal.db").exists());
+
+    // The restored server serves the record synced before the backup.
+    drop(server);
+    let mut back = Server::start_demo(&restored);
+    let office = Api::login(&back.url, OFFICE);
+    let (s, _) = office.get(&format!("/v1/office/records/{}", issued.id));
+    assert_eq!(s, 200);
+    back.kill();
+}

@@ -49,6 +49,12 @@ enum Command {
     Audit(server::AuditArgs),
     /// Accounts from the command line: `admin add-user` (first administrator of a `serve`).
     Admin(server::AdminArgs),
+    /// A consistent copy of the server's database, taken while it runs, checked like `audit
+    /// verify` before it is kept.
+    Backup(server::BackupArgs),
+    /// Puts a backup in place as the server's database (only where there is none), checked
+    /// first.
+    Restore(server::RestoreArgs),
     /// An edital's lottery (art. 3, III): `lottery verify` recomputes the draw from the published
     /// list and seed, and compares it with the published result.
     Lottery(lottery::LotteryArgs),
@@ -66,6 +72,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => server::import(a),
         Command::Audit(a) => server::audit(a),
         Command::Admin(a) => server::admin(a),
+        Command::Backup(a) => server::backup(a),
+        Command::Restore(a) => server::restore(a),
         Command::Lottery(a) => lottery::run(a),
     }
 }

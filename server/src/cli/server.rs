@@ -113,6 +113,26 @@ enum AuditCommand {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct BackupArgs {
+    /// Data directory of the server (it may be running).
+    #[arg(long)]
+    data: PathBuf,
+    /// The backup file to write; it must not exist (a backup never overwrites one).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RestoreArgs {
+    /// A file written by `taxi-fiscal backup`.
+    #[arg(long, value_name = "FILE")]
+    from: PathBuf,
+    /// Data directory to restore into; it must hold no database (move an old one aside first).
+    #[arg(long)]
+    data: PathBuf,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct AdminArgs {
     #[command(subcommand)]
     command: AdminCommand,
@@ -486,6 +506,145 @@ pub(crate) fn audit(a: AuditArgs) -> anyhow::Result<()> {
     }
 }
 
+/// The checks of `audit verify` on an open store: the chain, each anchor, the derived tables.
+async fn check_store(
+    store: &SqliteStore,
+    anchors: Vec<(String, ChainHead)>,
+    warnings: Vec<String>,
+) -> anyhow::Result<VerifyOut> {
+    let chain = store.verify_audit().await?;
+    let mut checks = Vec::new();
+    for (source, head) in anchors {
+        let problem = store.audit_anchor_problem(head.clone()).await?;
+        checks.push(AnchorCheck {
+            source,
+            seq: head.seq,
+            hash: head.hash,
+            problem,
+        });
+    }
+    let consistency = store.check_consistency().await?;
+    Ok(VerifyOut {
+        rows: chain.rows,
+        ok: chain.ok
+            && checks.iter().all(|c| c.problem.is_none())
+            && consistency.mismatches.is_empty(),
+        head: chain.head,
+        first_broken: chain.first_broken,
+        anchors: checks,
+        consistency,
+        warnings,
+    })
+}
+
+/// Opens the copy at `path`, checks it, and closes it before answering (so it can be renamed).
+fn check_copy(path: &Path, anchors: Vec<(String, ChainHead)>) -> anyhow::Result<VerifyOut> {
+    let path = path.to_owned();
+    runtime()?.block_on(async move {
+        let opened = path.clone();
+        let store = tokio::task::spawn_blocking(move || SqliteStore::open(&opened))
+            .await
+            .context("abrindo a cópia")??;
+        let out = check_store(&store, anchors, Vec::new()).await;
+        drop(store);
+        out
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct BackupOut {
+    file: String,
+    bytes: u64,
+    /// Rows of the audit chain in the copy, and the hash of its last row (to write down).
+    audit_rows: u64,
+    head: Option<String>,
+    verified: bool,
+}
+
+pub(crate) fn backup(a: BackupArgs) -> anyhow::Result<()> {
+    use taxi_fiscal_server::store::sqlite::backup as file;
+    let db = a.data.join(config::DB_FILE);
+    let bytes = file::backup_file(&db, &a.out)?;
+    let partial = file::partial_path(&a.out);
+    // The copy was taken after the server's last anchor, so it must hold it.
+    let mut anchors = Vec::new();
+    let own = a.data.join(audit::ANCHOR_FILE);
+    if let Some(h) = audit::read_anchor(&own).map_err(anyhow::Error::msg)? {
+        anchors.push((own.display().to_string(), h));
+    }
+    let checked = match check_copy(&partial, anchors) {
+        Ok(out) => out,
+        Err(e) => {
+            file::discard(&partial)?;
+            return Err(e.context("verificando a cópia"));
+        }
+    };
+    if !checked.ok {
+        file::discard(&partial)?;
+        print_json(&checked)?;
+        bail!(
+            "a cópia não passou na verificação da auditoria e não foi guardada; rode `taxi-fiscal \
+             audit verify --data {}`",
+            a.data.display()
+        );
+    }
+    file::publish(&partial, &a.out)?;
+    print_json(&BackupOut {
+        file: a.out.display().to_string(),
+        bytes,
+        audit_rows: checked.rows,
+        head: checked.head,
+        verified: true,
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct RestoreOut {
+    data: String,
+    bytes: u64,
+    audit_rows: u64,
+    head: Option<String>,
+    verified: bool,
+}
+
+pub(crate) fn restore(a: RestoreArgs) -> anyhow::Result<()> {
+    use taxi_fiscal_server::store::sqlite::backup as file;
+    taxi_fiscal_server::server::create_data_dir(&a.data)?;
+    let db = a.data.join(config::DB_FILE);
+    let bytes = file::restore_file(&a.from, &db)?;
+    let tmp = file::restoring_path(&db);
+    let checked = match check_copy(&tmp, Vec::new()) {
+        Ok(out) => out,
+        Err(e) => {
+            file::discard(&tmp)?;
+            return Err(e.context("verificando o backup"));
+        }
+    };
+    if !checked.ok {
+        file::discard(&tmp)?;
+        print_json(&checked)?;
+        bail!("o backup não passou na verificação da auditoria; nada foi restaurado");
+    }
+    file::publish(&tmp, &db)?;
+    // An anchor left in the directory names a head the restored chain may not reach: it is kept
+    // aside as evidence (`audit-anchor.json.broken-SEQ`) and the restored head anchored, as a
+    // server start would do.
+    let data = a.data.clone();
+    runtime()?.block_on(async move {
+        let store = open_store(&data, true).await?;
+        taxi_fiscal_server::server::keep_broken_anchor(store.as_ref(), &data).await;
+        anchor(&store, &data).await;
+        anyhow::Ok(())
+    })?;
+    print_json(&RestoreOut {
+        data: a.data.display().to_string(),
+        bytes,
+        audit_rows: checked.rows,
+        head: checked.head,
+        verified: true,
+    })
+}
+
 fn verify(data: &Path, expect_head: &[String], anchor_files: &[PathBuf]) -> anyhow::Result<()> {
     // The anchors to compare with, read before the database is opened.
     let mut anchors: Vec<(String, ChainHead)> = Vec::new();
@@ -512,29 +671,7 @@ fn verify(data: &Path, expect_head: &[String], anchor_files: &[PathBuf]) -> anyh
     }
     runtime()?.block_on(async move {
         let store = open_store(data, true).await?;
-        let chain = store.verify_audit().await?;
-        let mut checks = Vec::new();
-        for (source, head) in anchors {
-            let problem = store.audit_anchor_problem(head.clone()).await?;
-            checks.push(AnchorCheck {
-                source,
-                seq: head.seq,
-                hash: head.hash,
-                problem,
-            });
-        }
-        let consistency = store.check_consistency().await?;
-        let out = VerifyOut {
-            rows: chain.rows,
-            ok: chain.ok
-                && checks.iter().all(|c| c.problem.is_none())
-                && consistency.mismatches.is_empty(),
-            head: chain.head,
-            first_broken: chain.first_broken,
-            anchors: checks,
-            consistency,
-            warnings,
-        };
+        let out = check_store(&store, anchors, warnings).await?;
         print_json(&out)?;
         if let Some(b) = &out.first_broken {
             bail!(
