@@ -255,8 +255,9 @@ impl SyncClient {
             },
         )?;
         // Not through `call` with auth (that would recurse); retries as any request. A refresh
-        // whose answer was lost leaves a spent token here: the server then refuses it as reused
-        // and the user logs in again (ADR 0010).
+        // whose answer was lost leaves a spent token here: repeated within the server's reuse
+        // interval it gets the same successor (ADR 0032); later, it is refused as reused and the
+        // user logs in again.
         let response = self.call(store, request, false)?;
         match response.status {
             200 => {
