@@ -68,6 +68,11 @@ pub enum FiscalError {
     /// matter of signal and not retried: the city's IT must look at it.
     #[error("conexão insegura recusada: {reason}")]
     Untrusted { reason: String },
+    /// The administrator revoked this device. It deleted the registry and every record the
+    /// server already had; what the server had not received is kept on the device for the
+    /// office to collect. Show `reason` to the officer as it is.
+    #[error("{reason}")]
+    Revoked { reason: String },
 }
 
 pub(crate) type FiscalResult<T> = Result<T, FiscalError>;
@@ -105,6 +110,7 @@ impl FiscalError {
             ErrorKind::Cancelled => Self::Cancelled,
             ErrorKind::Device => Self::Storage { reason },
             ErrorKind::Untrusted => Self::Untrusted { reason },
+            ErrorKind::Revoked => Self::Revoked { reason },
             ErrorKind::Server => Self::RefusedByServer {
                 status: None,
                 code: String::from("sync_step_failed"),
@@ -139,6 +145,9 @@ impl From<ClientError> for FiscalError {
                 reason: message,
             },
             ClientError::LoginRequired(reason) => Self::LoginRequired { reason },
+            e @ ClientError::DeviceRevoked(_) => Self::Revoked {
+                reason: e.to_string(),
+            },
             ClientError::Cancelled => Self::Cancelled,
             e @ ClientError::BadResponse { .. } => Self::RefusedByServer {
                 status: None,

@@ -548,5 +548,35 @@ class HttpsTest(unittest.TestCase):
         self.assertEqual(e.exception.field, "extra_ca_pem")
 
 
+class RevokedTest(unittest.TestCase):
+    """A lost tablet, revoked by the administrator: at its next contact it deletes what the
+    server has and raises `Revoked`, keeping the auto the server never got."""
+
+    def test_a_revoked_device_purges_and_says_so(self):
+        with DemoServer(os.environ["TAXI_FISCAL_BIN"]) as server, tempfile.TemporaryDirectory() as d:
+            s = tf.FieldSession.open(os.path.join(d, "perdido.db"), server.url, OFFICER[2])
+            s.login(OFFICER[0], OFFICER[1])
+            self.assertTrue(s.sync().ok)
+            self.assertIsNotNone(s.lookup_permit("0001"))
+            body = json.dumps({"username": "admin", "password": "admin-demo", "device_id": "desktop-admin"}).encode()
+            req = urllib.request.Request(
+                f"{server.url}/v1/auth/login", data=body, headers={"content-type": "application/json"}
+            )
+            with urllib.request.urlopen(req, timeout=30) as r:
+                token = json.load(r)["access_token"]
+            req = urllib.request.Request(
+                f"{server.url}/v1/devices/{OFFICER[2]}/revoke",
+                data=b"{}",
+                headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
+            )
+            with urllib.request.urlopen(req, timeout=30) as r:
+                self.assertEqual(r.status, 200)
+            with self.assertRaises(tf.FiscalError.Revoked) as e:
+                s.sync()
+            self.assertIn("revogado", str(e.exception))
+            with self.assertRaises(tf.FiscalError.RegistryMissing):
+                s.lookup_permit("0001")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

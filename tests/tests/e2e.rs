@@ -1448,3 +1448,66 @@ fn a_backup_taken_while_the_server_runs_restores_into_a_server_that_verifies() {
     assert_eq!(s, 200);
     back.kill();
 }
+
+#[test]
+fn a_revoked_device_deletes_what_the_server_has_and_keeps_what_it_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_demo(&dir.path().join("dados"));
+    let mut d = fiscal_tablet(&server);
+    d.sync_ok();
+    let taxi = regular_taxi_of_s01(&d);
+    let photo = b"\xff\xd8\xff\xe0 foto enviada antes da perda".to_vec();
+    let sent = d.infraction_with_photos(
+        &taxi.plate,
+        &taxi.holder_cpf,
+        "Auto enviado antes da perda do aparelho.",
+        vec![photo],
+    );
+    d.sync_ok();
+    let kept = d.infraction(&taxi.plate, &taxi.holder_cpf, "Auto escrito sem sinal.");
+    let before = d.store.status().unwrap();
+    assert!(before.counts.permits > 100 && before.counts.photos == 1);
+
+    // The tablet is lost; the administrator revokes it.
+    let admin = Api::login(&server.url, ADMIN);
+    let (s, _) = admin.post("/v1/devices/tablet-fiscal-01/revoke", &json!({}));
+    assert_eq!(s, 200);
+
+    // At its next contact it deletes what the server has and says so.
+    let out = d.sync();
+    assert!(!out.ok && out.stopped, "{out:?}");
+    let e = &out.errors[0];
+    assert_eq!(e.kind, ErrorKind::Revoked, "{e:?}");
+    assert!(e.message.contains("revogado"), "{}", e.message);
+    assert!(
+        e.message.contains("1 registro ainda não enviado"),
+        "{}",
+        e.message
+    );
+    let after = d.store.status().unwrap();
+    assert_eq!(after.registry, None, "no registry replica left");
+    assert_eq!(
+        (
+            after.counts.people,
+            after.counts.permits,
+            after.counts.vehicles
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(after.counts.photos, 0, "the uploaded photo is gone");
+    assert_eq!(d.record_ids(), std::slice::from_ref(&kept.id));
+    assert!(!d.has(&sent.id));
+    assert!(
+        d.store.client_session().unwrap().is_none(),
+        "no tokens left"
+    );
+    assert_eq!(
+        d.client().status(&d.store).unwrap().pending_records,
+        1,
+        "the evidence the server never got stays"
+    );
+    // The server still has the record the device sent.
+    let office = Api::login(&server.url, OFFICE);
+    let (s, _) = office.get(&format!("/v1/office/records/{}", sent.id));
+    assert_eq!(s, 200);
+}

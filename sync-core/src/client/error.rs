@@ -25,6 +25,11 @@ pub enum ClientError {
     /// No session, the refresh token expired or was refused, or the device was revoked.
     #[error("é preciso entrar de novo com usuário e senha: {0}")]
     LoginRequired(String),
+    /// The administrator revoked this device: what the server already had was deleted from it
+    /// (`Store::purge_after_revocation`); what it did not have is kept on the device, for the
+    /// office to collect (a revoked device sends nothing more).
+    #[error("{}", revoked_message(.0))]
+    DeviceRevoked(crate::store::PurgeReport),
     #[error("sincronização cancelada")]
     Cancelled,
     /// The server's answer does not decode.
@@ -67,6 +72,42 @@ pub enum ErrorKind {
     /// The server's TLS certificate is not trusted: not a matter of signal, never retried;
     /// the city's IT must look at the address or the CA the app was given.
     Untrusted,
+    /// The device was revoked and purged of what the server already had: tell the officer;
+    /// what it kept is for the office to collect.
+    Revoked,
+}
+
+/// What the officer reads when the device was revoked, with what was deleted and kept.
+fn revoked_message(p: &crate::store::PurgeReport) -> String {
+    use crate::text::plural_pt;
+    let kept = if p.records_kept == 0 {
+        String::from("nenhum registro ficou pendente")
+    } else {
+        format!(
+            "{} ainda não {} ao servidor {} no aparelho: leve-o à Unidade de Transportes",
+            plural_pt(p.records_kept, "registro", "registros"),
+            if p.records_kept == 1 {
+                "enviado"
+            } else {
+                "enviados"
+            },
+            if p.records_kept == 1 {
+                "ficou"
+            } else {
+                "ficaram"
+            },
+        )
+    };
+    format!(
+        "Este aparelho foi revogado pela administração: o cadastro e {} já {} ao servidor \
+         foram apagados dele; {kept}.",
+        plural_pt(p.records_removed, "registro", "registros"),
+        if p.records_removed == 1 {
+            "enviado"
+        } else {
+            "enviados"
+        },
+    )
 }
 
 impl ClientError {
@@ -77,6 +118,7 @@ impl ClientError {
             }
             Self::Transport(_) => ErrorKind::Offline,
             Self::LoginRequired(_) | Self::NoDevice => ErrorKind::LoginRequired,
+            Self::DeviceRevoked(_) => ErrorKind::Revoked,
             Self::Cancelled => ErrorKind::Cancelled,
             Self::Http { .. } | Self::BadResponse { .. } | Self::NotConverged(_) => {
                 ErrorKind::Server

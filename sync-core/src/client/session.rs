@@ -149,7 +149,7 @@ impl SyncClient {
         )?;
         let response = self.call(store, request, false)?;
         if response.status != 200 {
-            return Err(http_error("o login", &response));
+            return Err(revoked_or(store, http_error("o login", &response))?);
         }
         let session = self.session_from(&response, "o login")?;
         store.save_client_session(&session)?;
@@ -268,12 +268,13 @@ impl SyncClient {
                 Ok(fresh.access_token)
             }
             400 | 401 | 403 => {
-                let e = http_error("a renovação da sessão", &response);
+                let e = revoked_or(store, http_error("a renovação da sessão", &response))?;
                 store.clear_client_session()?;
-                Err(ClientError::LoginRequired(match e {
-                    ClientError::Http { message, .. } => message,
-                    other => other.to_string(),
-                }))
+                Err(match e {
+                    e @ ClientError::DeviceRevoked(_) => e,
+                    ClientError::Http { message, .. } => ClientError::LoginRequired(message),
+                    other => ClientError::LoginRequired(other.to_string()),
+                })
             }
             _ => Err(http_error("a renovação da sessão", &response)),
         }
@@ -353,4 +354,16 @@ fn ensure_identity(
         store.set_device_identity(&wanted, at)?;
     }
     Ok(wanted)
+}
+
+/// The server's refusal, or — when it says this device was revoked — the device purged of what
+/// the server already has (`Store::purge_after_revocation`) and `DeviceRevoked`.
+fn revoked_or(store: &mut Store, e: ClientError) -> Result<ClientError, ClientError> {
+    match &e {
+        ClientError::Http { code, .. } if code == "device_revoked" => {
+            let report = store.purge_after_revocation()?;
+            Ok(ClientError::DeviceRevoked(report))
+        }
+        _ => Ok(e),
+    }
 }

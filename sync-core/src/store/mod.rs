@@ -38,6 +38,7 @@ mod migrations;
 // The law's parameters of the replica, and the check's copy of them.
 mod parameters;
 mod photos;
+mod purge;
 mod records;
 mod replica;
 mod sync_store;
@@ -57,6 +58,7 @@ pub use identity::DeviceIdentity;
 pub use lookup::{PermitView, PersonPermits};
 pub use migrations::{APPLICATION_ID, LATEST_VERSION};
 pub use photos::{PhotoReport, PhotoStatus, sha256_hex};
+pub use purge::PurgeReport;
 pub use records::{
     ObservedPerson, RecordBytes, RecordEdit, RecordExtras, RecordMeta, RecordSummary, RecordWrite,
 };
