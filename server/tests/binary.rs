@@ -632,3 +632,89 @@ fn verify_checks_the_anchored_head_and_the_tables_derived_from_the_chain() {
         "{v:#}"
     );
 }
+
+/// `TAXI_FISCAL_LOG_FORMAT=json`: every log line on stderr is one JSON object, and the access
+/// log's line carries the request's span (client address, method, path, request id). Another
+/// value stops the start with one line naming the variable.
+#[test]
+fn logs_are_json_lines_on_request_with_the_client_of_each_request() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args([
+            "demo",
+            "--no-sample-records",
+            "--listen",
+            "127.0.0.1:0",
+            "--data",
+        ])
+        .arg(dir.path().join("dados"))
+        .env_remove("TAXI_FISCAL_JWT_SECRET")
+        .env("TAXI_FISCAL_LOG", "info")
+        .env("TAXI_FISCAL_LOG_FORMAT", "json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let stdout = child.stdout.take().unwrap();
+    let mut first = String::new();
+    BufReader::new(stdout).read_line(&mut first).unwrap();
+    let server = Server {
+        child,
+        url: first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .to_owned(),
+    };
+    let addr = server.url.trim_start_matches("http://").to_owned();
+    let mut tcp = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        tcp,
+        "GET /health HTTP/1.1\r\nHost: {addr}\r\nx-request-id: pedido-json-1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut access = None;
+    while access.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .expect("the access log line within the deadline");
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not one JSON object a line ({e}): {line}"));
+        assert!(v["level"].is_string() && v["timestamp"].is_string(), "{v}");
+        if v["span"]["request_id"] == "pedido-json-1" {
+            access = Some(v);
+        }
+    }
+    let access = access.unwrap();
+    assert_eq!(access["span"]["client"], "127.0.0.1", "{access}");
+    assert_eq!(access["span"]["path"], "/health", "{access}");
+    assert_eq!(access["span"]["method"], "GET", "{access}");
+    drop(server);
+
+    let out = bin()
+        .args(["demo", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("outro"))
+        .env("TAXI_FISCAL_LOG_FORMAT", "xml")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("TAXI_FISCAL_LOG_FORMAT"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

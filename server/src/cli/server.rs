@@ -168,16 +168,30 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("iniciando o runtime assíncrono")
 }
 
-fn init_tracing() {
+/// Logs on stderr: human lines, or with `TAXI_FISCAL_LOG_FORMAT=json` one JSON object a line
+/// (for journald's or a collector's parser), each with its span's fields (`client`, `path`,
+/// `request_id` of the access log). The level is `TAXI_FISCAL_LOG` (default `info`).
+fn init_tracing() -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("TAXI_FISCAL_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let format = std::env::var("TAXI_FISCAL_LOG_FORMAT").unwrap_or_default();
+    let _ = match format.trim() {
+        "" | "text" => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .try_init(),
+        "json" => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+        other => bail!("TAXI_FISCAL_LOG_FORMAT deve ser text ou json (recebido {other:?})"),
+    };
+    Ok(())
 }
 
 /// SIGINT (Ctrl-C) or SIGTERM. The handlers are installed when this is called, not when the
@@ -241,7 +255,7 @@ pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let mut config = Config::resolve(dir.clone(), a.listen.as_deref())?;
     config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key)?;
     runtime()?.block_on(async move {
-        init_tracing();
+        init_tracing()?;
         let listen = config.listen;
         let state = AppState::open(config, STORE).await?;
         if state.store().count_users().await? == 0 {
@@ -272,7 +286,7 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
     let mut config = Config::resolve(dir.clone(), a.listen.as_deref())?;
     config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key)?;
     runtime()?.block_on(async move {
-        init_tracing();
+        init_tracing()?;
         let listen = config.listen;
         let state = AppState::open(config, STORE).await?;
         let seeded = demo::seed(&state)
