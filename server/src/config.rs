@@ -90,6 +90,20 @@ pub enum ConfigError {
         max = crate::auth::proxy::MAX_TRUSTED_PROXIES
     )]
     TrustedProxies(String),
+    #[error("TAXI_FISCAL_METRICS_TOKEN deve ter ao menos {MIN_METRICS_TOKEN_LEN} caracteres")]
+    MetricsToken,
+}
+
+/// Shortest `TAXI_FISCAL_METRICS_TOKEN`: 32 characters (e.g. `openssl rand -hex 16`), too many
+/// to guess within the per-request cost of a scrape.
+pub const MIN_METRICS_TOKEN_LEN: usize = 32;
+
+fn parse_metrics_token(text: &str) -> Result<String, ConfigError> {
+    let token = text.trim();
+    if token.chars().count() < MIN_METRICS_TOKEN_LEN {
+        return Err(ConfigError::MetricsToken);
+    }
+    Ok(token.to_owned())
 }
 
 /// Seconds an upload may take by default: a 10 MiB photo at 300 kbit/s (a weak 3G uplink) takes
@@ -305,6 +319,9 @@ pub struct Config {
     /// Reverse proxies whose `X-Forwarded-For` names the client (`TAXI_FISCAL_TRUSTED_PROXIES`;
     /// `auth::proxy`); empty: the TCP peer is the client.
     pub trusted_proxies: crate::auth::proxy::TrustedProxies,
+    /// The bearer token that reads `GET /metrics` (`TAXI_FISCAL_METRICS_TOKEN`); `None`: only
+    /// clients on this machine read it (`crate::metrics`).
+    pub metrics_token: Option<String>,
     /// Where "now" comes from.
     pub clock: crate::Clock,
 }
@@ -339,6 +356,7 @@ impl Config {
             notice_filing_place: crate::office::notices::DEFAULT_FILING_PLACE.to_owned(),
             tls: None,
             trusted_proxies: crate::auth::proxy::TrustedProxies::default(),
+            metrics_token: None,
             clock: crate::Clock::system(),
         }
     }
@@ -363,6 +381,9 @@ impl Config {
         }
         if let Ok(urls) = std::env::var("TAXI_FISCAL_PUBLIC_URL") {
             c.public_origins = parse_public_urls(&urls)?;
+        }
+        if let Ok(token) = std::env::var("TAXI_FISCAL_METRICS_TOKEN") {
+            c.metrics_token = Some(parse_metrics_token(&token)?);
         }
         if let Ok(proxies) = std::env::var("TAXI_FISCAL_TRUSTED_PROXIES") {
             c.trusted_proxies = crate::auth::proxy::TrustedProxies::parse(&proxies)?;
@@ -561,6 +582,14 @@ mod tests {
             Config::new("x").upload_timeout,
             Duration::from_secs(DEFAULT_UPLOAD_TIMEOUT_SECS)
         );
+    }
+
+    #[test]
+    fn the_metrics_token_has_a_minimum_length() {
+        let at = "a".repeat(MIN_METRICS_TOKEN_LEN);
+        assert_eq!(parse_metrics_token(&format!(" {at} ")).unwrap(), at);
+        let e = parse_metrics_token(&at[1..]).unwrap_err();
+        assert!(e.to_string().contains("TAXI_FISCAL_METRICS_TOKEN"), "{e}");
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod error;
 #[cfg(feature = "sqlite")]
 pub mod fuzzing;
 pub mod limits;
+pub mod metrics;
 pub mod office;
 pub mod registry;
 pub mod selection;

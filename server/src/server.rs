@@ -124,6 +124,8 @@ struct Inner {
     web_sessions: Arc<crate::web::Sessions>,
     /// Built-in TLS, read from `Config::tls` at start (`crate::tls`).
     tls: Option<Arc<rustls::ServerConfig>>,
+    /// Request and sync counters for `GET /metrics` (`crate::metrics`).
+    metrics: crate::metrics::Metrics,
 }
 
 impl AppState {
@@ -206,7 +208,13 @@ impl AppState {
             signing_key: Arc::new(signing_key),
             web_sessions: Arc::new(crate::web::Sessions::default()),
             tls,
+            metrics: crate::metrics::Metrics::default(),
         })))
+    }
+
+    /// What `GET /metrics` reports (`crate::metrics`).
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.0.metrics
     }
 
     /// The TLS configuration when the server serves HTTPS itself.

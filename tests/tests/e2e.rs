@@ -1357,6 +1357,24 @@ fn behind_a_proxy_the_office_logs_in_and_each_forwarded_client_has_its_own_budge
     assert_eq!(login("198.51.100.7"), 401);
     // A forged header from a client that is not the proxy changes nothing: there is no other
     // peer here than 127.0.0.1, so this is checked in the unit tests of `auth::proxy`.
+
+    // Without a metrics token, only this machine reads `/metrics`: not a client the proxy
+    // forwards from outside.
+    let metrics = |client: Option<&str>| {
+        let mut req = http.get(format!("{}/metrics", server.url));
+        if let Some(c) = client {
+            req = proxied(req, c);
+        }
+        let r = req.send().unwrap();
+        (r.status().as_u16(), r.text().unwrap())
+    };
+    assert_eq!(metrics(Some("203.0.113.9")).0, 403);
+    let (s, text) = metrics(None);
+    assert_eq!(s, 200);
+    assert!(
+        text.contains("taxi_fiscal_http_requests_total{method=\"POST\",route=\"/v1/auth/login\",status=\"4xx\"}"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -1465,6 +1483,21 @@ fn a_revoked_device_deletes_what_the_server_has_and_keeps_what_it_does_not() {
     );
     d.sync_ok();
     let kept = d.infraction(&taxi.plate, &taxi.holder_cpf, "Auto escrito sem sinal.");
+    // The server counted the record it accepted (`/metrics`, read from this machine).
+    let http = reqwest::blocking::Client::builder()
+        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        .build()
+        .unwrap();
+    let text = http
+        .get(format!("{}/metrics", server.url))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        text.contains("taxi_fiscal_sync_records_total{outcome=\"accepted\"} 1\n"),
+        "{text}"
+    );
     let before = d.store.status().unwrap();
     assert!(before.counts.permits > 100 && before.counts.photos == 1);
 

@@ -122,7 +122,10 @@ pub fn router(state: AppState) -> Router {
     let config = state.config().clone();
     let (routes, _) = api_router_with(config.photo_limit).split_for_parts();
     // The office pages: HTML at `/`, `/login`, `/escritorio/…`; not in the OpenAPI.
-    let routes = routes.merge(crate::web::routes());
+    let routes = routes
+        .merge(crate::web::routes())
+        // Not in the OpenAPI document: it is for the city's monitoring, in Prometheus' format.
+        .route("/metrics", axum::routing::get(crate::metrics::metrics));
     let trace = TraceLayer::new_for_http()
         .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
         .make_span_with(|req: &Request<Body>| {
@@ -152,7 +155,12 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(
             ServiceBuilder::new()
-                // Outermost: the client address, for the access log and the budgets.
+                // Every request counted for `GET /metrics`, by its route.
+                .layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::metrics::track,
+                ))
+                // The client address, for the access log, the budgets and `/metrics`.
                 .layer(axum::middleware::from_fn_with_state(
                     std::sync::Arc::new(config.trusted_proxies.clone()),
                     crate::auth::proxy::client_ip,

@@ -111,7 +111,12 @@ async fn sync(
         server_key: state.signing_key().clone(),
     };
     match state.store().sync_records(job).await? {
-        Ok(response) => Ok(Json(response)),
+        Ok(response) => {
+            state
+                .metrics()
+                .note_sync(response.accepted.len(), response.rejections.len());
+            Ok(Json(response))
+        }
         Err(e) => Err(sync_error(e)),
     }
 }

@@ -13,6 +13,7 @@ mod errors;
 mod feed;
 mod import;
 mod law;
+mod metrics;
 mod notices;
 mod observed;
 mod office;
