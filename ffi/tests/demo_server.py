@@ -2,10 +2,11 @@
 
 Used by `test_ffi.py` (import) and by `scripts/test-ffi` for the Kotlin program:
 
-    python3 ffi/tests/demo_server.py TAXI_FISCAL_BIN -- java ... MainKt
+    python3 ffi/tests/demo_server.py TAXI_FISCAL_BIN [--tls] -- java ... MainKt
 
-starts the server, runs the command with TAXI_FISCAL_URL set to the server's address, stops
-the server and exits with the command's status. Like the Rust e2e harness (tests/src/server.rs),
+starts the server (serving HTTPS with a throwaway CA with `--tls`), runs the command with
+TAXI_FISCAL_URL set to the server's address (and TAXI_FISCAL_CA_FILE to the CA's PEM with
+`--tls`), stops the server and exits with the command's status. Like the Rust e2e harness (tests/src/server.rs),
 it reads the address from the first line the server prints and waits for `/health` with a
 bounded deadline; nothing sleeps for a fixed time.
 """
@@ -103,12 +104,18 @@ class DemoServer:
 
 
 def main(argv):
-    if len(argv) < 4 or argv[2] != "--":
-        print("uso: demo_server.py TAXI_FISCAL_BIN -- COMANDO [ARGS…]", file=sys.stderr)
+    tls = len(argv) > 2 and argv[2] == "--tls"
+    rest = argv[3:] if tls else argv[2:]
+    if len(rest) < 2 or rest[0] != "--":
+        print("uso: demo_server.py TAXI_FISCAL_BIN [--tls] -- COMANDO [ARGS…]", file=sys.stderr)
         return 2
-    with DemoServer(argv[1]) as server:
+    with DemoServer(argv[1], tls=tls) as server:
         env = dict(os.environ, TAXI_FISCAL_URL=server.url)
-        return subprocess.call(argv[3:], env=env)
+        if tls:
+            # The command trusts the server's throwaway CA through this file.
+            ca = os.path.join(server._dir, "ca", "ca.pem")
+            env["TAXI_FISCAL_CA_FILE"] = ca
+        return subprocess.call(rest[1:], env=env)
 
 
 if __name__ == "__main__":
