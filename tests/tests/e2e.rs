@@ -1408,13 +1408,16 @@ fn a_backup_taken_while_the_server_runs_restores_into_a_server_that_verifies() {
     // Restored into a new directory: the same chain head, and `audit verify` passes there.
     let restored = dir.path().join("restaurado");
     let run = |args: &[&str]| Command::new(server.bin()).args(args).output().unwrap();
-    let out = run(&[
-        "restore",
-        "--from",
-        file.to_str().unwrap(),
-        "--data",
-        restored.to_str().unwrap(),
-    ]);
+    let restore = |from: &std::path::Path, data: &std::path::Path| {
+        run(&[
+            "restore",
+            "--from",
+            from.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ])
+    };
+    let out = restore(&file, &restored);
     assert!(
         out.status.success(),
         "{}",
@@ -1432,13 +1435,7 @@ fn a_backup_taken_while_the_server_runs_restores_into_a_server_that_verifies() {
     // A restore never overwrites a database: the second one is refused and changes nothing.
     let db = restored.join("taxi-fiscal.db");
     let before = std::fs::read(&db).unwrap();
-    let out = run(&[
-        "restore",
-        "--from",
-        file.to_str().unwrap(),
-        "--data",
-        restored.to_str().unwrap(),
-    ]);
+    let out = restore(&file, &restored);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nunca sobrescreve"));
     assert_eq!(std::fs::read(&db).unwrap(), before);
@@ -1448,13 +1445,7 @@ fn a_backup_taken_while_the_server_runs_restores_into_a_server_that_verifies() {
     let cut = dir.path().join("cortado.db");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let elsewhere = dir.path().join("outro");
-    let out = run(&[
-        "restore",
-        "--from",
-        cut.to_str().unwrap(),
-        "--data",
-        elsewhere.to_str().unwrap(),
-    ]);
+    let out = restore(&cut, &elsewhere);
     assert_eq!(out.status.code(), Some(2));
     assert!(!elsewhere.join("taxi-fiscal.db").exists());
 

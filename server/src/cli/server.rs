@@ -565,6 +565,29 @@ fn check_copy(path: &Path, anchors: Vec<(String, ChainHead)>) -> anyhow::Result<
     })
 }
 
+/// [`check_copy`] of a copy not yet in place; a copy that cannot be checked, or fails, is
+/// deleted (its report printed) and `refused` is the error.
+fn checked_or_discarded(
+    copy: &Path,
+    anchors: Vec<(String, ChainHead)>,
+    refused: &str,
+) -> anyhow::Result<VerifyOut> {
+    use taxi_fiscal_server::store::sqlite::backup as file;
+    let checked = match check_copy(copy, anchors) {
+        Ok(out) => out,
+        Err(e) => {
+            file::discard(copy)?;
+            return Err(e.context("verificando a cópia"));
+        }
+    };
+    if !checked.ok {
+        file::discard(copy)?;
+        print_json(&checked)?;
+        bail!("{refused}");
+    }
+    Ok(checked)
+}
+
 #[derive(Debug, Serialize)]
 struct BackupOut {
     file: String,
@@ -586,22 +609,12 @@ pub(crate) fn backup(a: BackupArgs) -> anyhow::Result<()> {
     if let Some(h) = audit::read_anchor(&own).map_err(anyhow::Error::msg)? {
         anchors.push((own.display().to_string(), h));
     }
-    let checked = match check_copy(&partial, anchors) {
-        Ok(out) => out,
-        Err(e) => {
-            file::discard(&partial)?;
-            return Err(e.context("verificando a cópia"));
-        }
-    };
-    if !checked.ok {
-        file::discard(&partial)?;
-        print_json(&checked)?;
-        bail!(
-            "a cópia não passou na verificação da auditoria e não foi guardada; rode `taxi-fiscal \
-             audit verify --data {}`",
-            a.data.display()
-        );
-    }
+    let refused = format!(
+        "a cópia não passou na verificação da auditoria e não foi guardada; rode `taxi-fiscal \
+         audit verify --data {}`",
+        a.data.display()
+    );
+    let checked = checked_or_discarded(&partial, anchors, &refused)?;
     file::publish(&partial, &a.out)?;
     print_json(&BackupOut {
         file: a.out.display().to_string(),
@@ -627,18 +640,11 @@ pub(crate) fn restore(a: RestoreArgs) -> anyhow::Result<()> {
     let db = a.data.join(config::DB_FILE);
     let bytes = file::restore_file(&a.from, &db)?;
     let tmp = file::restoring_path(&db);
-    let checked = match check_copy(&tmp, Vec::new()) {
-        Ok(out) => out,
-        Err(e) => {
-            file::discard(&tmp)?;
-            return Err(e.context("verificando o backup"));
-        }
-    };
-    if !checked.ok {
-        file::discard(&tmp)?;
-        print_json(&checked)?;
-        bail!("o backup não passou na verificação da auditoria; nada foi restaurado");
-    }
+    let checked = checked_or_discarded(
+        &tmp,
+        Vec::new(),
+        "o backup não passou na verificação da auditoria; nada foi restaurado",
+    )?;
     file::publish(&tmp, &db)?;
     // An anchor left in the directory names a head the restored chain may not reach: it is kept
     // aside as evidence (`audit-anchor.json.broken-SEQ`) and the restored head anchored, as a
