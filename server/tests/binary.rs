@@ -718,3 +718,61 @@ fn logs_are_json_lines_on_request_with_the_client_of_each_request() {
     assert!(err.contains("TAXI_FISCAL_LOG_FORMAT"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// `--config FILE`: the settings of the environment from a TOML file (here the log format);
+/// an unknown key stops the start naming it, and the environment wins over the file.
+#[test]
+fn a_configuration_file_sets_what_the_environment_does_and_names_a_wrong_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("taxi-fiscal.toml");
+    std::fs::write(&file, "log = \"info\"\nlog_format = \"json\"\n").unwrap();
+    let start = |env_format: Option<&str>| {
+        let mut cmd = bin();
+        cmd.args([
+            "demo",
+            "--no-sample-records",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+        ])
+        .arg(&file)
+        .arg("--data")
+        .arg(dir.path().join("dados"))
+        .env_remove("TAXI_FISCAL_JWT_SECRET")
+        .env_remove("TAXI_FISCAL_LOG")
+        .env_remove("TAXI_FISCAL_LOG_FORMAT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        if let Some(f) = env_format {
+            cmd.env("TAXI_FISCAL_LOG_FORMAT", f);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let mut first = String::new();
+        BufReader::new(stderr).read_line(&mut first).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        first
+    };
+    let line = start(None);
+    let v: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("the file's log_format is json ({e}): {line}"));
+    assert!(v["level"].is_string(), "{v}");
+    let line = start(Some("text"));
+    assert!(
+        serde_json::from_str::<Value>(&line).is_err(),
+        "the environment wins over the file: {line}"
+    );
+
+    std::fs::write(&file, "lisen = \"127.0.0.1:9\"\n").unwrap();
+    let out = bin()
+        .args(["demo", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&file)
+        .arg("--data")
+        .arg(dir.path().join("outro"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("chave desconhecida \"lisen\""), "{err}");
+}

@@ -43,6 +43,11 @@ pub(crate) struct ServeArgs {
     listen: Option<String>,
     #[command(flatten)]
     tls: TlsArgs,
+    /// A TOML file with the settings of the environment variables (keys without the
+    /// TAXI_FISCAL_ prefix, in lower case); the environment wins over it. Env:
+    /// TAXI_FISCAL_CONFIG.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 /// Built-in TLS: both files, or neither (plain HTTP, e.g. behind a proxy that terminates TLS).
@@ -71,6 +76,9 @@ pub(crate) struct DemoArgs {
     no_sample_records: bool,
     #[command(flatten)]
     tls: TlsArgs,
+    /// A TOML file of settings, as for `serve`. Env: TAXI_FISCAL_CONFIG.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -171,15 +179,17 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// Logs on stderr: human lines, or with `TAXI_FISCAL_LOG_FORMAT=json` one JSON object a line
 /// (for journald's or a collector's parser), each with its span's fields (`client`, `path`,
 /// `request_id` of the access log). The level is `TAXI_FISCAL_LOG` (default `info`).
-fn init_tracing() -> anyhow::Result<()> {
+fn init_tracing(src: &config::Sources<'_>) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("TAXI_FISCAL_LOG")
-        .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = src
+        .get("TAXI_FISCAL_LOG")
+        .and_then(|l| EnvFilter::try_new(l).ok())
+        .or_else(|| EnvFilter::try_from_default_env().ok())
+        .unwrap_or_else(|| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    let format = std::env::var("TAXI_FISCAL_LOG_FORMAT").unwrap_or_default();
+    let format = src.get("TAXI_FISCAL_LOG_FORMAT").unwrap_or_default();
     let _ = match format.trim() {
         "" | "text" => builder
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -233,11 +243,15 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     }
 }
 
-fn data_dir(flag: Option<PathBuf>, default: Option<&str>) -> anyhow::Result<PathBuf> {
+fn data_dir(
+    flag: Option<PathBuf>,
+    default: Option<&str>,
+    src: &config::Sources<'_>,
+) -> anyhow::Result<PathBuf> {
     if let Some(d) = flag {
         return Ok(d);
     }
-    if let Some(d) = std::env::var_os("TAXI_FISCAL_DATA") {
+    if let Some(d) = src.get("TAXI_FISCAL_DATA") {
         return Ok(PathBuf::from(d));
     }
     match default {
@@ -251,11 +265,12 @@ fn data_dir(flag: Option<PathBuf>, default: Option<&str>) -> anyhow::Result<Path
 const STORE: taxi_fiscal_server::server::StoreOpener = taxi_fiscal_server::store::sqlite::open;
 
 pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
-    let dir = data_dir(a.data, None)?;
-    let mut config = Config::resolve(dir.clone(), a.listen.as_deref())?;
-    config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key)?;
+    let src = config::Sources::from_process(a.config)?;
+    let dir = data_dir(a.data, None, &src)?;
+    let mut config = Config::resolve_from(dir.clone(), a.listen.as_deref(), &src)?;
+    config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key, &src)?;
     runtime()?.block_on(async move {
-        init_tracing()?;
+        init_tracing(&src)?;
         let listen = config.listen;
         let state = AppState::open(config, STORE).await?;
         if state.store().count_users().await? == 0 {
@@ -281,12 +296,13 @@ pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
 
 pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
     let sample_records = !a.no_sample_records;
-    let dir = data_dir(a.data, Some(DEMO_DATA))?;
+    let src = config::Sources::from_process(a.config)?;
+    let dir = data_dir(a.data, Some(DEMO_DATA), &src)?;
     taxi_fiscal_server::server::create_data_dir(&dir)?;
-    let mut config = Config::resolve(dir.clone(), a.listen.as_deref())?;
-    config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key)?;
+    let mut config = Config::resolve_from(dir.clone(), a.listen.as_deref(), &src)?;
+    config.tls = config::TlsFiles::resolve(a.tls.tls_cert, a.tls.tls_key, &src)?;
     runtime()?.block_on(async move {
-        init_tracing()?;
+        init_tracing(&src)?;
         let listen = config.listen;
         let state = AppState::open(config, STORE).await?;
         let seeded = demo::seed(&state)

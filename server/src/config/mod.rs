@@ -24,6 +24,10 @@
 //! `http://IP:PORT` for a specific address — and warns at start when listening on every
 //! address, where other machines' browsers will be refused until it is set.
 
+pub mod file;
+
+pub use file::{FileSettings, Sources};
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -77,6 +81,8 @@ pub enum ConfigError {
          TAXI_FISCAL_TLS_KEY), ou nenhum"
     )]
     TlsPair,
+    #[error("arquivo de configuração {path}: {reason}")]
+    File { path: PathBuf, reason: String },
     #[error(
         "TAXI_FISCAL_UPLOAD_TIMEOUT_SECS deve ser um número de segundos entre {min} e {max} \
          (recebido {0:?})",
@@ -206,18 +212,15 @@ pub struct TlsFiles {
 }
 
 impl TlsFiles {
-    /// Flags first, then `TAXI_FISCAL_TLS_CERT` / `TAXI_FISCAL_TLS_KEY`; both or neither.
+    /// Flags first, then `TAXI_FISCAL_TLS_CERT` / `TAXI_FISCAL_TLS_KEY` (environment, then the
+    /// configuration file); both or neither.
     pub fn resolve(
         cert: Option<PathBuf>,
         key: Option<PathBuf>,
+        src: &Sources<'_>,
     ) -> Result<Option<Self>, ConfigError> {
-        let env = |var: &str| {
-            std::env::var_os(var)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        let cert = cert.or_else(|| env("TAXI_FISCAL_TLS_CERT"));
-        let key = key.or_else(|| env("TAXI_FISCAL_TLS_KEY"));
+        let cert = cert.or_else(|| src.get("TAXI_FISCAL_TLS_CERT").map(PathBuf::from));
+        let key = key.or_else(|| src.get("TAXI_FISCAL_TLS_KEY").map(PathBuf::from));
         match (cert, key) {
             (Some(cert), Some(key)) => Ok(Some(Self { cert, key })),
             (None, None) => Ok(None),
@@ -365,30 +368,46 @@ impl Config {
     /// rules configuration of the data directory. `data` must come from somewhere: the caller
     /// passes its own default (the `demo` command has one, `serve` does not).
     pub fn resolve(data: PathBuf, listen: Option<&str>) -> Result<Self, ConfigError> {
+        Self::resolve_from(
+            data,
+            listen,
+            &Sources::new(&file::process_env, FileSettings::default()),
+        )
+    }
+
+    /// [`Config::resolve`] with the settings of `src`: the environment, then a configuration
+    /// file (`config::file`).
+    pub fn resolve_from(
+        data: PathBuf,
+        listen: Option<&str>,
+        src: &Sources<'_>,
+    ) -> Result<Self, ConfigError> {
         let mut c = Self::new(data);
         let listen = match listen {
             Some(l) => l.to_owned(),
-            None => std::env::var("TAXI_FISCAL_LISTEN").unwrap_or_else(|_| DEFAULT_LISTEN.into()),
+            None => src
+                .get("TAXI_FISCAL_LISTEN")
+                .unwrap_or_else(|| DEFAULT_LISTEN.into()),
         };
         c.listen = listen
             .parse()
             .map_err(|_| ConfigError::Listen(listen.clone()))?;
-        if let Ok(secret) = std::env::var("TAXI_FISCAL_JWT_SECRET") {
+        if let Some(secret) = src.get("TAXI_FISCAL_JWT_SECRET") {
             if secret.len() < 32 {
                 return Err(ConfigError::ShortSecret);
             }
             c.jwt_secret = Some(secret.into_bytes());
         }
-        if let Ok(urls) = std::env::var("TAXI_FISCAL_PUBLIC_URL") {
+        if let Some(urls) = src.get("TAXI_FISCAL_PUBLIC_URL") {
             c.public_origins = parse_public_urls(&urls)?;
         }
-        if let Ok(token) = std::env::var("TAXI_FISCAL_METRICS_TOKEN") {
+        if let Some(token) = src.get("TAXI_FISCAL_METRICS_TOKEN") {
             c.metrics_token = Some(parse_metrics_token(&token)?);
         }
-        if let Ok(proxies) = std::env::var("TAXI_FISCAL_TRUSTED_PROXIES") {
+        if let Some(proxies) = src.get("TAXI_FISCAL_TRUSTED_PROXIES") {
             c.trusted_proxies = crate::auth::proxy::TrustedProxies::parse(&proxies)?;
         }
-        if let Ok(burst) = std::env::var("TAXI_FISCAL_AUTH_ADDRESS_BURST") {
+        if let Some(burst) = src.get("TAXI_FISCAL_AUTH_ADDRESS_BURST") {
             c.auth_attempts_per_address_burst = parse_auth_burst(&burst)?;
         }
         for (var, slot) in [
@@ -398,16 +417,16 @@ impl Config {
                 &mut c.notice_filing_place,
             ),
         ] {
-            if let Ok(text) = std::env::var(var)
+            if let Some(text) = src.get(var)
                 && !text.trim().is_empty()
             {
                 *slot = text.trim().to_owned();
             }
         }
-        if let Ok(secs) = std::env::var("TAXI_FISCAL_UPLOAD_TIMEOUT_SECS") {
+        if let Some(secs) = src.get("TAXI_FISCAL_UPLOAD_TIMEOUT_SECS") {
             c.upload_timeout = parse_upload_timeout(&secs)?;
         }
-        if let Ok(limit) = std::env::var("TAXI_FISCAL_BODY_LIMIT") {
+        if let Some(limit) = src.get("TAXI_FISCAL_BODY_LIMIT") {
             c.body_limit = parse_body_limit(&limit)?;
         }
         c.rules_file = load_rules(&c.data_dir)?;
@@ -593,6 +612,43 @@ mod tests {
     }
 
     #[test]
+    fn every_setting_of_the_file_reaches_the_configuration_through_its_checks() {
+        let none = |_: &str| None;
+        let file = FileSettings::parse(
+            "listen = \"127.0.0.1:9443\"\npublic_url = [\"https://taxi.example\"]\n\
+             trusted_proxies = [\"127.0.0.1\"]\nupload_timeout_secs = 900\n\
+             body_limit = 70000\nauth_address_burst = 40\n\
+             notice_authority = \"Prefeitura\"\nmetrics_token = \"0123456789abcdef0123456789abcdef\"",
+        )
+        .unwrap();
+        let c = Config::resolve_from(PathBuf::from("x"), None, &Sources::new(&none, file)).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:9443".parse().unwrap());
+        assert_eq!(c.public_origins, ["https://taxi.example"]);
+        assert!(!c.trusted_proxies.is_empty());
+        assert_eq!(c.upload_timeout, Duration::from_secs(900));
+        assert_eq!(c.body_limit, 70_000);
+        assert_eq!(c.auth_attempts_per_address_burst, 40);
+        assert_eq!(c.notice_authority, "Prefeitura");
+        assert!(c.metrics_token.is_some());
+        // A wrong value is refused as its variable would be; a flag beats the file.
+        let file = FileSettings::parse("upload_timeout_secs = 5").unwrap();
+        let e =
+            Config::resolve_from(PathBuf::from("x"), None, &Sources::new(&none, file)).unwrap_err();
+        assert!(
+            e.to_string().contains("TAXI_FISCAL_UPLOAD_TIMEOUT_SECS"),
+            "{e}"
+        );
+        let file = FileSettings::parse("listen = \"127.0.0.1:9443\"").unwrap();
+        let c = Config::resolve_from(
+            PathBuf::from("x"),
+            Some("127.0.0.1:7000"),
+            &Sources::new(&none, file),
+        )
+        .unwrap();
+        assert_eq!(c.listen.port(), 7000);
+    }
+
+    #[test]
     fn tls_origins_are_https() {
         let o = origins_of_listen("127.0.0.1:8443".parse().unwrap(), true);
         assert_eq!(o[0], "https://127.0.0.1:8443");
@@ -602,17 +658,24 @@ mod tests {
     #[test]
     fn tls_needs_both_files_or_neither() {
         let (c, k) = (PathBuf::from("c.pem"), PathBuf::from("k.pem"));
-        // The environment is not set by this test: flags alone decide.
-        if std::env::var_os("TAXI_FISCAL_TLS_CERT").is_none()
-            && std::env::var_os("TAXI_FISCAL_TLS_KEY").is_none()
-        {
-            assert_eq!(TlsFiles::resolve(None, None).unwrap(), None);
-            let e = TlsFiles::resolve(Some(c.clone()), None).unwrap_err();
-            assert!(e.to_string().contains("--tls-key"), "{e}");
-            assert!(TlsFiles::resolve(None, Some(k.clone())).is_err());
-        }
+        let none = |_: &str| None;
+        let src = Sources::new(&none, FileSettings::default());
+        assert_eq!(TlsFiles::resolve(None, None, &src).unwrap(), None);
+        let e = TlsFiles::resolve(Some(c.clone()), None, &src).unwrap_err();
+        assert!(e.to_string().contains("--tls-key"), "{e}");
+        assert!(TlsFiles::resolve(None, Some(k.clone()), &src).is_err());
         assert_eq!(
-            TlsFiles::resolve(Some(c.clone()), Some(k.clone())).unwrap(),
+            TlsFiles::resolve(Some(c.clone()), Some(k.clone()), &src).unwrap(),
+            Some(TlsFiles {
+                cert: c.clone(),
+                key: k.clone()
+            })
+        );
+        // The key from the configuration file completes the certificate given as a flag.
+        let file = FileSettings::parse("tls_key = \"k.pem\"").unwrap();
+        let src = Sources::new(&none, file);
+        assert_eq!(
+            TlsFiles::resolve(Some(c.clone()), None, &src).unwrap(),
             Some(TlsFiles { cert: c, key: k })
         );
     }
