@@ -1,10 +1,14 @@
 //! taxi-fiscal server: the central office's HTTP API over the shared `sync-core`.
 //!
 //! Flow of a request: [`server::launch_with_listener`] opens the store in the data directory
-//! with the backend its caller chose (the binary: SQLite, WAL, migrated on open), builds an [`AppState`] and serves [`router`]. The router is
-//! assembled from one module per area under [`api`] (health, auth, accounts and devices,
-//! registry, photos, OpenAPI), each handler annotated for the OpenAPI document, and wrapped in
-//! the same layers: request id → trace → timeout → panic catcher → JSON errors → body limit.
+//! with the backend its caller chose (the binary: SQLite, WAL, migrated on open), builds an
+//! [`AppState`] and serves [`router`] over plain HTTP or, with `--tls-cert/--tls-key`, HTTPS
+//! ([`tls`]). The router is assembled from one module per area under [`api`] (health, auth,
+//! accounts and devices, registry, photos, OpenAPI), each handler annotated for the OpenAPI
+//! document, and wrapped in the same layers: request counting ([`metrics`]) → client address
+//! (behind a trusted proxy, [`auth::proxy`]) → request id → trace → JSON errors → panic catcher
+//! → timeout by route (uploads get their own) → body limit. Settings come from flags, the
+//! environment and a TOML file ([`config`]).
 //! Handlers authenticate with the [`auth::Auth`] extractor (JWT + a point query on the device
 //! row), state their role on their first line, call the registry service ([`registry`]) or the
 //! store ([`store::Store`]) and answer JSON; every failure is one [`AppError`] with one JSON

@@ -3,10 +3,11 @@
 //! Flow: [`AppState::open`] creates the data directory if needed (0700, [`create_data_dir`]), loads or generates the JWT
 //! secret, opens the store the caller chose (migrating it) and builds the services every handler shares
 //! (token signer, password hashing pool, login limiter and per-address throttle, snapshot
-//! cache). [`launch_with_state`] serves [`crate::router`] on a bound listener, with each
-//! connection's peer address (`ConnectInfo`, for the per-address budgets), until `shutdown`
-//! resolves, then lets requests in flight finish (graceful shutdown); the binary passes
-//! SIGINT/SIGTERM as `shutdown`.
+//! cache, request metrics) and, with `Config::tls`, reads the certificate (a wrong file stops
+//! the start). [`launch_with_state`] serves [`crate::router`] on a bound listener — through
+//! [`crate::tls::TlsListener`] when TLS is configured — with each connection's peer address
+//! (`ConnectInfo`, for the per-address budgets), until `shutdown` resolves, then lets requests
+//! in flight finish (graceful shutdown); the binary passes SIGINT/SIGTERM as `shutdown`.
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -1,8 +1,12 @@
-//! The server side of the command line: `serve`, `demo`, `import`, `audit verify`, `admin`.
+//! The server side of the command line: `serve`, `demo`, `import`, `audit verify`, `admin`,
+//! `backup`, `restore`.
 //!
-//! `serve` and `demo` build a multi-threaded tokio runtime, open the data directory
+//! `serve` and `demo` read their settings (flags, then the environment, then `--config FILE`),
+//! build a multi-threaded tokio runtime, open the data directory
 //! (`taxi_fiscal_server::AppState::open`), print where they listen on stdout (first line:
-//! `… http://ADDR`) and serve until SIGINT or SIGTERM, letting requests in flight finish.
+//! `… http://ADDR`, or `https://` with built-in TLS) and serve until SIGINT or SIGTERM, letting
+//! requests in flight finish. `backup` copies the live database and checks the copy before
+//! keeping it; `restore` checks a backup before putting it where no database is.
 //! `demo` first writes the demo's rules configuration (art. 14 at 1:2,000) if the directory has
 //! none, and seeds the demo registry and users once. `import`, `audit verify` and `admin` work on
 //! the database directly, without a server, and print JSON; `import` and `admin` anchor the audit
