@@ -369,6 +369,69 @@ mod tests {
 
     use super::*;
 
+    /// The case's name as the app's documentation writes it. Exhaustive on purpose: a new case
+    /// does not compile until it is named here, and the test below then asks for its row.
+    fn case_name(e: &FiscalError) -> &'static str {
+        match e {
+            FiscalError::Offline { .. } => "Offline",
+            FiscalError::LoginRequired { .. } => "LoginRequired",
+            FiscalError::RefusedByLaw { .. } => "RefusedByLaw",
+            FiscalError::RefusedByServer { .. } => "RefusedByServer",
+            FiscalError::RegistryMissing { .. } => "RegistryMissing",
+            FiscalError::NotFound { .. } => "NotFound",
+            FiscalError::InvalidInput { .. } => "InvalidInput",
+            FiscalError::Cancelled => "Cancelled",
+            FiscalError::Storage { .. } => "Storage",
+            FiscalError::Untrusted { .. } => "Untrusted",
+            FiscalError::Revoked { .. } => "Revoked",
+        }
+    }
+
+    /// The README's table for the app team has one row per case of `FiscalError`, and no row
+    /// for a case that does not exist.
+    #[test]
+    fn the_readmes_error_table_has_a_row_per_case() {
+        let r = || String::from("x");
+        let all = [
+            FiscalError::Offline { reason: r() },
+            FiscalError::LoginRequired { reason: r() },
+            FiscalError::by_law(ART_17, "x"),
+            FiscalError::RefusedByServer {
+                status: None,
+                code: r(),
+                reason: r(),
+            },
+            FiscalError::RegistryMissing { reason: r() },
+            FiscalError::NotFound {
+                what: r(),
+                reason: r(),
+            },
+            FiscalError::invalid("x", "x"),
+            FiscalError::Cancelled,
+            FiscalError::Storage { reason: r() },
+            FiscalError::Untrusted { reason: r() },
+            FiscalError::Revoked { reason: r() },
+        ];
+        let readme = include_str!("../../README.md");
+        let section = readme
+            .split("### Errors")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("README has a section ### Errors");
+        let rows: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .map(|l| l.split(['(', '`']).next().unwrap_or_default())
+            .collect();
+        let mut named: Vec<&str> = all.iter().map(case_name).collect();
+        named.sort_unstable();
+        named.dedup();
+        assert_eq!(named.len(), all.len(), "one sample per case");
+        let mut documented = rows.clone();
+        documented.sort_unstable();
+        assert_eq!(documented, named, "README rows {rows:?}");
+    }
+
     #[test]
     fn every_rule_cited_by_a_refusal_is_in_the_catalogue() {
         use sync_core::records::{EventKind, RecordKind, WarningKind};
