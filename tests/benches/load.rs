@@ -93,8 +93,7 @@ fn answered(r: reqwest::Result<reqwest::blocking::Response>) -> u16 {
 }
 
 fn http() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+    e2e::tls::http(None)
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap()

@@ -19,8 +19,7 @@ pub const ADMIN: (&str, &str, &str) = ("admin", "admin-demo", "desktop-admin");
 
 impl Api {
     pub fn login(url: &str, (user, password, device): (&str, &str, &str)) -> Self {
-        let http = reqwest::blocking::Client::builder()
-            .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        let http = crate::tls::http(None)
             .timeout(Duration::from_secs(60))
             .build()
             .unwrap();
@@ -207,8 +206,7 @@ pub struct OfficeSession {
 
 impl OfficeSession {
     pub fn login(url: &str) -> Self {
-        let http = reqwest::blocking::Client::builder()
-            .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        let http = crate::tls::http(None)
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
             .build()

@@ -208,11 +208,7 @@ impl Browser {
                 None => panic!("chromedriver exited {DRIVER_STARTS} times before saying its port"),
             }
         };
-        let http = reqwest::blocking::Client::builder()
-            .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
-            .timeout(START)
-            .build()
-            .unwrap();
+        let http = crate::tls::http(None).timeout(START).build().unwrap();
         let mut browser = Self {
             http,
             base: format!("http://127.0.0.1:{port}"),

@@ -95,8 +95,7 @@ impl InProcServer {
 
     /// Polls `/health` until it answers 200, within a deadline.
     fn wait_ready(&self) {
-        let http = reqwest::blocking::Client::builder()
-            .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+        let http = crate::tls::http(None)
             .timeout(Duration::from_secs(2))
             .build()
             .unwrap();

@@ -171,10 +171,7 @@ impl Server {
 
     /// Polls `/health` until it answers 200, within a deadline.
     fn wait_ready(&self) {
-        let http = reqwest::blocking::Client::builder()
-            .tls_backend_preconfigured(
-                sync_core::client::tls::client_config(self.ca_pem.as_deref()).unwrap(),
-            )
+        let http = crate::tls::http(self.ca_pem.as_deref())
             .timeout(Duration::from_secs(2))
             .build()
             .unwrap();

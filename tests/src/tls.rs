@@ -52,3 +52,11 @@ impl Default for TestCa {
         Self::new()
     }
 }
+
+/// A blocking HTTP client of the tests, trusting the public roots and `ca_pem` when given.
+/// reqwest is built without a TLS provider of its own (the project's is `ring`, chosen in
+/// `sync_core::client::tls`), so every client is handed that configuration, even for http.
+pub fn http(ca_pem: Option<&str>) -> reqwest::blocking::ClientBuilder {
+    reqwest::blocking::Client::builder()
+        .tls_backend_preconfigured(sync_core::client::tls::client_config(ca_pem).unwrap())
+}

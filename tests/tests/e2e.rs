@@ -912,10 +912,7 @@ fn devices_and_server_judge_alike_under_parameters_set_by_the_office() {
 
 /// GET without a login (the public verification page): status and body.
 fn public_get(server: &Server, path: &str) -> (u16, String) {
-    let http = reqwest::blocking::Client::builder()
-        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
-        .build()
-        .unwrap();
+    let http = e2e::tls::http(None).build().unwrap();
     let r = http.get(format!("{}{path}", server.url)).send().unwrap();
     (r.status().as_u16(), r.text().unwrap())
 }
@@ -1196,8 +1193,7 @@ fn over_https_a_device_trusting_the_city_ca_syncs_and_an_untrusted_certificate_i
     assert_eq!(s.status.pending_records, 0);
 
     // The office logs in over HTTPS: the session cookie is `Secure`.
-    let http = reqwest::blocking::Client::builder()
-        .tls_backend_preconfigured(sync_core::client::tls::client_config(Some(&ca.ca_pem)).unwrap())
+    let http = e2e::tls::http(Some(&ca.ca_pem))
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
         .build()
@@ -1272,10 +1268,7 @@ fn a_refresh_whose_answer_is_lost_keeps_the_officer_logged_in_and_a_later_replay
 
     // The first token presented again, now that its successor was used: a replay. The server
     // ends every token of that login, and the device is asked for the password.
-    let http = reqwest::blocking::Client::builder()
-        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
-        .build()
-        .unwrap();
+    let http = e2e::tls::http(None).build().unwrap();
     let r = http
         .post(format!("{}/v1/auth/refresh", server.url))
         .json(&json!({ "refresh_token": spent }))
@@ -1303,8 +1296,7 @@ fn behind_a_proxy_the_office_logs_in_and_each_forwarded_client_has_its_own_budge
             ("TAXI_FISCAL_AUTH_ADDRESS_BURST", String::from("3")),
         ],
     );
-    let http = reqwest::blocking::Client::builder()
-        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
+    let http = e2e::tls::http(None)
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
         .build()
@@ -1475,10 +1467,7 @@ fn a_revoked_device_deletes_what_the_server_has_and_keeps_what_it_does_not() {
     d.sync_ok();
     let kept = d.infraction(&taxi.plate, &taxi.holder_cpf, "Auto escrito sem sinal.");
     // The server counted the record it accepted (`/metrics`, read from this machine).
-    let http = reqwest::blocking::Client::builder()
-        .tls_backend_preconfigured(sync_core::client::tls::client_config(None).unwrap())
-        .build()
-        .unwrap();
+    let http = e2e::tls::http(None).build().unwrap();
     let text = http
         .get(format!("{}/metrics", server.url))
         .send()
