@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -165,12 +165,7 @@ fn allowed(state: &AppState, req: &Request) -> bool {
             .unwrap_or_default();
         return crate::web::session::same_token(presented.trim(), token);
     }
-    let client = req.extensions().get::<ClientIp>().map(|c| c.0).or_else(|| {
-        req.extensions()
-            .get::<ConnectInfo<std::net::SocketAddr>>()
-            .map(|c| c.0.ip())
-    });
-    client.is_some_and(|ip| ip.is_loopback())
+    ClientIp::of(req.extensions()).is_some_and(|ip| ip.is_loopback())
 }
 
 /// `GET /metrics`.
@@ -251,18 +246,13 @@ pub fn render(m: &Metrics, registry_version: Option<u64>, queue: &[(String, u64)
          # TYPE taxi_fiscal_http_request_duration_seconds histogram"
     );
     // The histogram is per method and route: the status classes are summed.
-    let mut by_route: Vec<((&'static str, String), Stats)> = Vec::new();
+    let mut by_route: std::collections::BTreeMap<(&str, &str), Stats> = Default::default();
     for (k, s) in &series {
-        let id = (k.method, k.route.clone());
-        match by_route.iter_mut().find(|(i, _)| *i == id) {
-            Some((_, acc)) => {
-                acc.count += s.count;
-                acc.sum_seconds += s.sum_seconds;
-                for (a, b) in acc.buckets.iter_mut().zip(s.buckets.iter()) {
-                    *a += b;
-                }
-            }
-            None => by_route.push((id, s.clone())),
+        let acc = by_route.entry((k.method, &k.route)).or_default();
+        acc.count += s.count;
+        acc.sum_seconds += s.sum_seconds;
+        for (a, b) in acc.buckets.iter_mut().zip(s.buckets.iter()) {
+            *a += b;
         }
     }
     for ((method, route), s) in &by_route {

@@ -135,10 +135,8 @@ pub fn router(state: AppState) -> Router {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
             // The client as the budgets count it (behind a trusted proxy, the one it names).
-            let client = req
-                .extensions()
-                .get::<crate::auth::proxy::ClientIp>()
-                .map_or_else(|| String::from("-"), |c| c.0.to_string());
+            let client = crate::auth::proxy::ClientIp::of(req.extensions())
+                .map_or_else(|| String::from("-"), |ip| ip.to_string());
             // The path only: query strings are not logged, nor the one-time code of a reset
             // link (`web::users::logged_path`).
             tracing::info_span!(

@@ -132,6 +132,19 @@ impl TrustedProxies {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientIp(pub IpAddr);
 
+impl ClientIp {
+    /// The client of a request: what [`client_ip`] noted, else the TCP peer (a router driven
+    /// without the layer), else `None` (driven in-process, no peer). The budgets, `/metrics`
+    /// and the access log all ask here.
+    pub fn of(extensions: &axum::http::Extensions) -> Option<IpAddr> {
+        extensions.get::<ClientIp>().map(|c| c.0).or_else(|| {
+            extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| canonical(c.0.ip()))
+        })
+    }
+}
+
 /// The router's outermost layer: notes [`ClientIp`] in the request (nothing when the request
 /// has no peer address, as when the router is driven in-process).
 pub async fn client_ip(

@@ -16,12 +16,12 @@
 //! [`crate::limits::MAX_TRACKED_ADDRESSES`] (nothing lost, a full budget is what a new address
 //! gets); while it is still full, attempts are refused until entries age out.
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr};
 use std::num::NonZeroU32;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
@@ -71,13 +71,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        if let Some(super::proxy::ClientIp(ip)) = parts.extensions.get() {
-            return Ok(ClientAddr::of(*ip));
-        }
-        Ok(parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map_or(ClientAddr::UNKNOWN, |c| ClientAddr::of(c.0.ip())))
+        Ok(super::proxy::ClientIp::of(&parts.extensions)
+            .map_or(ClientAddr::UNKNOWN, ClientAddr::of))
     }
 }
 
