@@ -364,19 +364,10 @@ impl Config {
         }
     }
 
-    /// Flags first, then `TAXI_FISCAL_*` environment variables, then defaults; also reads the
-    /// rules configuration of the data directory. `data` must come from somewhere: the caller
-    /// passes its own default (the `demo` command has one, `serve` does not).
-    pub fn resolve(data: PathBuf, listen: Option<&str>) -> Result<Self, ConfigError> {
-        Self::resolve_from(
-            data,
-            listen,
-            &Sources::new(&file::process_env, FileSettings::default()),
-        )
-    }
-
-    /// [`Config::resolve`] with the settings of `src`: the environment, then a configuration
-    /// file (`config::file`).
+    /// Flags first, then the settings of `src` (the `TAXI_FISCAL_*` environment, then a
+    /// configuration file: `config::file`), then defaults; also reads the rules configuration
+    /// of the data directory. `data` must come from somewhere: the caller passes its own default
+    /// (the `demo` command has one, `serve` does not).
     pub fn resolve_from(
         data: PathBuf,
         listen: Option<&str>,
