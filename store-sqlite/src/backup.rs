@@ -77,11 +77,8 @@ fn copy(src: &Path, dst: &Path) -> Result<u64, StoreError> {
             }
         }
     }
-    // A copy of a WAL database is a WAL database: fold everything into the file itself and
-    // leave it in rollback mode, so the backup is one self-contained file.
-    target
-        .pragma_update(None, "journal_mode", "DELETE")
-        .map_err(|e| fail(dst, e.to_string()))?;
+    // The backup writes through the target's own pager: once closed, the copy is one
+    // self-contained file (the check that opens it next folds its WAL back when it closes).
     target.close().map_err(|(_, e)| fail(dst, e.to_string()))?;
     std::fs::metadata(dst)
         .map(|m| m.len())
