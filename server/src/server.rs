@@ -27,9 +27,13 @@ use crate::config::{Config, ConfigError};
 use crate::service::Services;
 use crate::store::{Store, StoreError};
 
-/// Opens (creating and migrating when needed) the store of a configuration, on a blocking
-/// thread: how [`AppState::open`] is told which backend to use.
-pub type StoreOpener = fn(&Config) -> Result<Arc<dyn Store>, StoreError>;
+/// Opens (creating and migrating when needed) the store of a configuration: how
+/// [`AppState::open`] is told which backend to use.
+pub type StoreOpener = fn(&Config) -> Opening;
+
+/// A store being opened (what a [`StoreOpener`] returns).
+pub type Opening =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Arc<dyn Store>, StoreError>> + Send>>;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -132,16 +136,13 @@ struct Inner {
 impl AppState {
     /// Opens the data directory of `config` (creating it) and the store `open_store` opens
     /// there. The backend is the caller's choice, made once: the binary passes
-    /// [`crate::store::sqlite::open`]; nothing else in the server names a backend.
+    /// [`crate::store::sqlite::open`] or [`crate::store::postgres::open`]; nothing else in the
+    /// server names a backend.
     pub async fn open(config: Config, open_store: StoreOpener) -> Result<Self, ServerError> {
         create_data_dir(&config.data_dir)?;
         let secret = config.jwt_secret_or_create()?;
         let signing_key = crate::receipts::ServerKey::load_or_create(&config.signing_key_path())?;
-        let for_store = config.clone();
-        let store = tokio::task::spawn_blocking(move || open_store(&for_store))
-            .await
-            .map_err(|e| ServerError::Store(StoreError::Task(e.to_string())))?
-            .map_err(ServerError::Store)?;
+        let store = open_store(&config).await.map_err(ServerError::Store)?;
         if let Some(rules) = &config.rules_file {
             let actor = crate::store::Actor::cli(config.clock.now());
             crate::registry::law::import_rules_file(&*store, rules, actor)

@@ -24,8 +24,6 @@ use crate::Result;
 use std::collections::{BTreeMap, HashSet};
 
 use rusqlite::Connection;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 use super::records::project;
 use super::registry::entity_of;
@@ -34,35 +32,7 @@ use sha2::Digest;
 use taxi_fiscal_store::StoreError;
 use taxi_fiscal_store::audit::{change_hashes_digest, payload_hash};
 
-/// One row that does not match what it is derived from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Mismatch {
-    /// `record:<id>`, `registry:<kind>:<key>`, `registry_log:<version>`, `record_changes:<id>`,
-    /// `edital:<id>`.
-    pub subject: String,
-    /// The column that disagrees.
-    pub column: String,
-    /// Why, in Portuguese.
-    pub reason: String,
-}
-
-/// What was compared and what disagreed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ConsistencyReport {
-    /// Records whose projection was recomputed.
-    pub records: u64,
-    /// Registry versions replayed.
-    pub registry_versions: u64,
-    pub mismatches: Vec<Mismatch>,
-}
-
-fn mismatch(subject: String, column: &str, reason: impl Into<String>) -> Mismatch {
-    Mismatch {
-        subject,
-        column: column.to_owned(),
-        reason: reason.into(),
-    }
-}
+pub use taxi_fiscal_store::consistency::{ConsistencyReport, Mismatch, mismatch};
 
 /// Runs every check (read-only) on `conn`.
 pub(crate) fn check(conn: &Connection) -> Result<ConsistencyReport> {

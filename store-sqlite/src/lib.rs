@@ -83,21 +83,6 @@ impl SqliteStore {
         })
     }
 
-    /// Why the chain does not hold `anchor` (a cut tail, a rewritten chain), or `None`.
-    pub async fn audit_anchor_problem(
-        &self,
-        anchor: taxi_fiscal_store::audit::ChainHead,
-    ) -> Result<Option<String>, StoreError> {
-        self.pool
-            .read(move |c| audit::anchor_problem(c, &anchor))
-            .await
-    }
-
-    /// Checks the derived tables against the documents and the chain (see [`consistency`]).
-    pub async fn check_consistency(&self) -> Result<consistency::ConsistencyReport, StoreError> {
-        self.pool.read(|c| consistency::check(c)).await
-    }
-
     fn cached(&self, version: u64) -> Option<Arc<Registry>> {
         let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         cache.as_ref().filter(|r| r.version == version).cloned()
@@ -524,6 +509,19 @@ impl Store for SqliteStore {
 
     fn audit_row_hash(&self, seq: u64) -> StoreFuture<'_, Option<String>> {
         Box::pin(self.pool.read(move |c| audit::row_hash(c, seq)))
+    }
+
+    fn audit_anchor_problem(
+        &self,
+        anchor: taxi_fiscal_store::audit::ChainHead,
+    ) -> StoreFuture<'_, Option<String>> {
+        Box::pin(self.pool.read(move |c| audit::anchor_problem(c, &anchor)))
+    }
+
+    fn check_consistency(
+        &self,
+    ) -> StoreFuture<'_, taxi_fiscal_store::consistency::ConsistencyReport> {
+        Box::pin(self.pool.read(|c| consistency::check(c)))
     }
 
     /// Prepared on a reader (decoding, merging and vetting in parallel with other devices),

@@ -111,6 +111,8 @@ macro_rules! store_conformance_tests {
             an_edital_saved_with_a_registry_version_writes_both_or_neither,
             editais_are_listed_newest_first_and_bounded,
             an_edital_opened_on_a_stale_read_is_a_conflict,
+            notifications_are_numbered_sealed_and_created_once,
+            observed_persons_are_replaced_erased_once_and_merges_listed,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -2766,4 +2768,342 @@ pub async fn an_edital_opened_on_a_stale_read_is_a_conflict(store: Arc<dyn Store
     assert_eq!(saved.version, 1);
     let report = store.verify_audit().await.unwrap();
     assert!(report.ok, "{report:?}");
+}
+
+// ----- notifications and verification codes -------------------------------------------------
+
+/// A notification to `person` of the decision `decision` on record `record_id`, as the office
+/// drafts it (number and code are placeholders the store replaces).
+fn notification_draft(
+    record_id: &str,
+    person: &str,
+    decision: &str,
+) -> crate::notifications::NewNotification {
+    use documents::{DecisionLine, NotificationContent, Party, Verification};
+    crate::notifications::NewNotification {
+        record_id: record_id.to_owned(),
+        person: person.to_owned(),
+        decision_event_id: decision.to_owned(),
+        content: NotificationContent {
+            number: String::new(),
+            authority: String::from("Prefeitura Municipal de Americana"),
+            issued_at: t0() - Duration::days(3),
+            addressee: Party {
+                name: format!("Titular {person}"),
+                role: String::from("titular do alvará"),
+                document: None,
+            },
+            addressee_address: Some(String::from("Rua das Paineiras, 120")),
+            autos: Vec::new(),
+            decision: DecisionLine {
+                penalty: String::from("Advertência por escrito"),
+                citation: String::from("Lei 4.019/2004, art. 32, I"),
+                decided_on: chrono::NaiveDate::from_ymd_opt(2026, 11, 29).unwrap(),
+                decided_by: String::from("Chefe da Unidade de Transportes"),
+            },
+            amount: None,
+            filing_place: String::from("protocolo da Unidade de Transportes"),
+            appeal_days: 10,
+            verification: Verification {
+                code: crate::notifications::unsealed_code(),
+                base_url: String::from("https://fiscal.example"),
+            },
+        },
+    }
+}
+
+/// Notifications are numbered per year in the order they are created, sealed with the audit
+/// row that records each (their code, found again by `verification_code`), and read back as
+/// stored; a second notification of the same decision to the same person is `Duplicate` and
+/// nothing of its batch is kept. An auto's printed code names its record, once.
+pub async fn notifications_are_numbered_sealed_and_created_once(store: Arc<dyn Store>) {
+    use crate::notifications::{CodeTarget, code_of, content_digest};
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&ana.agent, &About::plate("DEF4G56", 20));
+    let ids = push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    let (a, b) = (ids[0].clone(), ids[1].clone());
+    let clerk = Actor {
+        user_id: Some(String::from("u-escritorio")),
+        device_id: Some(String::from("desktop")),
+        at: t0(),
+    };
+
+    let rows = store
+        .create_notifications(
+            vec![
+                notification_draft(&a, "registry:P01", "ev-1"),
+                notification_draft(&a, "registry:P02", "ev-1"),
+            ],
+            clerk.clone(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].number, "NP-2026-000001");
+    assert_eq!(rows[1].number, "NP-2026-000002");
+    let head = store.audit_head().await.unwrap();
+    assert_eq!(rows[1].audit_seq, head.seq);
+    assert_eq!(rows[0].audit_seq + 1, rows[1].audit_seq);
+    for row in &rows {
+        assert_eq!(row.content.number, row.number);
+        assert_eq!(row.content.issued_at, t0());
+        assert_eq!(row.content.verification.code, row.code);
+        assert_eq!(
+            row.content_sha256,
+            hex::encode(content_digest(&row.content))
+        );
+        assert_eq!(
+            (row.created_at, row.created_by.as_str()),
+            (t0(), "u-escritorio")
+        );
+        let audit_hash = store.audit_row_hash(row.audit_seq).await.unwrap().unwrap();
+        assert_eq!(
+            row.code,
+            code_of(&content_digest(&row.content), &audit_hash),
+            "the code binds the content to its audit row"
+        );
+    }
+    assert_ne!(rows[0].code, rows[1].code);
+
+    // Read back as stored: by record (oldest first), by id, by code.
+    assert_eq!(store.record_notifications(a.clone()).await.unwrap(), rows);
+    assert!(
+        store
+            .record_notifications(b.clone())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.notification(rows[1].id.clone()).await.unwrap(),
+        Some(rows[1].clone())
+    );
+    assert_eq!(
+        store.notification(String::from("nenhuma")).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.verification_code(rows[0].code.clone()).await.unwrap(),
+        Some(CodeTarget::Notification(Box::new(rows[0].clone())))
+    );
+    let unknown = documents::VerificationCode::derive(b"taxi-fiscal/test", b"unknown");
+    assert_eq!(
+        store.verification_code(unknown.clone()).await.unwrap(),
+        None
+    );
+
+    // The same decision to the same person again, after a new one in the same batch: nothing.
+    match store
+        .create_notifications(
+            vec![
+                notification_draft(&b, "registry:P03", "ev-2"),
+                notification_draft(&a, "registry:P02", "ev-1"),
+            ],
+            clerk.clone(),
+        )
+        .await
+    {
+        Err(StoreError::Duplicate { .. }) => {}
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    assert!(
+        store
+            .record_notifications(b.clone())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.audit_head().await.unwrap(), head);
+    // The numbering goes on after the refused batch.
+    let next = store
+        .create_notifications(vec![notification_draft(&b, "registry:P03", "ev-2")], clerk)
+        .await
+        .unwrap();
+    assert_eq!(next[0].number, "NP-2026-000003");
+
+    // An auto's printed code: registered once, again for the same record (no change), refused
+    // for another record.
+    let auto = documents::VerificationCode::derive(b"taxi-fiscal/test", b"auto-a");
+    assert_eq!(store.record_auto_code(a.clone()).await.unwrap(), None);
+    for _ in 0..2 {
+        store
+            .register_auto_code(auto.clone(), a.clone(), t0())
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store.verification_code(auto.clone()).await.unwrap(),
+        Some(CodeTarget::Auto {
+            record_id: a.clone()
+        })
+    );
+    assert_eq!(
+        store.record_auto_code(a.clone()).await.unwrap(),
+        Some(auto.clone())
+    );
+    match store.register_auto_code(auto, b.clone(), t0()).await {
+        Err(StoreError::Duplicate { .. }) => {}
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    assert_eq!(store.record_auto_code(b).await.unwrap(), None);
+    assert!(store.verify_audit().await.unwrap().ok);
+}
+
+// ----- observed persons and merged duplicates -----------------------------------------------
+
+/// An observed person as the author's device uploads it.
+fn observed(id: &str, name: &str) -> sync_core::sync::ObservedIdentity {
+    sync_core::sync::ObservedIdentity {
+        id: id.to_owned(),
+        name: Some(name.to_owned()),
+        cpf: None,
+        cnh: Some(String::from("01234567890")),
+        document: None,
+        phone: Some(String::from("(19) 99999-0000")),
+        address: None,
+    }
+}
+
+/// A record's observed persons are replaced by each upload that changes them (in the order
+/// sent, with an audit row) and left alone by the same set again; the office's erasure deletes
+/// them once and for all (idempotent; later uploads store nothing). A record merged as a
+/// duplicate is listed under the record it was merged into.
+pub async fn observed_persons_are_replaced_erased_once_and_merges_listed(store: Arc<dyn Store>) {
+    use crate::observed::PutObserved;
+    let ana = field_user(&*store, "ana", Role::Officer, None, "tablet-ana").await;
+    let office = field_user(&*store, "escritorio", Role::Office, None, "desktop").await;
+    let mut a = issued_record(&ana.agent, &About::plate("ABC1D23", 30));
+    let mut b = issued_record(&ana.agent, &About::plate("ABC1D23", 25));
+    let ids = push_ok(&*store, &ana, &mut [&mut a, &mut b]).await;
+    let (a, b) = (ids[0].clone(), ids[1].clone());
+    let device = Actor {
+        user_id: Some(ana.caller.user_id.clone()),
+        device_id: Some(ana.caller.device_id.clone()),
+        at: t0(),
+    };
+    let empty = store.observed_persons(a.clone()).await.unwrap();
+    assert!(empty.persons.is_empty() && empty.erasure.is_none());
+
+    // Sent in this order (not that of the ids): kept in it.
+    let first = vec![observed("obs-2", "Maria"), observed("obs-1", "José")];
+    assert_eq!(
+        store
+            .put_observed_persons(a.clone(), first.clone(), device.clone())
+            .await
+            .unwrap(),
+        PutObserved::Stored {
+            persons: 2,
+            changed: true
+        }
+    );
+    let held = store.observed_persons(a.clone()).await.unwrap();
+    let ids_of = |held: &crate::observed::ObservedPersons| -> Vec<String> {
+        held.persons.iter().map(|p| p.person_id.clone()).collect()
+    };
+    assert_eq!(ids_of(&held), ["obs-2", "obs-1"]);
+    let maria = &held.persons[0];
+    assert_eq!(maria.name.as_deref(), Some("Maria"));
+    assert_eq!(maria.cnh.as_deref(), Some("01234567890"));
+    assert_eq!(maria.cpf, None);
+    assert_eq!(maria.uploaded_at, t0());
+    assert_eq!(maria.uploaded_by, ana.caller.user_id);
+    assert_eq!(maria.device_id.as_deref(), Some("tablet-ana"));
+    let audited = store.audit_head().await.unwrap();
+
+    // The same set again: nothing written.
+    assert_eq!(
+        store
+            .put_observed_persons(a.clone(), first, device.clone())
+            .await
+            .unwrap(),
+        PutObserved::Stored {
+            persons: 2,
+            changed: false
+        }
+    );
+    assert_eq!(store.audit_head().await.unwrap(), audited);
+
+    // A changed set replaces the whole.
+    let second = vec![
+        observed("obs-3", "Pedro"),
+        observed("obs-1", "José Carlos"),
+        observed("obs-0", "Ana"),
+    ];
+    assert_eq!(
+        store
+            .put_observed_persons(a.clone(), second, device.clone())
+            .await
+            .unwrap(),
+        PutObserved::Stored {
+            persons: 3,
+            changed: true
+        }
+    );
+    let held = store.observed_persons(a.clone()).await.unwrap();
+    assert_eq!(ids_of(&held), ["obs-3", "obs-1", "obs-0"]);
+    assert_eq!(held.persons[1].name.as_deref(), Some("José Carlos"));
+    assert_eq!(store.audit_head().await.unwrap().seq, audited.seq + 1);
+
+    // Erased: once, with its audit row; again, the same erasure; an upload stores nothing.
+    let clerk = Actor {
+        user_id: Some(office.caller.user_id.clone()),
+        device_id: Some(office.caller.device_id.clone()),
+        at: t0() + Duration::minutes(5),
+    };
+    let erasure = store
+        .erase_observed_persons(a.clone(), clerk.clone())
+        .await
+        .unwrap();
+    assert_eq!(erasure.persons, 3);
+    assert_eq!(erasure.erased_by, office.caller.user_id);
+    assert_eq!(erasure.erased_at, t0() + Duration::minutes(5));
+    assert_eq!(erasure.audit_seq, store.audit_head().await.unwrap().seq);
+    let held = store.observed_persons(a.clone()).await.unwrap();
+    assert!(held.persons.is_empty());
+    assert_eq!(held.erasure.as_ref(), Some(&erasure));
+    let head = store.audit_head().await.unwrap();
+    assert_eq!(
+        store
+            .erase_observed_persons(a.clone(), clerk)
+            .await
+            .unwrap(),
+        erasure
+    );
+    assert_eq!(
+        store
+            .put_observed_persons(a.clone(), vec![observed("obs-9", "Rui")], device)
+            .await
+            .unwrap(),
+        PutObserved::Erased(erasure)
+    );
+    assert_eq!(store.audit_head().await.unwrap(), head);
+    assert!(
+        store
+            .observed_persons(a.clone())
+            .await
+            .unwrap()
+            .persons
+            .is_empty()
+    );
+
+    // Merged duplicates: b merged into a is listed under a.
+    assert!(store.merged_into(a.clone()).await.unwrap().is_empty());
+    let merged = store
+        .record_event(EventJob {
+            caller: office.caller.clone(),
+            record_id: b.clone(),
+            event: EventKind::DuplicateMerged {
+                into_record_id: a.clone(),
+            },
+            at: t0() - Duration::minutes(1),
+            registry: Arc::new(IndexedRegistry::new(Arc::default())),
+            now: t0(),
+        })
+        .await
+        .unwrap();
+    assert!(matches!(merged, EventOutcome::Applied(_)), "{merged:?}");
+    assert!(store.merged_into(b.clone()).await.unwrap().is_empty());
+    assert_eq!(store.merged_into(a).await.unwrap(), [b]);
+    assert!(store.verify_audit().await.unwrap().ok);
 }

@@ -28,6 +28,7 @@
 pub mod audit;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod consistency;
 pub mod limits;
 pub mod notifications;
 pub mod observed;
@@ -519,6 +520,16 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     /// The hash of the audit row `seq`, if the chain has it (to check an anchor).
     fn audit_row_hash(&self, seq: u64) -> StoreFuture<'_, Option<String>>;
+
+    /// Why the chain does not hold `anchor` (a cut tail, a rewritten chain), or `None`.
+    fn audit_anchor_problem(
+        &self,
+        anchor: crate::audit::ChainHead,
+    ) -> StoreFuture<'_, Option<String>>;
+
+    /// Checks the derived tables against the documents and the chain (read-only): what
+    /// `audit verify` reports beside the chain ([`consistency`]).
+    fn check_consistency(&self) -> StoreFuture<'_, consistency::ConsistencyReport>;
 
     // ----- field records (module `records`) -----------------------------------------------------
 

@@ -25,6 +25,10 @@
 //! 8. [`TestCa`] is a throwaway certificate authority (`scripts/test-ca`) for the HTTPS tests:
 //!    [`Server::start_demo_tls`] serves with its certificate, clients trust its PEM.
 //!
+//! 9. [`pg::fresh_database`] makes a new database on the test PostgreSQL server for
+//!    [`Server::start_demo_pg`]: servers on PostgreSQL, two nodes on one database among them
+//!    (`tests/tests/two_nodes.rs`).
+//!
 //! 7. [`bench`] is what the benchmarks share: devices on a RAM disk, a big registry imported
 //!    through the command line, autos written quickly, latency statistics.
 //!
@@ -36,6 +40,7 @@ pub mod bench;
 pub mod browser;
 pub mod device;
 pub mod inproc;
+pub mod pg;
 pub mod proxy;
 pub mod registry_gen;
 pub mod server;

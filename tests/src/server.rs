@@ -76,6 +76,17 @@ impl Server {
         Self::start_demo_with(data, Vec::new(), Vec::new())
     }
 
+    /// `start_demo` on the PostgreSQL database at `database_url` (see [`crate::pg`]), with
+    /// `env` besides.
+    pub fn start_demo_pg(
+        data: &Path,
+        database_url: &str,
+        mut env: Vec<(&'static str, String)>,
+    ) -> Self {
+        env.push(("TAXI_FISCAL_DATABASE_URL", database_url.to_owned()));
+        Self::start_demo_with(data, vec!["--no-sample-records"], env)
+    }
+
     /// `start_demo` serving HTTPS with the certificate of `ca` (built-in TLS).
     pub fn start_demo_tls(data: &Path, ca: &crate::TestCa) -> Self {
         Self::start(
@@ -193,9 +204,11 @@ impl Server {
 
     /// `taxi-fiscal audit verify --data DIR`: (passed, stdout + stderr).
     pub fn audit_verify(&self) -> (bool, String) {
+        // With the server's own settings (its database among them).
         let out = Command::new(&self.bin)
             .args(["audit", "verify", "--data"])
             .arg(&self.data)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .unwrap();
         (
@@ -214,6 +227,7 @@ impl Server {
             .args(args)
             .arg("--data")
             .arg(&self.data)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .unwrap()
     }

@@ -27,8 +27,8 @@ use taxi_fiscal_server::auth::password::Passwords;
 use taxi_fiscal_server::config::{self, Config};
 use taxi_fiscal_server::registry::{self, Ctx};
 use taxi_fiscal_server::service::ServiceError;
+use taxi_fiscal_server::store::consistency::ConsistencyReport;
 use taxi_fiscal_server::store::sqlite::SqliteStore;
-use taxi_fiscal_server::store::sqlite::consistency::ConsistencyReport;
 use taxi_fiscal_server::store::{Actor, NewDevice, Store, UserRow};
 use taxi_fiscal_server::{AppState, Clock, demo};
 
@@ -264,10 +264,6 @@ fn data_dir(
     }
 }
 
-/// The store backend of this binary, chosen here once: the embedded SQLite file in the data
-/// directory. The server library only ever sees `Arc<dyn Store>`.
-const STORE: taxi_fiscal_server::server::StoreOpener = taxi_fiscal_server::store::sqlite::open;
-
 pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let src = config::Sources::from_process(a.config)?;
     let dir = data_dir(a.data, None, &src)?;
@@ -276,7 +272,8 @@ pub(crate) fn serve(a: ServeArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         init_tracing(&src)?;
         let listen = config.listen;
-        let state = AppState::open(config, STORE).await?;
+        let open = opener(&config);
+        let state = AppState::open(config, open).await?;
         if state.store().count_users().await? == 0 {
             tracing::warn!(
                 "nenhum usuário: crie um administrador com `taxi-fiscal admin add-user --data {} …`",
@@ -308,7 +305,8 @@ pub(crate) fn demo(a: DemoArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         init_tracing(&src)?;
         let listen = config.listen;
-        let state = AppState::open(config, STORE).await?;
+        let open = opener(&config);
+        let state = AppState::open(config, open).await?;
         let seeded = demo::seed(&state)
             .await
             .map_err(|e| anyhow::anyhow!(e.message))?;
@@ -403,7 +401,16 @@ pub(crate) fn registry_of(dir: &Path) -> anyhow::Result<sync_core::domain::Regis
     })
 }
 
-async fn open_store(dir: &Path, must_exist: bool) -> anyhow::Result<Arc<SqliteStore>> {
+/// The store the command line works on: the PostgreSQL database of `TAXI_FISCAL_DATABASE_URL`
+/// (or the configuration file's `database_url`) when one is named, as `serve` would open;
+/// otherwise the SQLite file of `dir`, which must exist when `must_exist`.
+async fn open_store(dir: &Path, must_exist: bool) -> anyhow::Result<Arc<dyn Store>> {
+    if let Some(url) = database_url()? {
+        let store = taxi_fiscal_server::store::postgres::PgStore::open(&url)
+            .await
+            .context("abrindo o banco de dados")?;
+        return Ok(Arc::new(store));
+    }
     let path = dir.join(config::DB_FILE);
     if must_exist && !path.exists() {
         bail!("não há banco de dados do servidor em {}", dir.display());
@@ -413,6 +420,36 @@ async fn open_store(dir: &Path, must_exist: bool) -> anyhow::Result<Arc<SqliteSt
         .await
         .context("abrindo o banco de dados")??;
     Ok(Arc::new(store))
+}
+
+/// The PostgreSQL database the settings name, if any (the environment, then the file of
+/// `TAXI_FISCAL_CONFIG`).
+fn database_url() -> anyhow::Result<Option<String>> {
+    let src = config::Sources::from_process(None)?;
+    Ok(Config::resolve_from(PathBuf::new(), Some("127.0.0.1:0"), &src)?.database_url)
+}
+
+/// The backend a configuration names, chosen here once: the SQLite file in the data directory,
+/// or PostgreSQL when `TAXI_FISCAL_DATABASE_URL` is set. The server library only ever sees
+/// `Arc<dyn Store>`.
+fn opener(config: &Config) -> taxi_fiscal_server::server::StoreOpener {
+    if config.database_url.is_some() {
+        taxi_fiscal_server::store::postgres::open
+    } else {
+        taxi_fiscal_server::store::sqlite::open
+    }
+}
+
+/// `backup` and `restore` copy the SQLite file; a PostgreSQL database is saved with its own
+/// tools.
+fn sqlite_only(command: &str) -> anyhow::Result<()> {
+    if database_url()?.is_some() {
+        bail!(
+            "`taxi-fiscal {command}` copia o arquivo SQLite; com TAXI_FISCAL_DATABASE_URL use \
+             pg_dump e pg_restore (veja \"Em produção\" no README)"
+        );
+    }
+    Ok(())
 }
 
 #[derive(Debug, Serialize)]
@@ -542,7 +579,7 @@ pub(crate) fn audit(a: AuditArgs) -> anyhow::Result<()> {
 
 /// The checks of `audit verify` on an open store: the chain, each anchor, the derived tables.
 async fn check_store(
-    store: &SqliteStore,
+    store: &dyn Store,
     anchors: Vec<(String, ChainHead)>,
     warnings: Vec<String>,
 ) -> anyhow::Result<VerifyOut> {
@@ -620,6 +657,7 @@ struct BackupOut {
 
 pub(crate) fn backup(a: BackupArgs) -> anyhow::Result<()> {
     use taxi_fiscal_server::store::sqlite::backup as file;
+    sqlite_only("backup")?;
     let db = a.data.join(config::DB_FILE);
     let bytes = file::backup_file(&db, &a.out)?;
     let partial = file::partial_path(&a.out);
@@ -656,6 +694,7 @@ struct RestoreOut {
 
 pub(crate) fn restore(a: RestoreArgs) -> anyhow::Result<()> {
     use taxi_fiscal_server::store::sqlite::backup as file;
+    sqlite_only("restore")?;
     taxi_fiscal_server::server::create_data_dir(&a.data)?;
     let db = a.data.join(config::DB_FILE);
     let bytes = file::restore_file(&a.from, &db)?;
@@ -711,7 +750,7 @@ fn verify(data: &Path, expect_head: &[String], anchor_files: &[PathBuf]) -> anyh
     }
     runtime()?.block_on(async move {
         let store = open_store(data, true).await?;
-        let out = check_store(&store, anchors, warnings).await?;
+        let out = check_store(store.as_ref(), anchors, warnings).await?;
         print_json(&out)?;
         if let Some(b) = &out.first_broken {
             bail!(
@@ -747,8 +786,8 @@ fn verify(data: &Path, expect_head: &[String], anchor_files: &[PathBuf]) -> anyh
 }
 
 /// After a change from the command line: anchors the new head like the server does.
-async fn anchor(store: &SqliteStore, data: &Path) {
-    taxi_fiscal_server::server::anchor_audit_head(store, data, "cli", None).await;
+async fn anchor(store: &Arc<dyn Store>, data: &Path) {
+    taxi_fiscal_server::server::anchor_audit_head(store.as_ref(), data, "cli", None).await;
 }
 
 fn read_password() -> anyhow::Result<String> {

@@ -26,6 +26,7 @@ use super::ConfigError;
 /// The keys a configuration file may hold (each the variable `TAXI_FISCAL_` + its upper case).
 pub const KEYS: &[&str] = &[
     "data",
+    "database_url",
     "listen",
     "public_url",
     "trusted_proxies",

@@ -84,6 +84,11 @@ pub enum ConfigError {
     #[error("arquivo de configuração {path}: {reason}")]
     File { path: PathBuf, reason: String },
     #[error(
+        "TAXI_FISCAL_DATABASE_URL deve ser um endereço postgres://usuário:senha@máquina:porta/banco \
+         (recebido um que começa por {0:?})"
+    )]
+    DatabaseUrl(String),
+    #[error(
         "TAXI_FISCAL_UPLOAD_TIMEOUT_SECS deve ser um número de segundos entre {min} e {max} \
          (recebido {0:?})",
         min = UPLOAD_TIMEOUT_SECS_RANGE.start(),
@@ -265,6 +270,9 @@ impl PasswordParams {
 pub struct Config {
     /// Data directory: database, JWT secret, rules configuration.
     pub data_dir: PathBuf,
+    /// The PostgreSQL database (`TAXI_FISCAL_DATABASE_URL`, `postgres://…`); `None`: the SQLite
+    /// file in the data directory. Never logged (it may hold a password).
+    pub database_url: Option<String>,
     /// Address `serve` binds (the library's `launch_with_listener` takes a bound listener).
     pub listen: SocketAddr,
     /// HMAC secret of the access tokens; `None` → `DIR/jwt-secret`, generated if absent.
@@ -334,6 +342,7 @@ impl Config {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
+            database_url: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             jwt_secret: None,
             access_ttl: Duration::from_secs(15 * 60),
@@ -383,6 +392,7 @@ impl Config {
         c.listen = listen
             .parse()
             .map_err(|_| ConfigError::Listen(listen.clone()))?;
+        c.database_url = database_url(src)?;
         if let Some(secret) = src.get("TAXI_FISCAL_JWT_SECRET") {
             if secret.len() < 32 {
                 return Err(ConfigError::ShortSecret);
@@ -499,6 +509,26 @@ pub fn write_rules(data_dir: &Path, rules: &RulesConfig) -> Result<(), ConfigErr
     std::fs::write(&path, text).map_err(|source| ConfigError::Io { path, source })
 }
 
+/// `TAXI_FISCAL_DATABASE_URL`: a PostgreSQL URL, or nothing (empty too) for the SQLite file.
+/// Only the scheme is judged here; the driver reads the rest when the store opens, and its
+/// error never repeats the URL (which may hold a password).
+fn database_url(src: &Sources<'_>) -> Result<Option<String>, ConfigError> {
+    let Some(url) = src.get("TAXI_FISCAL_DATABASE_URL") else {
+        return Ok(None);
+    };
+    let url = url.trim();
+    if url.is_empty() {
+        return Ok(None);
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Some(url.to_owned()))
+    } else {
+        // The scheme only: what follows may be a password.
+        let scheme: String = url.chars().take_while(|c| *c != ':').take(16).collect();
+        Err(ConfigError::DatabaseUrl(scheme))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -600,6 +630,34 @@ mod tests {
         assert_eq!(parse_metrics_token(&format!(" {at} ")).unwrap(), at);
         let e = parse_metrics_token(&at[1..]).unwrap_err();
         assert!(e.to_string().contains("TAXI_FISCAL_METRICS_TOKEN"), "{e}");
+    }
+
+    #[test]
+    fn the_database_url_is_postgres_or_nothing_and_its_error_shows_no_password() {
+        let with = |url: &'static str| {
+            move |var: &str| (var == "TAXI_FISCAL_DATABASE_URL").then(|| url.to_owned())
+        };
+        let none = |_: &str| None;
+        let get = |env: &dyn Fn(&str) -> Option<String>| {
+            Config::resolve_from(
+                PathBuf::from("x"),
+                None,
+                &Sources::new(env, FileSettings::default()),
+            )
+            .map(|c| c.database_url)
+        };
+        assert_eq!(get(&none).unwrap(), None);
+        assert_eq!(get(&with("  ")).unwrap(), None);
+        assert_eq!(
+            get(&with("postgres://tf:pw@db:5432/tf"))
+                .unwrap()
+                .as_deref(),
+            Some("postgres://tf:pw@db:5432/tf")
+        );
+        assert!(get(&with("postgresql://db/tf")).unwrap().is_some());
+        let e = get(&with("mysql://root:segredo@db/tf")).unwrap_err();
+        assert!(e.to_string().contains("TAXI_FISCAL_DATABASE_URL"), "{e}");
+        assert!(!e.to_string().contains("segredo"), "{e}");
     }
 
     #[test]

@@ -854,12 +854,12 @@ async fn a_records_bytes_are_stored_once_and_every_batch_is_in_its_document() {
     assert!(columns.contains(&"change_hashes".to_owned()), "{columns:?}");
     assert!(!columns.contains(&"changes".to_owned()), "{columns:?}");
     let check = || async {
-        taxi_fiscal_server::store::sqlite::SqliteStore::open(&db)
-            .unwrap()
-            .check_consistency()
-            .await
-            .unwrap()
-            .mismatches
+        taxi_fiscal_server::store::Store::check_consistency(
+            &taxi_fiscal_server::store::sqlite::SqliteStore::open(&db).unwrap(),
+        )
+        .await
+        .unwrap()
+        .mismatches
     };
     assert_eq!(check().await, Vec::new());
     // What each mismatch names: the row and the column.
@@ -1153,12 +1153,12 @@ async fn a_sealed_record_gets_a_receipt_countersigned_by_the_server_key() {
     // `audit verify` checks receipts against their audit rows: an edited receive time shows.
     let db = app.dir.path().join(taxi_fiscal_server::config::DB_FILE);
     let check = || async {
-        taxi_fiscal_server::store::sqlite::SqliteStore::open(&db)
-            .unwrap()
-            .check_consistency()
-            .await
-            .unwrap()
-            .mismatches
+        taxi_fiscal_server::store::Store::check_consistency(
+            &taxi_fiscal_server::store::sqlite::SqliteStore::open(&db).unwrap(),
+        )
+        .await
+        .unwrap()
+        .mismatches
     };
     assert_eq!(check().await, Vec::new());
     let conn = rusqlite::Connection::open(&db).unwrap();
