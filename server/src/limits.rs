@@ -76,11 +76,16 @@ pub const LOGIN_MAX_FAILURES_PER_USERNAME: u32 = 50;
 /// day, while a user hit once is out for 15 minutes only.
 pub const LOGIN_MAX_BACKOFF: Duration = Duration::from_secs(24 * 3600);
 
-/// (username, address) pairs and usernames tracked by the failure counters. Stale entries are
-/// pruned when a map reaches this. Still full: a new pair is not tracked (its attempts still
-/// count against the username), a new username is refused until entries expire — so memory is
-/// bounded and guessing stays bounded, at worst logins wait.
-pub const MAX_TRACKED_LOGIN_KEYS: usize = 100_000;
+/// Expired rows of the failure counters (`auth::limiter`, kept in the store so that every node
+/// counts the same attempts) each login attempt deletes, per table: more than the one row an
+/// attempt may add, so expired rows cannot pile up. The tables hold about two rows per attempt
+/// of the last [`LOGIN_LOCKOUT`] (plus each username locked within [`LOGIN_MAX_BACKOFF`]), a
+/// bound the per-address budget above sets; no cap refuses logins when they are many.
+pub use taxi_fiscal_store::logins::PRUNE_BATCH as LOGIN_PRUNE_BATCH;
+
+/// Office browser sessions one user may hold (`web::session`, kept in the store): opening one
+/// more ends the user's oldest. A desk, a laptop and a few browsers, with room to spare.
+pub use taxi_fiscal_store::web_sessions::MAX_WEB_SESSIONS_PER_USER;
 
 /// Largest body of a login or refresh request (API and office form), read before any budget
 /// is checked. A real one is a username (≤ 32), a password and a device id (≤ 64), or a 43
@@ -91,7 +96,7 @@ pub const LOGIN_BODY_LIMIT: usize = 16 * 1024;
 
 /// Characters of a username the failure counters keep as key. Usernames have at most 32
 /// (`api::accounts`); a longer one cannot exist, and keying by a prefix keeps a flood of huge
-/// made-up names from growing the map's memory.
+/// made-up names from growing the counters' rows.
 pub const MAX_USERNAME_KEY_CHARS: usize = 64;
 
 // ----- one-time codes: password reset and device enrolment ------------------------------------

@@ -124,9 +124,9 @@ struct Inner {
     snapshot: Mutex<Option<Arc<SnapshotCache>>>,
     /// Countersigns receipts of device-sealed records (`crate::receipts`).
     signing_key: Arc<crate::receipts::ServerKey>,
-    /// The office pages' browser sessions: here, not in the pages' router, because a password
-    /// changed through the API ends them too.
-    web_sessions: Arc<crate::web::Sessions>,
+    /// The office pages' browser sessions (kept in the store, shared by every node): here, not
+    /// in the pages' router, because a password changed through the API ends them too.
+    web_sessions: crate::web::Sessions,
     /// Built-in TLS, read from `Config::tls` at start (`crate::tls`).
     tls: Option<Arc<rustls::ServerConfig>>,
     /// Request and sync counters for `GET /metrics` (`crate::metrics`).
@@ -168,11 +168,11 @@ impl AppState {
             config.password_hash_slots,
             config.password_hash_wait,
         );
-        let limiter = LoginLimiter::with_limits(
+        let limiter = LoginLimiter::new(
+            Arc::clone(&store),
             config.login_max_failures,
             config.login_lockout,
             config.login_max_failures_per_username,
-            crate::limits::MAX_TRACKED_LOGIN_KEYS,
         );
         // Read before anything else is set up: a wrong file stops the start, naming it.
         let tls = match &config.tls {
@@ -196,6 +196,7 @@ impl AppState {
             crate::limits::CODE_ATTEMPTS_PER_ADDRESS_BURST,
             crate::limits::CODE_ATTEMPT_REPLENISH,
         );
+        let web_sessions = crate::web::Sessions::new(Arc::clone(&store));
         let services = Services::new(config, store, origins);
         Ok(Self(Arc::new(Inner {
             services,
@@ -208,7 +209,7 @@ impl AppState {
             code_throttle,
             snapshot: Mutex::new(None),
             signing_key: Arc::new(signing_key),
-            web_sessions: Arc::new(crate::web::Sessions::default()),
+            web_sessions,
             tls,
             metrics: crate::metrics::Metrics::default(),
         })))
@@ -243,7 +244,7 @@ impl AppState {
     }
 
     /// The browser sessions of the office pages.
-    pub fn web_sessions(&self) -> &Arc<crate::web::Sessions> {
+    pub fn web_sessions(&self) -> &crate::web::Sessions {
         &self.0.web_sessions
     }
 

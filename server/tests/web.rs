@@ -587,6 +587,56 @@ async fn login_opens_a_session_and_logout_ends_it() {
 }
 
 #[tokio::test]
+async fn a_session_survives_a_restart_on_the_same_data_directory() {
+    let app = app().await;
+    let mut b = Browser::new(&app);
+    b.login_demo("escritorio").await;
+    let before = b.get("/escritorio").await;
+    assert_eq!(before.status, StatusCode::OK, "{}", before.body);
+    let csrf = before.csrf();
+    let cookie = b.cookie.clone();
+    assert!(cookie.is_some());
+
+    // The server stops and starts again on the same data directory (the store keeps the
+    // sessions, as every node of a deployment shares them).
+    let App {
+        state,
+        router: old_router,
+        _dir: dir,
+    } = app;
+    let config = state.config().clone();
+    drop(old_router);
+    drop(state);
+    let state = AppState::open(config, taxi_fiscal_server::store::sqlite::open)
+        .await
+        .unwrap();
+    let app = App {
+        router: router(state.clone()),
+        state,
+        _dir: dir,
+    };
+
+    let mut b = Browser::new(&app);
+    b.cookie = cookie.clone();
+    let after = b.get("/escritorio").await;
+    assert_eq!(after.status, StatusCode::OK, "{}", after.body);
+    assert!(
+        after
+            .element("usuario-atual")
+            .contains("Unidade de Transportes")
+    );
+    // The same session: a form of a page read before the restart posts after it.
+    assert_eq!(after.csrf(), csrf);
+    let out = b.post("/logout", &[("csrf", &csrf)]).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert_eq!(out.location(), "/login");
+    // Ended in the store: the old cookie opens nothing.
+    let mut old = Browser::new(&app);
+    old.cookie = cookie;
+    assert_eq!(old.get("/escritorio").await.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
 async fn login_refuses_another_origin_and_unsafe_next() {
     let app = app().await;
     let mut b = Browser::new(&app);

@@ -15,7 +15,17 @@ use taxi_fiscal_store::StoreError;
 const MIGRATION_LOCK: i64 = 0x5446_4d47;
 
 /// The files, in order; the number is the position (1-based).
-const MIGRATIONS: &[(&str, &str)] = &[("001_schema", include_str!("migrations/001_schema.sql"))];
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("001_schema", include_str!("migrations/001_schema.sql")),
+    (
+        "002_web_sessions",
+        include_str!("migrations/002_web_sessions.sql"),
+    ),
+    (
+        "003_login_failures",
+        include_str!("migrations/003_login_failures.sql"),
+    ),
+];
 
 /// The schema version this build writes.
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -21,6 +21,7 @@ pub mod backup;
 pub mod consistency;
 mod field;
 mod file;
+mod logins;
 mod migrations;
 mod notifications;
 mod observed;
@@ -31,6 +32,7 @@ mod projection;
 mod records;
 mod registry;
 mod selection;
+mod web_sessions;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -702,6 +704,98 @@ impl Store for SqliteStore {
             }
             Ok(saved)
         })
+    }
+
+    // ----- office browser sessions (`web_sessions`) -------------------------------------
+
+    fn open_web_session(
+        &self,
+        session: taxi_fiscal_store::web_sessions::WebSessionRow,
+        timeouts: taxi_fiscal_store::web_sessions::Timeouts,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(
+            self.pool
+                .write(move |tx| web_sessions::open(tx, &session, timeouts)),
+        )
+    }
+
+    fn touch_web_session(
+        &self,
+        key: String,
+        now: DateTime<Utc>,
+        timeouts: taxi_fiscal_store::web_sessions::Timeouts,
+    ) -> StoreFuture<'_, Option<taxi_fiscal_store::web_sessions::WebSessionRow>> {
+        Box::pin(web_sessions::touch(&self.pool, key, now, timeouts))
+    }
+
+    fn end_web_session(&self, key: String) -> StoreFuture<'_, bool> {
+        Box::pin(self.pool.write(move |tx| web_sessions::end(tx, &key)))
+    }
+
+    fn end_user_web_sessions(&self, user_id: String, keep: Option<String>) -> StoreFuture<'_, u64> {
+        Box::pin(
+            self.pool
+                .write(move |tx| web_sessions::end_user(tx, &user_id, keep.as_deref())),
+        )
+    }
+
+    fn set_web_flash(
+        &self,
+        key: String,
+        flash: taxi_fiscal_store::web_sessions::Flash,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(
+            self.pool
+                .write(move |tx| web_sessions::set_flash(tx, &key, &flash)),
+        )
+    }
+
+    fn take_web_flash(
+        &self,
+        key: String,
+    ) -> StoreFuture<'_, Option<taxi_fiscal_store::web_sessions::Flash>> {
+        Box::pin(
+            self.pool
+                .write(move |tx| web_sessions::take_flash(tx, &key)),
+        )
+    }
+
+    fn count_web_sessions(&self) -> StoreFuture<'_, u64> {
+        Box::pin(self.pool.read(|c| web_sessions::count(c)))
+    }
+
+    // ----- login failure budgets -------------------------------------------------------------
+
+    fn login_reserve(
+        &self,
+        key: taxi_fiscal_store::logins::LoginKey,
+        policies: taxi_fiscal_store::logins::Policies,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<(), u64>> {
+        Box::pin(
+            self.pool
+                .write(move |tx| logins::reserve(tx, &key, &policies, now)),
+        )
+    }
+
+    fn login_settle(
+        &self,
+        key: taxi_fiscal_store::logins::LoginKey,
+        outcome: taxi_fiscal_store::logins::Settle,
+        policies: taxi_fiscal_store::logins::Policies,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, Option<u64>> {
+        Box::pin(
+            self.pool
+                .write(move |tx| logins::settle(tx, &key, outcome, &policies, now)),
+        )
+    }
+
+    fn login_counts(
+        &self,
+        key: taxi_fiscal_store::logins::LoginKey,
+    ) -> StoreFuture<'_, taxi_fiscal_store::logins::LoginCounts> {
+        Box::pin(self.pool.read(move |c| logins::counts(c, &key)))
     }
 }
 

@@ -79,6 +79,14 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("migrations/019_record_rule_counts.sql"),
     ),
     ("020_editais", include_str!("migrations/020_editais.sql")),
+    (
+        "021_web_sessions",
+        include_str!("migrations/021_web_sessions.sql"),
+    ),
+    (
+        "022_login_failures",
+        include_str!("migrations/022_login_failures.sql"),
+    ),
 ];
 
 /// The schema version this code writes.

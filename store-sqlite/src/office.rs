@@ -376,6 +376,8 @@ mod tests {
              DROP TRIGGER record_status_counts_insert; DROP TRIGGER record_status_counts_update;
              DROP TRIGGER record_status_counts_delete; DROP TABLE record_status_counts; DROP TABLE duplicate_candidates;
              DROP TABLE editais;
+             DROP TABLE web_sessions;
+             DROP TABLE login_pair_budgets; DROP TABLE login_username_budgets;
              PRAGMA user_version = 16;",
         )
             .unwrap();

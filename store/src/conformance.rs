@@ -113,6 +113,14 @@ macro_rules! store_conformance_tests {
             an_edital_opened_on_a_stale_read_is_a_conflict,
             notifications_are_numbered_sealed_and_created_once,
             observed_persons_are_replaced_erased_once_and_merges_listed,
+            login_pairs_lock_after_max_failures_for_the_window,
+            a_locked_out_address_leaves_the_user_open_elsewhere,
+            the_username_ceiling_locks_everywhere_with_a_doubling_lockout_up_to_the_max,
+            login_attempts_still_running_count_against_the_budget,
+            a_refunded_login_attempt_is_given_back,
+            expired_login_rows_are_pruned_a_bounded_batch_per_reserve,
+            web_sessions_expire_at_their_edges_and_flash_once,
+            web_sessions_end_per_user_and_are_capped_and_swept_at_open,
         );
     };
     (@tests $open:expr; $($name:ident),* $(,)?) => {
@@ -3106,4 +3114,504 @@ pub async fn observed_persons_are_replaced_erased_once_and_merges_listed(store: 
     assert!(store.merged_into(b.clone()).await.unwrap().is_empty());
     assert_eq!(store.merged_into(a).await.unwrap(), [b]);
     assert!(store.verify_audit().await.unwrap().ok);
+}
+
+// ----- login failure budgets (`logins`) -----------------------------------------------------
+
+use crate::logins::{LoginCounts, LoginKey, PRUNE_BATCH, Policies, Settle};
+
+/// The login window of these tests: ten minutes.
+const LOGIN_WINDOW_SECS: i64 = 600;
+
+/// `max` failures per pair and `per_username` per username per window, lockouts of the username
+/// doubling up to `max_backoff_secs`.
+fn login_policies(max: u32, per_username: u32, max_backoff_secs: i64) -> Policies {
+    Policies::new(
+        max,
+        Duration::seconds(LOGIN_WINDOW_SECS),
+        per_username,
+        Duration::seconds(max_backoff_secs),
+    )
+}
+
+/// The budgets of `username` from the address `203.0.113.{address}`.
+fn login_key(username: &str, address: u8) -> LoginKey {
+    LoginKey {
+        username: username.to_owned(),
+        address: format!("203.0.113.{address}"),
+    }
+}
+
+async fn login_reserve(
+    store: &dyn Store,
+    key: &LoginKey,
+    policies: Policies,
+    at: DateTime<Utc>,
+) -> Result<(), u64> {
+    store
+        .login_reserve(key.clone(), policies, at)
+        .await
+        .unwrap()
+}
+
+async fn login_settle(
+    store: &dyn Store,
+    key: &LoginKey,
+    outcome: Settle,
+    policies: Policies,
+    at: DateTime<Utc>,
+) -> Option<u64> {
+    store
+        .login_settle(key.clone(), outcome, policies, at)
+        .await
+        .unwrap()
+}
+
+/// One attempt reserved and failed at `at`: `Err` when refused, else whether it locked.
+async fn login_fail(
+    store: &dyn Store,
+    key: &LoginKey,
+    policies: Policies,
+    at: DateTime<Utc>,
+) -> Result<Option<u64>, u64> {
+    login_reserve(store, key, policies, at).await?;
+    Ok(login_settle(store, key, Settle::Fail, policies, at).await)
+}
+
+async fn login_counts(store: &dyn Store, key: &LoginKey) -> LoginCounts {
+    store.login_counts(key.clone()).await.unwrap()
+}
+
+/// The pair's budget: the failure that spends it locks the pair for one window from then, to the
+/// microsecond; other usernames from the address are not locked; after the lockout the count
+/// starts afresh, and a success clears the pair.
+pub async fn login_pairs_lock_after_max_failures_for_the_window(store: Arc<dyn Store>) {
+    let s = &*store;
+    let p = login_policies(3, 50, 24 * 3600);
+    let ana = login_key("ana", 1);
+    assert_eq!(login_fail(s, &ana, p, t0()).await, Ok(None));
+    assert_eq!(login_fail(s, &ana, p, t0()).await, Ok(None));
+    // The third failure spends the budget: locked for the window from now.
+    assert_eq!(login_fail(s, &ana, p, t0()).await, Ok(Some(600)));
+    assert_eq!(
+        login_reserve(s, &ana, p, t0() + Duration::seconds(100)).await,
+        Err(500)
+    );
+    assert_eq!(
+        login_counts(s, &ana).await,
+        LoginCounts {
+            pair: 3,
+            username: 3,
+            pairs_tracked: 1,
+            usernames_tracked: 1
+        }
+    );
+    let bia = login_key("bia", 1);
+    assert_eq!(login_reserve(s, &bia, p, t0()).await, Ok(()));
+    // Exactly at the lockout's end it is open again, with a fresh count; a microsecond before,
+    // not.
+    let end = t0() + Duration::seconds(LOGIN_WINDOW_SECS);
+    assert_eq!(
+        login_reserve(s, &ana, p, end - Duration::microseconds(1)).await,
+        Err(1)
+    );
+    assert_eq!(login_fail(s, &ana, p, end).await, Ok(None));
+    assert_eq!(login_counts(s, &ana).await.pair, 1);
+    assert_eq!(login_reserve(s, &ana, p, end).await, Ok(()));
+    assert_eq!(login_settle(s, &ana, Settle::Succeed, p, end).await, None);
+    assert_eq!(login_counts(s, &ana).await.pair, 0);
+    assert_eq!(login_fail(s, &ana, p, end).await, Ok(None));
+    assert_eq!(login_fail(s, &ana, p, end).await, Ok(None));
+    assert_eq!(login_fail(s, &ana, p, end).await, Ok(Some(600)));
+}
+
+/// Bad attempts from one address lock that address out only: the user logs in from another,
+/// and the success gives the username its attempt back without clearing the others' count.
+pub async fn a_locked_out_address_leaves_the_user_open_elsewhere(store: Arc<dyn Store>) {
+    let s = &*store;
+    let p = login_policies(5, 50, 24 * 3600);
+    let guesser = login_key("admin", 66);
+    for _ in 0..4 {
+        assert_eq!(login_fail(s, &guesser, p, t0()).await, Ok(None));
+    }
+    assert_eq!(login_fail(s, &guesser, p, t0()).await, Ok(Some(600)));
+    assert_eq!(login_reserve(s, &guesser, p, t0()).await, Err(600));
+    // The office, from its own address, still logs in.
+    let office = login_key("admin", 10);
+    assert_eq!(login_reserve(s, &office, p, t0()).await, Ok(()));
+    assert_eq!(
+        login_settle(s, &office, Settle::Succeed, p, t0()).await,
+        None
+    );
+    let counts = login_counts(s, &office).await;
+    assert_eq!((counts.pair, counts.username), (0, 5));
+    assert_eq!(counts.pairs_tracked, 1, "the success cleared its pair");
+}
+
+/// The username's budget bounds guesses spread over many addresses: exactly at the ceiling the
+/// username locks everywhere; each lockout in a row doubles, up to the maximum; a window that
+/// ends without a lockout ends the backoff.
+pub async fn the_username_ceiling_locks_everywhere_with_a_doubling_lockout_up_to_the_max(
+    store: Arc<dyn Store>,
+) {
+    let s = &*store;
+    // 2 per address, 6 per username, lockouts of 600, 1200, then 1800 at most.
+    let p = login_policies(2, 6, 1800);
+    let mut at = t0();
+    // Six failures from fresh addresses starting at `first`: what the last one answered.
+    for (round, (first, lockout)) in [(0_u8, 600), (40, 1200), (80, 1800), (120, 1800)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut failed = 0;
+        let mut locked = None;
+        for a in first..first + 20 {
+            match login_fail(s, &login_key("admin", a), p, at).await {
+                Ok(l) => {
+                    failed += 1;
+                    locked = l.or(locked);
+                }
+                Err(_) => break,
+            }
+        }
+        // Exactly at the ceiling: six hashes ran, the sixth locked the username everywhere.
+        assert_eq!(failed, 6, "round {round}");
+        assert_eq!(locked, Some(lockout), "round {round}");
+        assert_eq!(
+            login_reserve(s, &login_key("admin", 200), p, at).await,
+            Err(lockout),
+            "round {round}"
+        );
+        at += Duration::seconds(i64::try_from(lockout).unwrap());
+    }
+    // Open again: one success, then a whole window without a lockout ends the backoff.
+    let office = login_key("admin", 250);
+    assert_eq!(login_reserve(s, &office, p, at).await, Ok(()));
+    login_settle(s, &office, Settle::Succeed, p, at).await;
+    at += Duration::seconds(LOGIN_WINDOW_SECS);
+    let mut locked = None;
+    for a in 160..166 {
+        locked = login_fail(s, &login_key("admin", a), p, at).await.unwrap();
+    }
+    assert_eq!(locked, Some(600));
+}
+
+/// An attempt is counted when reserved, before its password is checked: reservations still
+/// running take the budget, so concurrent logins cannot race past it.
+pub async fn login_attempts_still_running_count_against_the_budget(store: Arc<dyn Store>) {
+    let s = &*store;
+    let p = login_policies(5, 50, 24 * 3600);
+    let fiscal = login_key("fiscal", 7);
+    for _ in 0..5 {
+        assert_eq!(login_reserve(s, &fiscal, p, t0()).await, Ok(()));
+    }
+    assert_eq!(
+        login_reserve(s, &fiscal, p, t0() + Duration::seconds(60)).await,
+        Err(540)
+    );
+    let counts = login_counts(s, &fiscal).await;
+    assert_eq!((counts.pair, counts.username), (5, 5));
+
+    // Forty at once, each in its own task and transaction: exactly five admitted.
+    let racer = login_key("coordenador", 8);
+    let tasks: Vec<_> = (0..40)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            let key = racer.clone();
+            tokio::spawn(async move { store.login_reserve(key, p, t0()).await.unwrap() })
+        })
+        .collect();
+    let mut admitted = 0;
+    for t in tasks {
+        if t.await.unwrap().is_ok() {
+            admitted += 1;
+        }
+    }
+    assert_eq!(admitted, 5);
+    let counts = login_counts(s, &racer).await;
+    assert_eq!((counts.pair, counts.username), (5, 5));
+}
+
+/// A refund (no password was checked) gives the attempt back to both budgets.
+pub async fn a_refunded_login_attempt_is_given_back(store: Arc<dyn Store>) {
+    let s = &*store;
+    let p = login_policies(1, 1, 24 * 3600);
+    let ana = login_key("ana", 1);
+    assert_eq!(login_reserve(s, &ana, p, t0()).await, Ok(()));
+    assert_eq!(login_reserve(s, &ana, p, t0()).await, Err(600));
+    assert_eq!(login_settle(s, &ana, Settle::Refund, p, t0()).await, None);
+    let counts = login_counts(s, &ana).await;
+    assert_eq!((counts.pair, counts.username), (0, 0));
+    assert_eq!(login_reserve(s, &ana, p, t0()).await, Ok(()));
+    assert_eq!(login_settle(s, &ana, Settle::Succeed, p, t0()).await, None);
+    // Settling what is not there (nothing reserved, or long pruned) changes nothing.
+    let nobody = login_key("ninguem", 1);
+    assert_eq!(login_settle(s, &nobody, Settle::Fail, p, t0()).await, None);
+    let counts = login_counts(s, &nobody).await;
+    assert_eq!((counts.pairs_tracked, counts.usernames_tracked), (0, 1));
+}
+
+/// Each reserve prunes at most `PRUNE_BATCH` expired rows of each table, and only expired
+/// ones: a row whose window is not over, or whose backoff is still remembered, stays.
+pub async fn expired_login_rows_are_pruned_a_bounded_batch_per_reserve(store: Arc<dyn Store>) {
+    let s = &*store;
+    let p = login_policies(2, 2, 3600);
+    let batch = usize::try_from(PRUNE_BATCH).unwrap();
+    // `batch` made-up names failing once (rows expiring with the window), and one username
+    // locked (its backoff remembered for an hour).
+    for i in 0..batch {
+        assert_eq!(
+            login_fail(s, &login_key(&format!("u{i}"), 1), p, t0()).await,
+            Ok(None)
+        );
+    }
+    let alvo = login_key("alvo", 1);
+    assert_eq!(login_fail(s, &alvo, p, t0()).await, Ok(None));
+    assert_eq!(login_fail(s, &alvo, p, t0()).await, Ok(Some(600)));
+    let tracked = |c: LoginCounts| (c.pairs_tracked, c.usernames_tracked);
+    let all = PRUNE_BATCH + 1;
+    assert_eq!(tracked(login_counts(s, &alvo).await), (all, all));
+
+    // A microsecond before the window's end nothing has expired.
+    let end = t0() + Duration::seconds(LOGIN_WINDOW_SECS);
+    let early = login_key("cedo", 2);
+    assert_eq!(
+        login_reserve(s, &early, p, end - Duration::microseconds(1)).await,
+        Ok(())
+    );
+    assert_eq!(tracked(login_counts(s, &early).await), (all + 1, all + 1));
+    // At its end one reserve prunes one batch of each table: of the pairs, one expired row is
+    // left; of the usernames, only the one whose backoff is remembered.
+    let late = login_key("tarde", 2);
+    assert_eq!(login_reserve(s, &late, p, end).await, Ok(()));
+    assert_eq!(tracked(login_counts(s, &late).await), (3, 3));
+    // The next reserve prunes the last expired pair.
+    assert_eq!(login_reserve(s, &late, p, end).await, Ok(()));
+    assert_eq!(tracked(login_counts(s, &late).await), (2, 3));
+    let gone = login_counts(s, &login_key("u0", 1)).await;
+    assert_eq!((gone.pair, gone.username), (0, 0));
+    // The remembered backoff doubles the next lockout.
+    let other = login_key("alvo", 3);
+    assert_eq!(login_fail(s, &other, p, end).await, Ok(None));
+    assert_eq!(login_fail(s, &other, p, end).await, Ok(Some(1200)));
+}
+
+// ----- office browser sessions ---------------------------------------------------------------
+
+/// The server's timeouts, as `web::session` passes them.
+const WEB_TIMEOUTS: crate::web_sessions::Timeouts = crate::web_sessions::Timeouts {
+    idle: Duration::minutes(60),
+    absolute: Duration::hours(10),
+};
+
+/// A session of `user` on `device` opened at `at`, keyed `key`.
+fn web_session(
+    key: &str,
+    user: &UserRow,
+    device: &str,
+    at: DateTime<Utc>,
+) -> crate::web_sessions::WebSessionRow {
+    crate::web_sessions::WebSessionRow {
+        key: key.to_owned(),
+        user_id: user.id.clone(),
+        username: user.username.clone(),
+        device_id: device.to_owned(),
+        display_name: user.display_name.clone(),
+        csrf: format!("csrf-{key}"),
+        created_at: at,
+        last_seen: at,
+        flash: None,
+    }
+}
+
+async fn web_open(store: &dyn Store, session: crate::web_sessions::WebSessionRow) {
+    store.open_web_session(session, WEB_TIMEOUTS).await.unwrap();
+}
+
+/// The live session of `key` at `now` (touched).
+async fn web_touch(
+    store: &dyn Store,
+    key: &str,
+    now: DateTime<Utc>,
+) -> Option<crate::web_sessions::WebSessionRow> {
+    store
+        .touch_web_session(key.to_owned(), now, WEB_TIMEOUTS)
+        .await
+        .unwrap()
+}
+
+pub async fn web_sessions_expire_at_their_edges_and_flash_once(store: Arc<dyn Store>) {
+    use crate::web_sessions::{Flash, TOUCH_INTERVAL};
+    let s = &*store;
+    let us = Duration::microseconds(1);
+    let user = user_with_device(s, "escritorio", Role::Office, "desktop-1").await;
+    let opened = web_session("k-idle", &user, "desktop-1", t0());
+    web_open(s, opened.clone()).await;
+    assert_eq!(web_touch(s, "k-idle", t0()).await, Some(opened.clone()));
+    assert_eq!(web_touch(s, "nobody", t0()).await, None);
+    // The same key again: refused, the first one unchanged.
+    let again = s
+        .open_web_session(
+            web_session("k-idle", &user, "desktop-1", t0()),
+            WEB_TIMEOUTS,
+        )
+        .await;
+    assert!(
+        matches!(again, Err(StoreError::Duplicate { .. })),
+        "{again:?}"
+    );
+
+    // Within the touch interval nothing is written; at it, `last_seen` moves.
+    let seen = web_touch(s, "k-idle", t0() + TOUCH_INTERVAL - us)
+        .await
+        .unwrap();
+    assert_eq!(seen.last_seen, t0());
+    assert_eq!(
+        web_touch(s, "k-idle", t0() + TOUCH_INTERVAL - us)
+            .await
+            .unwrap()
+            .last_seen,
+        t0(),
+        "a touch within the interval wrote last_seen"
+    );
+    let t1 = t0() + TOUCH_INTERVAL;
+    assert_eq!(web_touch(s, "k-idle", t1).await.unwrap().last_seen, t1);
+    assert_eq!(
+        web_touch(s, "k-idle", t1 + Duration::seconds(1))
+            .await
+            .unwrap()
+            .last_seen,
+        t1,
+        "the refreshed last_seen was not stored"
+    );
+    // Idle: live at exactly the timeout after the stored last_seen, ended just past it.
+    let t2 = t1 + WEB_TIMEOUTS.idle;
+    assert_eq!(web_touch(s, "k-idle", t2).await.unwrap().last_seen, t2);
+    assert_eq!(
+        web_touch(s, "k-idle", t2 + WEB_TIMEOUTS.idle + us).await,
+        None
+    );
+    // Deleted, not only refused: a touch at a time it would have been live finds nothing.
+    assert_eq!(
+        web_touch(s, "k-idle", t2 + Duration::seconds(1)).await,
+        None
+    );
+
+    // Absolute: kept alive by use, live at exactly the limit, ended just past it.
+    web_open(s, web_session("k-day", &user, "desktop-1", t0())).await;
+    let step = Duration::minutes(50);
+    let mut t = t0();
+    while t + step <= t0() + WEB_TIMEOUTS.absolute {
+        t += step;
+        assert!(web_touch(s, "k-day", t).await.is_some(), "{t}");
+    }
+    assert_eq!(t, t0() + WEB_TIMEOUTS.absolute);
+    assert_eq!(web_touch(s, "k-day", t + us).await, None);
+    assert_eq!(web_touch(s, "k-day", t - step).await, None);
+
+    // A flash is kept in the session until taken, and taken once.
+    web_open(s, web_session("k-flash", &user, "desktop-1", t0())).await;
+    assert_eq!(s.take_web_flash("k-flash".into()).await.unwrap(), None);
+    let done = Flash {
+        ok: true,
+        message: String::from("Feito."),
+    };
+    let warned = Flash {
+        ok: false,
+        message: String::from("Nada foi gravado."),
+    };
+    assert!(s.set_web_flash("k-flash".into(), done).await.unwrap());
+    // The newer replaces the pending one.
+    assert!(
+        s.set_web_flash("k-flash".into(), warned.clone())
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        web_touch(s, "k-flash", t0()).await.unwrap().flash,
+        Some(warned.clone()),
+        "a touch shows the pending flash without taking it"
+    );
+    assert_eq!(
+        s.take_web_flash("k-flash".into()).await.unwrap(),
+        Some(warned.clone())
+    );
+    assert_eq!(s.take_web_flash("k-flash".into()).await.unwrap(), None);
+    assert_eq!(web_touch(s, "k-flash", t0()).await.unwrap().flash, None);
+    assert!(!s.set_web_flash("nobody".into(), warned).await.unwrap());
+    assert_eq!(s.take_web_flash("nobody".into()).await.unwrap(), None);
+
+    // Ending one: gone, and ending it again finds nothing.
+    assert!(s.end_web_session("k-flash".into()).await.unwrap());
+    assert_eq!(web_touch(s, "k-flash", t0()).await, None);
+    assert!(!s.end_web_session("k-flash".into()).await.unwrap());
+}
+
+pub async fn web_sessions_end_per_user_and_are_capped_and_swept_at_open(store: Arc<dyn Store>) {
+    use crate::web_sessions::MAX_WEB_SESSIONS_PER_USER;
+    let s = &*store;
+    let a = user_with_device(s, "ana", Role::Office, "desktop-a").await;
+    let b = user_with_device(s, "bia", Role::Admin, "desktop-b").await;
+    for key in ["a1", "a2", "a3"] {
+        web_open(s, web_session(key, &a, "desktop-a", t0())).await;
+    }
+    web_open(s, web_session("b1", &b, "desktop-b", t0())).await;
+    // A changed password: every other session of the user ends, the caller's and others' stay.
+    let ended = s
+        .end_user_web_sessions(a.id.clone(), Some("a2".into()))
+        .await
+        .unwrap();
+    assert_eq!(ended, 2);
+    assert_eq!(web_touch(s, "a1", t0()).await, None);
+    assert_eq!(web_touch(s, "a3", t0()).await, None);
+    assert!(web_touch(s, "a2", t0()).await.is_some());
+    assert!(web_touch(s, "b1", t0()).await.is_some());
+    // A deactivated account: all of them.
+    assert_eq!(
+        s.end_user_web_sessions(a.id.clone(), None).await.unwrap(),
+        1
+    );
+    assert_eq!(web_touch(s, "a2", t0()).await, None);
+    assert_eq!(
+        s.end_user_web_sessions(b.id.clone(), Some("not-b1".into()))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(s.count_web_sessions().await.unwrap(), 0);
+
+    // The per-user cap: at it every session is live; one more ends the oldest only.
+    let key = |i: usize| format!("cap-{i:02}");
+    let at = |i: usize| t0() + Duration::seconds(i64::try_from(i).unwrap());
+    for i in 0..MAX_WEB_SESSIONS_PER_USER {
+        web_open(s, web_session(&key(i), &a, "desktop-a", at(i))).await;
+    }
+    web_open(s, web_session("b2", &b, "desktop-b", t0())).await;
+    let now = at(MAX_WEB_SESSIONS_PER_USER);
+    for i in 0..MAX_WEB_SESSIONS_PER_USER {
+        assert!(web_touch(s, &key(i), now).await.is_some(), "{}", key(i));
+    }
+    let cap = u64::try_from(MAX_WEB_SESSIONS_PER_USER).unwrap();
+    assert_eq!(s.count_web_sessions().await.unwrap(), cap + 1);
+    let newest = key(MAX_WEB_SESSIONS_PER_USER);
+    web_open(s, web_session(&newest, &a, "desktop-a", now)).await;
+    assert_eq!(web_touch(s, &key(0), now).await, None, "the oldest stayed");
+    for i in 1..=MAX_WEB_SESSIONS_PER_USER {
+        assert!(web_touch(s, &key(i), now).await.is_some(), "{}", key(i));
+    }
+    assert!(
+        web_touch(s, "b2", now).await.is_some(),
+        "another user's session was trimmed"
+    );
+    assert_eq!(s.count_web_sessions().await.unwrap(), cap + 1);
+
+    // Opening a session deletes the expired ones, anybody's, and nothing live.
+    let later = now + WEB_TIMEOUTS.idle + Duration::seconds(30);
+    web_open(s, web_session("b3", &b, "desktop-b", later)).await;
+    assert_eq!(
+        s.count_web_sessions().await.unwrap(),
+        1,
+        "expired sessions were left behind"
+    );
+    assert!(web_touch(s, "b3", later).await.is_some());
 }

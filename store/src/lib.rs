@@ -30,6 +30,7 @@ pub mod audit;
 pub mod conformance;
 pub mod consistency;
 pub mod limits;
+pub mod logins;
 pub mod notifications;
 pub mod observed;
 pub mod office;
@@ -37,6 +38,7 @@ pub mod receipts;
 pub mod records;
 mod role;
 pub mod selection;
+pub mod web_sessions;
 
 pub use role::Role;
 
@@ -634,4 +636,68 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// [`Store::commit_registry`]; `VersionConflict` when the registry moved) — all in one
     /// transaction, or nothing.
     fn save_edital(&self, save: EditalSave) -> StoreFuture<'_, EditalSaved>;
+
+    // ----- office browser sessions (`web_sessions`) -------------------------------------
+
+    /// Stores a new browser session, in one write transaction that first deletes every expired
+    /// session (anybody's, by `timeouts` at `session.created_at`), then inserts `session`, then
+    /// deletes the user's oldest sessions (by `created_at`) beyond
+    /// [`web_sessions::MAX_WEB_SESSIONS_PER_USER`], never the new one. `Duplicate` (nothing
+    /// written) when the key is taken.
+    fn open_web_session(
+        &self,
+        session: web_sessions::WebSessionRow,
+        timeouts: web_sessions::Timeouts,
+    ) -> StoreFuture<'_, ()>;
+    /// The live session of `key` at `now`, as stored (with its pending flash, not taken). One
+    /// read; then, only when [`web_sessions::touch_action`] says so, one write transaction
+    /// that decides again on the row it reads: an expired session is deleted (`None`), a live
+    /// one whose `last_seen` is [`web_sessions::TOUCH_INTERVAL`] old or older gets `now` as
+    /// `last_seen` (returned so). Idle expiry is therefore exact to that interval.
+    fn touch_web_session(
+        &self,
+        key: String,
+        now: DateTime<Utc>,
+        timeouts: web_sessions::Timeouts,
+    ) -> StoreFuture<'_, Option<web_sessions::WebSessionRow>>;
+    /// Deletes the session of `key` (logout, or a session whose user or device is out), in one
+    /// write transaction; whether there was one.
+    fn end_web_session(&self, key: String) -> StoreFuture<'_, bool>;
+    /// Deletes every session of `user_id` but the one keyed `keep` (a password changed or reset,
+    /// an account deactivated), in one write transaction; how many ended.
+    fn end_user_web_sessions(&self, user_id: String, keep: Option<String>) -> StoreFuture<'_, u64>;
+    /// Sets the session's one-shot message (replacing a pending one), in one write transaction;
+    /// `false` when there is no session of `key`.
+    fn set_web_flash(&self, key: String, flash: web_sessions::Flash) -> StoreFuture<'_, bool>;
+    /// The session's pending message, cleared in the same write transaction that reads it, so
+    /// two pages racing show it once.
+    fn take_web_flash(&self, key: String) -> StoreFuture<'_, Option<web_sessions::Flash>>;
+    /// Sessions stored, expired ones not yet deleted included (tests, and what an operator
+    /// looks at).
+    fn count_web_sessions(&self) -> StoreFuture<'_, u64>;
+
+    // ----- login failure budgets (`logins`) ---------------------------------------------
+
+    /// Reserves one login attempt from the (username, address) pair's and the username's
+    /// budgets, in one write transaction that first prunes at most [`logins::PRUNE_BATCH`]
+    /// expired rows of each table, then reads the two rows and writes what [`logins::reserve`]
+    /// answers. `Ok(Err(seconds))`: refused, no attempt left for that long.
+    fn login_reserve(
+        &self,
+        key: logins::LoginKey,
+        policies: logins::Policies,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, Result<(), u64>>;
+    /// Settles an attempt reserved before, in one write transaction ([`logins::settle`]).
+    /// `Some(seconds)`: that failure spent a budget, locked for that long.
+    fn login_settle(
+        &self,
+        key: logins::LoginKey,
+        outcome: logins::Settle,
+        policies: logins::Policies,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, Option<u64>>;
+    /// Attempts counted for the pair and the username, and the rows of each table (tests,
+    /// logs).
+    fn login_counts(&self, key: logins::LoginKey) -> StoreFuture<'_, logins::LoginCounts>;
 }

@@ -233,6 +233,15 @@ impl OfficeSession {
         }
     }
 
+    /// The same browser session sent to another server node (behind a load balancer).
+    pub fn on(&self, url: &str) -> Self {
+        Self {
+            http: self.http.clone(),
+            url: url.to_owned(),
+            cookie: self.cookie.clone(),
+        }
+    }
+
     /// A page, which must answer 200.
     pub fn page(&self, path: &str) -> String {
         let (status, body) = self.get_raw(path, None);

@@ -2,7 +2,7 @@
 //! devices sync to node A while the office works on node B; A is SIGKILLed in the middle of
 //! syncs and the devices finish on B; every record is stored once, the devices and both nodes
 //! hold the same heads, the audit chain verifies from either node's command line, and the
-//! office's logins outlive A.
+//! office's logins — API tokens and browser sessions alike, opened on either node — outlive A.
 //!
 //! The nodes share the database and two secrets, as the production guide says: the access
 //! tokens' key (`TAXI_FISCAL_JWT_SECRET`) and the receipts' signing key (the file copied from
@@ -98,6 +98,21 @@ fn two_nodes_on_one_database_lose_nothing_when_one_is_killed_mid_sync() {
     // The office works on B: the API and the pages. Its logins were made before any kill.
     let office_b = Api::login(&b.url, OFFICE);
     let pages_b = OfficeSession::login(&b.url);
+    // A browser session opened on A is served by B (sessions are in the database), and one
+    // opened on B by A: no sticky sessions needed.
+    let pages_a = OfficeSession::login(&a.url);
+    assert!(
+        pages_a
+            .on(&b.url)
+            .page("/escritorio")
+            .contains("Caixa de entrada")
+    );
+    assert!(
+        pages_b
+            .on(&a.url)
+            .page("/escritorio")
+            .contains("Caixa de entrada")
+    );
     // A login made on A is good on B (same key, refresh tokens in the shared database).
     let mut office_from_a = Api::login(&a.url, OFFICE);
     office_from_a.url = b.url.clone();
@@ -223,4 +238,12 @@ fn two_nodes_on_one_database_lose_nothing_when_one_is_killed_mid_sync() {
     assert_eq!(office_b.get("/v1/records?limit=1").0, 200);
     assert_eq!(office_from_a.get("/v1/records?limit=1").0, 200);
     assert!(pages_b.page("/escritorio").contains("Caixa de entrada"));
+    // The session opened on A before its kills lives on, on B and on the restarted A.
+    assert!(
+        pages_a
+            .on(&b.url)
+            .page("/escritorio")
+            .contains("Caixa de entrada")
+    );
+    assert!(pages_a.page("/escritorio").contains("Caixa de entrada"));
 }

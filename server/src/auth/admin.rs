@@ -192,7 +192,7 @@ pub async fn set_active(
         .set_user_active(user_id.to_owned(), active, auth.actor(now))
         .await?;
     if !active {
-        let pages = state.web_sessions().end_user(&user.id, None);
+        let pages = state.web_sessions().end_user(&user.id, None).await?;
         tracing::info!(user = %user.id, web_sessions_ended = pages, "usuário desativado");
     }
     Ok(user)
@@ -397,7 +397,7 @@ pub async fn reset_password(
         Ok(user) => user,
         Err(r) => return Ok(Err(PresentRefusal::Code(r))),
     };
-    let pages = state.web_sessions().end_user(&user.id, None);
+    let pages = state.web_sessions().end_user(&user.id, None).await?;
     tracing::info!(user = %user.id, web_sessions_ended = pages, "senha redefinida com código");
     Ok(Ok(user))
 }

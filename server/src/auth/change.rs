@@ -118,7 +118,10 @@ pub async fn change_password(
     if !changed {
         return Ok(Err(ChangeRefusal::Stale));
     }
-    let pages = state.web_sessions().end_user(&user.id, keep_web.as_deref());
+    let pages = state
+        .web_sessions()
+        .end_user(&user.id, keep_web.as_deref())
+        .await?;
     tracing::info!(user = %user.id, web_sessions_ended = pages, "senha alterada");
     Ok(Ok(()))
 }

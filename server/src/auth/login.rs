@@ -3,8 +3,9 @@
 //!
 //! Order, cheapest refusal first, and nothing hashed before it is counted:
 //! 1. the client address's budget ([`super::throttle`]) — 429 [`Refusal::Throttled`];
-//! 2. one attempt reserved from the (username, address) and username failure budgets
-//!    ([`super::limiter`]) — 429 [`Refusal::Locked`] when none is left;
+//! 2. one attempt reserved from the (username, address) and username failure budgets, kept in
+//!    the store so that every server node counts the same attempts ([`super::limiter`]) — 429
+//!    [`Refusal::Locked`] when none is left;
 //! 3. the user read, then one Argon2id verification in the bounded pool
 //!    ([`super::password::HashPool`]), against the dummy hash when the user does not exist —
 //!    429 [`Refusal::Busy`] (and the attempt given back) when no slot frees in time;
@@ -93,7 +94,8 @@ pub fn throttle(state: &AppState, client: ClientAddr) -> Result<(), Refusal> {
     })
 }
 
-/// The user whose password this is, or why not (module doc). `Err` only for a store failure.
+/// The user whose password this is, or why not (module doc). `Err` only for a store failure
+/// (reading the user, or counting the attempt: then no hash runs uncounted).
 pub async fn check_password(
     state: &AppState,
     username: &str,
@@ -109,7 +111,7 @@ pub async fn check_password(
     }
     let key = username_key(username);
     let now = state.clock().now();
-    let reservation = match state.limiter().reserve(&key, client.0, now) {
+    let reservation = match state.limiter().reserve(&key, client.0, now).await? {
         Ok(r) => r,
         Err(retry_after) => return refused(Refusal::Locked { retry_after }),
     };
@@ -124,7 +126,7 @@ pub async fn check_password(
     let matches = match state.hash_pool().verify(password, phc).await? {
         Ok(matches) => matches,
         Err(busy) => {
-            reservation.refund();
+            reservation.refund().await?;
             return refused(Refusal::Busy {
                 retry_after: busy.retry_after_seconds,
             });
@@ -132,10 +134,10 @@ pub async fn check_password(
     };
     match user.filter(|u| matches && u.active) {
         Some(user) => {
-            reservation.succeed();
+            reservation.succeed().await?;
             Ok(Ok(user))
         }
-        None => match reservation.fail(now) {
+        None => match reservation.fail(now).await? {
             Some(retry_after) => refused(Refusal::Locked { retry_after }),
             None => refused(Refusal::BadCredentials),
         },

@@ -128,7 +128,7 @@ async fn render(
             (submit("gerar-codigo-cadastro", "Gerar código de cadastro"))
         }))
     };
-    Ok(page(Some(user), TITLE, user.take_flash(), body))
+    Ok(page(Some(user), TITLE, user.take_flash().await, body))
 }
 
 async fn list(State(state): State<AppState>, user: AdminUser) -> Result<Markup, PageError> {
@@ -191,7 +191,8 @@ async fn revoke(
             "Dispositivo «{}» revogado: não entra mais no sistema.",
             row.label
         ),
-    );
+    )
+    .await;
     Ok(see_other(PATH))
 }
 

@@ -56,7 +56,7 @@ async fn render(
     page_no: u32,
 ) -> Result<Markup, PageError> {
     let flash = if error.is_none() {
-        user.take_flash()
+        user.take_flash().await
     } else {
         None
     };
@@ -189,7 +189,7 @@ async fn finish(
 ) -> Result<Response, PageError> {
     match outcome {
         Ok(done) => {
-            user.flash(true, done);
+            user.flash(true, done).await;
             Ok(see_other("/escritorio/duplicatas"))
         }
         Err(e) if e.status == StatusCode::FORBIDDEN => Err(PageError::forbidden(user, e.message)),

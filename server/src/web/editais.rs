@@ -194,7 +194,7 @@ async fn list_page(
     form: OpenForm,
     error: Option<Markup>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let rows = state.store().list_editais().await?;
     let reg = state.store().registry().await?;
     let rules = reg.law().rules.clone();
@@ -318,7 +318,8 @@ async fn open(
             user.flash(
                 true,
                 format!("Edital {id} aberto. Publique-o na imprensa local na data informada."),
-            );
+            )
+            .await;
             Ok(see_other(&edital_url(&id)))
         }
         Err(e) => {
@@ -374,7 +375,7 @@ async fn detail_page(
     id: &str,
     kept: Kept,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let Some(row) = state.store().edital(id.to_owned()).await? else {
         return Err(PageError::not_found(format!("O edital {id} não existe.")));
     };
@@ -877,7 +878,8 @@ async fn register(
     };
     match result {
         Ok(inscription) => {
-            user.flash(true, format!("Candidato inscrito sob o nº {inscription}."));
+            user.flash(true, format!("Candidato inscrito sob o nº {inscription}."))
+                .await;
             Ok(see_other(&format!("{}#h-candidatos", edital_url(&id))))
         }
         Err(e) => {
@@ -911,7 +913,7 @@ async fn step(
 ) -> Result<Response, PageError> {
     match result {
         Ok(message) => {
-            user.flash(true, message);
+            user.flash(true, message).await;
             Ok(see_other(&edital_url(id)))
         }
         Err(e) => {

@@ -199,7 +199,7 @@ async fn fines_page(
     q: &ListQuery,
     form: PaymentForm,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let (problem, shown) = match listed(&reg, q) {
         Ok(shown) => (None, shown),
@@ -365,7 +365,7 @@ async fn pay(
                     w.rule_id, w.citation, w.message
                 ));
             }
-            user.flash(true, text);
+            user.flash(true, text).await;
             Ok(see_other("/escritorio/multas"))
         }
         Err(e) if e.status.is_client_error() && e.status != StatusCode::FORBIDDEN => {

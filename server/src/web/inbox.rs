@@ -270,7 +270,7 @@ async fn inbox(
     user: OfficeUser,
     Query(q): Query<InboxQuery>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let names = Names::load(&state).await?;
     let status = non_empty(&q.situacao);
     let sort = q.sort();

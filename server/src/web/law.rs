@@ -82,7 +82,12 @@ fn require_writer(user: &WebUser) -> Result<(), PageError> {
 
 async fn show(State(state): State<AppState>, user: OfficeUser) -> Result<Markup, PageError> {
     let reg = state.store().registry().await?;
-    Ok(render(&user, &reg, user.take_flash(), &Typed::default()))
+    Ok(render(
+        &user,
+        &reg,
+        user.take_flash().await,
+        &Typed::default(),
+    ))
 }
 
 fn render(
@@ -241,7 +246,7 @@ async fn outcome(
 ) -> Result<Response, PageError> {
     match result {
         Ok(u) => {
-            user.flash(true, done_text(done, &u));
+            user.flash(true, done_text(done, &u)).await;
             Ok(see_other(PAGE))
         }
         Err(e) if e.status == StatusCode::FORBIDDEN => Err(PageError::forbidden(user, e.message)),

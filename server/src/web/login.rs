@@ -184,13 +184,16 @@ async fn login(
              registre o computador da Unidade para ele.",
         );
     };
-    let token = state.web_sessions().open(
-        user.id.clone(),
-        user.username.clone(),
-        device.id.clone(),
-        user.display_name.clone(),
-        now,
-    )?;
+    let token = state
+        .web_sessions()
+        .open(
+            user.id.clone(),
+            user.username.clone(),
+            device.id.clone(),
+            user.display_name.clone(),
+            now,
+        )
+        .await?;
     tracing::info!(user = %user.id, device = %device.id, "login pelas páginas");
     let mut res = see_other(&next);
     if let Ok(v) = HeaderValue::from_str(&session_cookie(&token, state.secure_cookies())) {
@@ -203,7 +206,7 @@ async fn login(
 struct LogoutForm {}
 
 async fn logout(Posted { user, .. }: Posted<LogoutForm, WebUser>) -> Response {
-    user.logout();
+    user.logout().await;
     let mut res = see_other("/login");
     if let Ok(v) = HeaderValue::from_str(&cleared_cookie()) {
         res.headers_mut().insert(SET_COOKIE, v);

@@ -40,7 +40,7 @@
 //! 2. A GET handler takes `user: OfficeUser` (office or admin; anyone else gets the
 //!    "Sem permissão" page, no session redirects to `/login?next=…`) and returns
 //!    `Result<Markup, PageError>`:
-//!    `Ok(layout::page(Some(&user), "Título", user.take_flash(), html! { … }))`.
+//!    `Ok(layout::page(Some(&user), "Título", user.take_flash().await, html! { … }))`.
 //!    `layout::page` writes `<h1>` from the title: start your sections at `<h2>`.
 //! 3. A POST handler takes `Posted<MyForm>` (never a bare `Form`): it has already checked the
 //!    session, the role, the origin and the CSRF token. The role is the one policy of the
@@ -52,8 +52,8 @@
 //!    hidden `csrf` field; `MyForm` must not `deny_unknown_fields` (it receives `csrf` too).
 //!    Take every field as `String` (or `Option<String>`) and validate yourself, so that bad
 //!    input is shown on the page with what was typed, not a bare 400.
-//! 4. On success: `user.flash(true, "Feito …")` and `Ok(layout::see_other(url))` (303). On a
-//!    refusal (the law, the state machine, bad input): render the same page again with status
+//! 4. On success: `user.flash(true, "Feito …").await` and `Ok(layout::see_other(url))` (303).
+//!    On a refusal (the law, the state machine, bad input): render the same page again with status
 //!    422 and `layout::error_box(…)` naming the rule and article, keeping the typed values,
 //!    via `PageError::Page(StatusCode::UNPROCESSABLE_ENTITY, markup)` or by returning
 //!    `(StatusCode, Markup)`.

@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use super::PageError;
 use super::layout::{page, post_form, see_other, submit};
-use super::session::{FormLimit, Posted, WebUser};
+use super::session::{Flash, FormLimit, Posted, WebUser};
 use crate::auth::change::{ChangeRefusal, Keep, change_password};
 use crate::auth::login::Refusal;
 use crate::auth::password::MIN_PASSWORD_LEN;
@@ -57,7 +57,8 @@ fn password_field(id: &str, label: &str, autocomplete: &str, hint: Option<&str>)
     }
 }
 
-fn render(user: &WebUser, error: Option<&str>) -> Markup {
+/// The page, with `error` above the form and the session's pending message when given.
+fn render(user: &WebUser, error: Option<&str>, flash: Option<Flash>) -> Markup {
     let rule = format!("Ao menos {MIN_PASSWORD_LEN} caracteres, diferente da atual.");
     let body = html! {
         @if let Some(e) = error {
@@ -71,11 +72,11 @@ fn render(user: &WebUser, error: Option<&str>) -> Markup {
             (submit("alterar-senha", "Alterar a senha"))
         }))
     };
-    page(Some(user), TITLE, user.take_flash(), body)
+    page(Some(user), TITLE, flash, body)
 }
 
 async fn form_page(user: WebUser) -> Markup {
-    render(&user, None)
+    render(&user, None, user.take_flash().await)
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,7 +94,7 @@ async fn change(
     client: ClientAddr,
     Posted { user, form }: Posted<PasswordForm, WebUser>,
 ) -> Result<Response, PageError> {
-    let refuse = |status: StatusCode, message: &str| (status, render(&user, Some(message)));
+    let refuse = |status: StatusCode, message: &str| (status, render(&user, Some(message), None));
     if form.senha_nova != form.senha_confirmacao {
         return Ok(refuse(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -116,7 +117,8 @@ async fn change(
             user.flash(
                 true,
                 "Senha alterada. As outras sessões do seu usuário foram encerradas.",
-            );
+            )
+            .await;
             Ok(see_other(PATH))
         }
         Err(refusal) => {

@@ -78,7 +78,7 @@ async fn list(
     user: OfficeUser,
     Query(q): Query<ListQuery>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let busca = q.busca.as_deref().unwrap_or_default().trim().to_owned();
     let cpf = Cpf::parse(&busca).ok();
@@ -304,7 +304,7 @@ async fn new_page(
     form: PersonForm,
     error: Option<Markup>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let mut form = form;
     if form.codigo.is_empty() && error.is_none() {
         let reg = state.store().registry().await?;
@@ -350,7 +350,7 @@ async fn person_page(
     form: Option<PersonForm>,
     error: Option<Markup>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let Some(p) = reg.index().person(id) else {
         return Err(PageError::not_found(format!(

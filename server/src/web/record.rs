@@ -354,7 +354,7 @@ async fn render(
     let witnesses = super::witnesses::section(state, user, id, view).await?;
     let compared = super::evidence::compared(state, id, view, &ctx.duplicates).await?;
     let flash = if retry.is_none() {
-        user.take_flash()
+        user.take_flash().await
     } else {
         None
     };
@@ -1550,7 +1550,7 @@ async fn finish(
 ) -> Result<Response, PageError> {
     match outcome {
         Ok(done) => {
-            user.flash(true, done);
+            user.flash(true, done).await;
             Ok(see_other(&format!("/escritorio/registros/{id}")))
         }
         Err(e) if e.status == StatusCode::FORBIDDEN => Err(PageError::forbidden(user, e.message)),

@@ -418,7 +418,7 @@ async fn list(
     user: OfficeUser,
     Query(q): Query<ListQuery>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let busca = trimmed(&q.busca);
     let ponto = trimmed(&q.ponto);
@@ -644,7 +644,7 @@ async fn permit_page(
     number: &str,
     forms: Forms,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let index = reg.index();
     let Some(p) = index.permit(number) else {
@@ -1019,7 +1019,7 @@ where
 {
     match result {
         Ok(u) => {
-            user.flash(true, done_text(done, &u));
+            user.flash(true, done_text(done, &u)).await;
             Ok(see_other(to))
         }
         Err(e) if e.status.is_client_error() && e.status != StatusCode::FORBIDDEN => {
@@ -1559,7 +1559,7 @@ async fn grant_page(
     form: GrantForm,
     error: Option<Markup>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let mut form = form;
     if form.numero.is_empty() && error.is_none() {
@@ -1705,7 +1705,7 @@ fn import_body(user: &OfficeUser, outcome: Option<Markup>) -> Markup {
 }
 
 async fn import_form(user: OfficeUser) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     Ok(page(
         Some(&user),
         "Importar o cadastro",
@@ -1811,7 +1811,7 @@ async fn import(
                     u.version
                 )
             };
-            user.flash(true, text);
+            user.flash(true, text).await;
             Ok(see_other("/escritorio/cadastro/importar"))
         }
         Err(e) if e.status.is_client_error() && e.status != StatusCode::FORBIDDEN => {

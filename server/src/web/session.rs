@@ -4,26 +4,33 @@
 //! Argon2id on the blocking pool) and binds the session to one of the user's registered,
 //! unrevoked devices (the audit chain and the records' Automerge actor need a device; see
 //! [`pick_device`]). The browser receives an opaque random token in an `HttpOnly;
-//! SameSite=Strict` cookie; the server keeps only its SHA-256 in [`Sessions`], with the user,
-//! the device, a per-session CSRF token, a one-shot flash message and the times that expire it
-//! (idle and absolute). On every request [`WebUser`] looks the session up and then runs the same
-//! point query as the API's `Auth` extractor (`Store::session`), so a revoked device or a
-//! deactivated user is out at once and the role is the database's, not the session's.
+//! SameSite=Strict` cookie; the store keeps only its SHA-256 ([`Sessions`], over the store's
+//! `web_sessions`), with the user, the device, a per-session CSRF token, a one-shot flash
+//! message and the times that expire it (idle and absolute). On every request [`WebUser`] touches
+//! the session (a read; a write at most once a minute, see
+//! `taxi_fiscal_store::web_sessions::TOUCH_INTERVAL`, so idle expiry is exact to that minute)
+//! and then runs the same point query as the API's `Auth` extractor (`Store::session`), so a
+//! revoked device or a deactivated user is out at once and the role is the database's, not the
+//! session's.
 //!
 //! CSRF: the cookie is `SameSite=Strict`, every POST must come from this origin (`Origin`, or
 //! `Referer` when the browser sends no `Origin`) and carry the session's token in the hidden
 //! `csrf` field ([`Posted`] checks all three before the handler runs). Login itself has no
 //! session yet: it checks the origin.
 //!
-//! The table is `AppState::web_sessions`, not the pages' own: a password change, from a page or
-//! the API, ends the user's other sessions ([`Sessions::end_user`]).
+//! The pages reach the sessions through `AppState::web_sessions`, not a table of their own: a
+//! password change, from a page or the API, ends the user's other sessions
+//! ([`Sessions::end_user`]).
 //!
-//! Sessions live in memory: a restart logs everybody out (they log in again; nothing they
-//! submitted is lost, every accepted action was committed). A deployment with several server
-//! nodes would move them to a store table; the rest of this module would not change.
+//! Sessions live in the store, which every server node shares: a browser logged in on one node
+//! is served by any other, and a restart logs nobody out (the cookie's token finds its row
+//! again). Opening a session sweeps the expired ones and keeps at most
+//! `taxi_fiscal_store::web_sessions::MAX_WEB_SESSIONS_PER_USER` per user, so the table needs no
+//! sweeper. A flash message is written only when set and read with a write only when the touch
+//! saw one pending, so an ordinary page view costs one read.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::{CONTENT_TYPE, COOKIE, ORIGIN, REFERER};
@@ -37,7 +44,10 @@ use super::PageError;
 use crate::auth::tokens::{new_refresh_token, random_id, refresh_hash};
 use crate::auth::{Auth, Role, roles};
 use crate::server::AppState;
-use crate::store::DeviceRow;
+use crate::store::web_sessions::{Timeouts, WebSessionRow};
+use crate::store::{DeviceRow, Store, StoreError};
+
+pub use crate::store::web_sessions::Flash;
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "tf_sessao";
@@ -51,46 +61,28 @@ pub const ABSOLUTE_TIMEOUT: Duration = Duration::hours(10);
 /// ([`Posted`]'s default).
 pub const OFFICE_ROLES: &[Role] = roles::OFFICE_READERS;
 
-/// A one-shot message shown on the next page (after a redirect).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Flash {
-    /// True for "done", false for a warning.
-    pub ok: bool,
-    pub message: String,
-}
+/// The timeouts as the store takes them.
+const TIMEOUTS: Timeouts = Timeouts {
+    idle: IDLE_TIMEOUT,
+    absolute: ABSOLUTE_TIMEOUT,
+};
 
+/// The server side of the browser sessions: a thin front over the store's, keyed by the SHA-256
+/// of the cookie's token (the token itself is never stored). Cheap to clone.
 #[derive(Debug, Clone)]
-struct Session {
-    user_id: String,
-    username: String,
-    device_id: String,
-    display_name: String,
-    csrf: String,
-    created_at: DateTime<Utc>,
-    last_seen: DateTime<Utc>,
-    flash: Option<Flash>,
-}
-
-impl Session {
-    fn expired(&self, now: DateTime<Utc>) -> bool {
-        now - self.last_seen > IDLE_TIMEOUT || now - self.created_at > ABSOLUTE_TIMEOUT
-    }
-}
-
-/// The server side of the browser sessions, keyed by the SHA-256 of the cookie's token.
-#[derive(Debug, Default)]
 pub struct Sessions {
-    map: Mutex<HashMap<String, Session>>,
+    store: Arc<dyn Store>,
 }
 
 impl Sessions {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
-        // A panic while holding the lock leaves a consistent map (every update is one insert).
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    /// The sessions `store` keeps.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store }
     }
 
-    /// Opens a session; returns the cookie's token.
-    pub(crate) fn open(
+    /// Opens a session (sweeping the expired ones and the user's oldest beyond the per-user
+    /// cap: `Store::open_web_session`); returns the cookie's token.
+    pub(crate) async fn open(
         &self,
         user_id: String,
         username: String,
@@ -100,69 +92,47 @@ impl Sessions {
     ) -> Result<String, PageError> {
         let (token, key) = new_refresh_token().map_err(PageError::from)?;
         let csrf = random_id().map_err(PageError::from)?;
-        let mut map = self.lock();
-        map.retain(|_, s| !s.expired(now));
-        map.insert(
+        let row = WebSessionRow {
             key,
-            Session {
-                user_id,
-                username,
-                device_id,
-                display_name,
-                csrf,
-                created_at: now,
-                last_seen: now,
-                flash: None,
-            },
-        );
+            user_id,
+            username,
+            device_id,
+            display_name,
+            csrf,
+            created_at: now,
+            last_seen: now,
+            flash: None,
+        };
+        self.store.open_web_session(row, TIMEOUTS).await?;
         Ok(token)
     }
 
-    /// The live session of `token`, touched; an expired one is removed.
-    fn touch(&self, token: &str, now: DateTime<Utc>) -> Option<(String, Session)> {
-        let key = refresh_hash(token);
-        let mut map = self.lock();
-        let expired = map.get(&key)?.expired(now);
-        if expired {
-            map.remove(&key);
-            return None;
-        }
-        let s = map.get_mut(&key)?;
-        s.last_seen = now;
-        Some((key, s.clone()))
+    /// The live session of `token`, touched; an expired one is deleted.
+    async fn touch(
+        &self,
+        token: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<WebSessionRow>, StoreError> {
+        self.store
+            .touch_web_session(refresh_hash(token), now, TIMEOUTS)
+            .await
     }
 
-    fn remove_key(&self, key: &str) {
-        self.lock().remove(key);
+    /// Ends the session keyed `key`.
+    async fn end(&self, key: &str) -> Result<bool, StoreError> {
+        self.store.end_web_session(key.to_owned()).await
     }
 
     /// Ends every session of `user_id` but the one keyed `keep` (a changed password); returns
     /// how many ended.
-    pub(crate) fn end_user(&self, user_id: &str, keep: Option<&str>) -> usize {
-        let mut map = self.lock();
-        let before = map.len();
-        map.retain(|key, s| s.user_id != user_id || Some(key.as_str()) == keep);
-        before - map.len()
-    }
-
-    fn set_flash(&self, key: &str, flash: Flash) {
-        if let Some(s) = self.lock().get_mut(key) {
-            s.flash = Some(flash);
-        }
-    }
-
-    fn take_flash(&self, key: &str) -> Option<Flash> {
-        self.lock().get_mut(key).and_then(|s| s.flash.take())
-    }
-
-    /// Number of live sessions (tests).
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// True when nobody is logged in.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    pub(crate) async fn end_user(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, StoreError> {
+        self.store
+            .end_user_web_sessions(user_id.to_owned(), keep.map(str::to_owned))
+            .await
     }
 }
 
@@ -267,7 +237,11 @@ pub struct WebUser {
     pub display_name: String,
     csrf: String,
     key: String,
-    sessions: Arc<Sessions>,
+    sessions: Sessions,
+    /// Whether a flash may be waiting: the touch saw one, or this request set one. Shared by
+    /// the clones of this user (a `Posted` form's and the handler's), so that a page without a
+    /// message does not write to take none.
+    flash_pending: Arc<AtomicBool>,
 }
 
 impl WebUser {
@@ -276,20 +250,38 @@ impl WebUser {
         &self.csrf
     }
 
-    /// Shows `message` on the next page this session opens.
-    pub fn flash(&self, ok: bool, message: impl Into<String>) {
-        self.sessions.set_flash(
-            &self.key,
-            Flash {
-                ok,
-                message: message.into(),
-            },
-        );
+    /// Shows `message` on the next page this session opens. A store failure is logged, not
+    /// returned: what the message reports is already committed, and losing the message is
+    /// better than an error page over a done action.
+    pub async fn flash(&self, ok: bool, message: impl Into<String>) {
+        let flash = Flash {
+            ok,
+            message: message.into(),
+        };
+        self.flash_pending.store(true, Ordering::Relaxed);
+        if let Err(e) = self
+            .sessions
+            .store
+            .set_web_flash(self.key.clone(), flash)
+            .await
+        {
+            tracing::warn!(error = %e, "the page's message could not be kept for the next page");
+        }
     }
 
-    /// The pending message, once.
-    pub fn take_flash(&self) -> Option<Flash> {
-        self.sessions.take_flash(&self.key)
+    /// The pending message, once. No store write when none is pending; a store failure is
+    /// logged and the page shown without its message.
+    pub async fn take_flash(&self) -> Option<Flash> {
+        if !self.flash_pending.swap(false, Ordering::Relaxed) {
+            return None;
+        }
+        match self.sessions.store.take_web_flash(self.key.clone()).await {
+            Ok(flash) => flash,
+            Err(e) => {
+                tracing::warn!(error = %e, "the page's message could not be read");
+                None
+            }
+        }
     }
 
     /// The key this session is stored under (never the cookie's token).
@@ -297,9 +289,12 @@ impl WebUser {
         &self.key
     }
 
-    /// Ends this session.
-    pub(crate) fn logout(&self) {
-        self.sessions.remove_key(&self.key);
+    /// Ends this session. A store failure is logged: the caller clears the cookie all the same,
+    /// so this browser is out, and the row ends at its timeouts.
+    pub(crate) async fn logout(&self) {
+        if let Err(e) = self.sessions.end(&self.key).await {
+            tracing::error!(error = %e, "logout: the session could not be deleted from the store");
+        }
     }
 
     /// Whether the user may decide (append record events): the office only, as in the API.
@@ -347,7 +342,7 @@ impl FromRequestParts<AppState> for WebUser {
             return Err(login(None));
         };
         let now = state.clock().now();
-        let Some((key, session)) = sessions.touch(token, now) else {
+        let Some(session) = sessions.touch(token, now).await? else {
             return Err(login(Some("Sua sessão expirou. Entre de novo.")));
         };
         let checked = state
@@ -358,7 +353,10 @@ impl FromRequestParts<AppState> for WebUser {
             c.user_active && !c.device_revoked && c.device_user_id == session.user_id
         });
         let Some(checked) = checked.filter(|_| ok) else {
-            sessions.remove_key(&key);
+            // Refused either way; a row left behind fails this same check and expires.
+            if let Err(e) = sessions.end(&session.key).await {
+                tracing::warn!(error = %e, "a refused session could not be deleted");
+            }
             return Err(login(Some(
                 "Sessão encerrada: o usuário foi desativado ou o dispositivo revogado.",
             )));
@@ -373,8 +371,9 @@ impl FromRequestParts<AppState> for WebUser {
             },
             display_name: session.display_name,
             csrf: session.csrf,
-            key,
+            key: session.key,
             sessions,
+            flash_pending: Arc::new(AtomicBool::new(session.flash.is_some())),
         })
     }
 }
@@ -635,31 +634,64 @@ mod tests {
         assert!(!same_token("", "a"));
     }
 
-    #[test]
-    fn sessions_expire_idle_and_absolute() {
-        let s = Sessions::default();
-        let t0: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap_or_default();
-        let tok = s.open("u".into(), "u".into(), "d".into(), "U".into(), t0);
-        let tok = tok.unwrap_or_default();
-        assert!(s.touch(&tok, t0 + Duration::minutes(59)).is_some());
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn sessions_expire_at_the_servers_idle_and_absolute_timeouts() {
+        use crate::store::{Actor, NewDevice, Role, UserRow};
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(crate::store::sqlite::SqliteStore::open(&dir.path().join("t.db")).unwrap());
+        let t0: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
+        let user = UserRow {
+            id: "u".into(),
+            username: "u".into(),
+            display_name: "U".into(),
+            role: Role::Office,
+            stand_id: None,
+            password_hash: "h".into(),
+            active: true,
+            created_at: t0,
+        };
+        store.create_user(user, Actor::cli(t0)).await.unwrap();
+        let device = NewDevice {
+            id: "desktop-u".into(),
+            user_id: "u".into(),
+            label: "Mesa".into(),
+        };
+        store.register_device(device, Actor::cli(t0)).await.unwrap();
+        let s = Sessions::new(store);
+        let open = || s.open("u".into(), "u".into(), "desktop-u".into(), "U".into(), t0);
+
+        let tok = open().await.unwrap();
+        let row = s.touch(&tok, t0).await.unwrap().unwrap();
+        // The store holds the token's hash, never the token.
+        assert_eq!(row.key, refresh_hash(&tok));
+        assert_ne!(row.key, tok);
+        assert!(s.touch(&tok, t0 + IDLE_TIMEOUT).await.unwrap().is_some());
         // Kept alive by use, still cut at the absolute limit.
-        let mut t = t0;
+        let mut t = t0 + IDLE_TIMEOUT;
         while t < t0 + ABSOLUTE_TIMEOUT - Duration::minutes(30) {
             t += Duration::minutes(30);
-            assert!(s.touch(&tok, t).is_some(), "{t}");
+            assert!(s.touch(&tok, t).await.unwrap().is_some(), "{t}");
         }
-        assert!(
-            s.touch(&tok, t0 + ABSOLUTE_TIMEOUT + Duration::minutes(1))
-                .is_none()
+        let past = t0 + ABSOLUTE_TIMEOUT + Duration::seconds(1);
+        assert!(s.touch(&tok, past).await.unwrap().is_none());
+
+        let other = open().await.unwrap();
+        let late = t0 + IDLE_TIMEOUT + Duration::seconds(1);
+        assert!(s.touch(&other, late).await.unwrap().is_none());
+        assert!(s.touch("not-a-token", t0).await.unwrap().is_none());
+
+        // Each session has its own CSRF token; a changed password keeps only the caller's.
+        let a = open().await.unwrap();
+        let b = open().await.unwrap();
+        let (ra, rb) = (
+            s.touch(&a, t0).await.unwrap().unwrap(),
+            s.touch(&b, t0).await.unwrap().unwrap(),
         );
-        assert!(s.is_empty());
-        let tok = s
-            .open("u".into(), "u".into(), "d".into(), "U".into(), t0)
-            .unwrap_or_default();
-        assert!(
-            s.touch(&tok, t0 + IDLE_TIMEOUT + Duration::seconds(1))
-                .is_none()
-        );
-        assert!(s.touch("not-a-token", t0).is_none());
+        assert_ne!(ra.csrf, rb.csrf);
+        assert_eq!(s.end_user("u", Some(&ra.key)).await.unwrap(), 1);
+        assert!(s.touch(&a, t0).await.unwrap().is_some());
+        assert!(s.touch(&b, t0).await.unwrap().is_none());
     }
 }

@@ -94,7 +94,7 @@ fn live_at(reg: &Registry, id: &str) -> usize {
 }
 
 async fn list(State(state): State<AppState>, user: OfficeUser) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let cap = sync_core::rules::office::taxi_cap(&reg.law().rules);
     let places: u64 = reg.stands.iter().map(|s| u64::from(s.vacancies)).sum();
@@ -275,7 +275,7 @@ async fn new_page(
     form: StandForm,
     error: Option<Markup>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let mut form = form;
     if form.codigo.is_empty() && error.is_none() {
         let reg = state.store().registry().await?;
@@ -320,7 +320,7 @@ async fn stand_page(
     coordinator: Option<String>,
     error: Option<(&str, Markup)>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let Some(s) = reg.index().stand(id) else {
         return Err(PageError::not_found(format!(

@@ -176,7 +176,7 @@ async fn render(
             (submit("criar-usuario", "Criar usuário"))
         }))
     };
-    Ok(page(Some(user), TITLE, user.take_flash(), body))
+    Ok(page(Some(user), TITLE, user.take_flash().await, body))
 }
 
 fn row_actions(
@@ -270,7 +270,8 @@ async fn create(
                     "Usuário {} criado. Entregue a senha inicial a {}.",
                     created.username, created.display_name
                 ),
-            );
+            )
+            .await;
             Ok(see_other(PATH))
         }
         Err(e) => refused(&state, &user, e, &form).await,
@@ -303,7 +304,8 @@ async fn change_role(
                     u.display_name,
                     u.role.label()
                 ),
-            );
+            )
+            .await;
             Ok(see_other(PATH))
         }
         Err(e) => refused(&state, &user, e, &CreateForm::default()).await,
@@ -329,7 +331,7 @@ async fn set_active(
                     u.display_name
                 )
             };
-            user.flash(true, message);
+            user.flash(true, message).await;
             Ok(see_other(PATH))
         }
         Err(e) => refused(&state, &user, e, &CreateForm::default()).await,

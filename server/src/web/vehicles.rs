@@ -88,7 +88,7 @@ async fn list(
     user: OfficeUser,
     Query(q): Query<ListQuery>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let busca = q.busca.as_deref().unwrap_or_default().trim().to_owned();
     let plate = Plate::parse(&busca).ok();
@@ -381,7 +381,7 @@ async fn new_page(
     form: VehicleForm,
     error: Option<Markup>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let mut form = form;
     if form.codigo.is_empty() && error.is_none() {
@@ -428,7 +428,7 @@ async fn vehicle_page(
     form: Option<VehicleForm>,
     error: Option<Markup>,
 ) -> Result<Markup, PageError> {
-    let flash = user.take_flash();
+    let flash = user.take_flash().await;
     let reg = state.store().registry().await?;
     let Some(v) = reg.index().vehicle(id) else {
         return Err(PageError::not_found(format!(

@@ -150,29 +150,36 @@ async fn post_erase(
         user.flash(
             false,
             "Nada foi apagado: marque a confirmação de que o caso terminou.",
-        );
+        )
+        .await;
         return Ok(see_other(&back));
     }
     match erase(state.services(), &user.auth, &id)
         .await
         .map_err(AppError::from)
     {
-        Ok(e) => user.flash(
-            true,
-            format!(
-                "Dados pessoais de {} {} apagados; fica o registro do apagamento.",
-                e.persons,
-                if e.persons == 1 {
-                    "testemunha"
-                } else {
-                    "testemunhas"
-                }
-            ),
-        ),
+        Ok(e) => {
+            user.flash(
+                true,
+                format!(
+                    "Dados pessoais de {} {} apagados; fica o registro do apagamento.",
+                    e.persons,
+                    if e.persons == 1 {
+                        "testemunha"
+                    } else {
+                        "testemunhas"
+                    }
+                ),
+            )
+            .await
+        }
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => {
             return Err(PageError::not_found("Registro não encontrado."));
         }
-        Err(e) => user.flash(false, format!("Nada foi apagado: {}", e.message)),
+        Err(e) => {
+            user.flash(false, format!("Nada foi apagado: {}", e.message))
+                .await
+        }
     }
     Ok(see_other(&back))
 }

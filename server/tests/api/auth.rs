@@ -395,7 +395,10 @@ async fn concurrent_logins_cannot_race_past_the_lockout() {
         200
     );
     let ip: std::net::IpAddr = "203.0.113.9".parse().unwrap();
-    assert_eq!(app.state.limiter().counts("admin", ip), (5, 5));
+    assert_eq!(
+        app.state.limiter().counts("admin", ip).await.unwrap(),
+        (5, 5)
+    );
 }
 
 #[tokio::test]
@@ -416,6 +419,69 @@ async fn bad_attempts_from_one_address_do_not_lock_the_user_out_elsewhere() {
         .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
     // The administrator, from the office's own address, is not locked out.
     send("10.0.0.7:5000", "admin-demo").await.ok(StatusCode::OK);
+}
+
+/// Two server nodes on one database — here two states on one SQLite data directory — count the
+/// same failures: a guesser spreading attempts over both gets one budget, not one per node, the
+/// lockout holds on both, and a restarted node still knows it.
+#[tokio::test]
+async fn two_nodes_on_one_database_share_the_lockout() {
+    let node_a = app().await;
+    let open_node = || {
+        taxi_fiscal_server::AppState::open(
+            crate::common::config(node_a.dir.path()),
+            taxi_fiscal_server::store::sqlite::open,
+        )
+    };
+    let state_b = open_node().await.unwrap();
+    let node_b = taxi_fiscal_server::router(state_b.clone());
+    let on_b = |addr: &'static str, password: &'static str| {
+        let router = node_b.clone();
+        async move {
+            router
+                .oneshot(login_from(addr, "admin", password))
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    let guesser = "198.51.100.66:4000";
+    // Four failures, two on each node: the fifth, on either, spends the pair's budget.
+    for _ in 0..2 {
+        node_a
+            .send(login_from(guesser, "admin", "errada"))
+            .await
+            .error(StatusCode::UNAUTHORIZED, "bad_credentials");
+        assert_eq!(on_b(guesser, "errada").await, StatusCode::UNAUTHORIZED);
+    }
+    node_a
+        .send(login_from(guesser, "admin", "errada"))
+        .await
+        .error(StatusCode::TOO_MANY_REQUESTS, "too_many_attempts");
+    assert_eq!(
+        on_b(guesser, "admin-demo").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    let ip: std::net::IpAddr = "198.51.100.66".parse().unwrap();
+    assert_eq!(
+        node_a.state.limiter().counts("admin", ip).await.unwrap(),
+        (5, 5)
+    );
+    assert_eq!(state_b.limiter().counts("admin", ip).await.unwrap(), (5, 5));
+    assert_eq!(node_a.state.hash_pool().verifications(), 3);
+    assert_eq!(state_b.hash_pool().verifications(), 2);
+    // The office's own address is not locked out, on either node.
+    assert_eq!(on_b("10.0.0.7:5000", "admin-demo").await, StatusCode::OK);
+    // A node started again (a restart, a third node) knows the lockout.
+    drop(node_b);
+    drop(state_b);
+    let state_c = open_node().await.unwrap();
+    let status = taxi_fiscal_server::router(state_c)
+        .oneshot(login_from(guesser, "admin", "admin-demo"))
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
 }
 
 #[tokio::test]
@@ -521,9 +587,16 @@ async fn logins_beyond_the_hashing_pool_wait_get_429_server_busy() {
     assert_eq!(app.state.hash_pool().verifications(), checked);
     // A refused attempt was given back: nothing counted for those usernames.
     let ip: std::net::IpAddr = "203.0.113.20".parse().unwrap();
-    let counted: u32 = (0..20)
-        .map(|i| app.state.limiter().counts(&format!("inventado{i}"), ip).0)
-        .sum();
+    let mut counted = 0;
+    for i in 0..20 {
+        counted += app
+            .state
+            .limiter()
+            .counts(&format!("inventado{i}"), ip)
+            .await
+            .unwrap()
+            .0;
+    }
     assert_eq!(u64::from(counted), checked);
 }
 
@@ -667,6 +740,8 @@ async fn a_wrong_current_password_is_422_and_counts_as_a_failed_login() {
                 "fiscal",
                 taxi_fiscal_server::auth::throttle::ClientAddr::UNKNOWN.0
             )
+            .await
+            .unwrap()
             .0,
         1
     );
