@@ -76,7 +76,7 @@ impl PgStore {
             reason: format!("endereço do PostgreSQL inválido: {e}"),
         })?;
         let what = describe(&config);
-        let pool = Pool::new(config)?;
+        let pool = Pool::new(config, what.clone())?;
         pool.with_client(move |client, rt| migrations::migrate(client, rt, &what))
             .await?;
         Ok(Self {
@@ -839,4 +839,101 @@ mod conformance_tests {
         let url = crate::test_db::fresh().await;
         Arc::new(PgStore::open(&url).await.unwrap()) as Arc<dyn Store>
     });
+}
+
+/// Opening: what the server does with a database that is missing, someone else's, already
+/// migrated, or newer than this build — and what it says.
+#[cfg(test)]
+mod open_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::{PgStore, Store, StoreError, migrations};
+
+    async fn sql(url: &str, text: &str) {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client.batch_execute(text).await.unwrap();
+    }
+
+    fn message(e: StoreError) -> String {
+        let mut text = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        text
+    }
+
+    #[tokio::test]
+    async fn a_missing_database_is_named_with_the_servers_reason_and_no_password() {
+        let url = crate::test_db::fresh().await;
+        let missing = format!(
+            "{}_nao_existe",
+            url.replace("postgres://postgres@", "postgres://postgres:segredo@")
+        );
+        let e = message(PgStore::open(&missing).await.unwrap_err());
+        assert!(e.contains("_nao_existe"), "{e}");
+        assert!(e.contains("does not exist"), "{e}");
+        assert!(!e.contains("segredo"), "{e}");
+        let e = message(
+            PgStore::open("postgres://a:segredo@[::1")
+                .await
+                .unwrap_err(),
+        );
+        assert!(e.contains("endereço do PostgreSQL inválido"), "{e}");
+        assert!(!e.contains("segredo"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_database_holding_other_tables_is_refused_and_left_as_it_was() {
+        let url = crate::test_db::fresh().await;
+        sql(
+            &url,
+            "CREATE TABLE folha (id int); INSERT INTO folha VALUES (7);",
+        )
+        .await;
+        let e = message(PgStore::open(&url).await.unwrap_err());
+        assert!(e.contains("não é um banco do taxi-fiscal"), "{e}");
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let tables: i64 = client
+            .query_one(
+                "SELECT count(*) FROM information_schema.tables \
+                 WHERE table_schema = current_schema()",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(tables, 1, "nothing was created beside it");
+    }
+
+    #[tokio::test]
+    async fn opening_again_keeps_the_data_and_a_newer_schema_is_refused() {
+        let url = crate::test_db::fresh().await;
+        // Two nodes starting at once: each migration is applied once.
+        let (a, b) = tokio::join!(PgStore::open(&url), PgStore::open(&url));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(a.count_users().await.unwrap(), 0);
+        drop((a, b));
+        let again = PgStore::open(&url).await.unwrap();
+        assert_eq!(again.registry().await.unwrap().version, 0);
+        drop(again);
+        sql(
+            &url,
+            &format!(
+                "INSERT INTO taxi_fiscal_migrations (version, name) VALUES ({}, 'futura')",
+                migrations::LATEST_VERSION + 1
+            ),
+        )
+        .await;
+        let e = message(PgStore::open(&url).await.unwrap_err());
+        assert!(e.contains("mais nova que a deste servidor"), "{e}");
+    }
 }

@@ -44,6 +44,8 @@ pub(crate) type Params<'p> = [&'p (dyn ToSql + Sync)];
 #[derive(Clone)]
 pub(crate) struct Pool {
     pool: deadpool_postgres::Pool,
+    /// The database, for messages (host, port and name; never the password).
+    what: String,
 }
 
 impl std::fmt::Debug for Pool {
@@ -58,13 +60,13 @@ impl std::fmt::Debug for Pool {
 
 impl Pool {
     /// A pool for `config` (no connection is made yet).
-    pub(crate) fn new(config: tokio_postgres::Config) -> Result<Self> {
+    pub(crate) fn new(config: tokio_postgres::Config, what: String) -> Result<Self> {
         let manager = Manager::from_config(
             config,
             NoTls,
             ManagerConfig {
-                // A connection is checked with a round trip only when it comes back from an
-                // error; the pool drops closed ones by itself.
+                // A connection handed back is reused as is unless it is closed: no round trip
+                // per request (a broken one fails its next statement, and that request only).
                 recycling_method: RecyclingMethod::Fast,
             },
         );
@@ -78,13 +80,22 @@ impl Pool {
                 path: String::from("PostgreSQL"),
                 reason: e.to_string(),
             })?;
-        Ok(Self { pool })
+        Ok(Self { pool, what })
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object> {
         self.pool.get().await.map_err(|e| {
+            let why = match &e {
+                deadpool_postgres::PoolError::Timeout(_) => format!(
+                    "nenhuma conexão livre em {} s ({MAX_CONNECTIONS} em uso)",
+                    CONNECT_TIMEOUT.as_secs()
+                ),
+                deadpool_postgres::PoolError::Backend(e) => chain(e),
+                other => other.to_string(),
+            };
             crate::Error::Store(StoreError::Backend(Box::from(format!(
-                "sem conexão com o PostgreSQL: {e}"
+                "sem conexão com o {}: {why}",
+                self.what
             ))))
         })
     }
@@ -157,6 +168,19 @@ impl Pool {
             .map_err(|e| StoreError::Task(e.to_string()))?
             .map_err(StoreError::from)
     }
+}
+
+/// An error and its causes, on one line: the driver's own display of a server error is only
+/// "db error", its cause says which ("database \"x\" does not exist").
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 /// One transaction, with blocking calls. Statements written in the code (fixed text) are
