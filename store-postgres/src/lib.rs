@@ -1,11 +1,11 @@
 //! The PostgreSQL backend: one database that several server nodes share (ADR 0034), chosen
 //! with `TAXI_FISCAL_DATABASE_URL=postgres://…`.
 //!
-//! Flow: [`PgStore::open`] makes a pool of connections (`pool`, `deadpool-postgres` over
-//! `tokio-postgres`) and brings the schema to this build's version (`migrations`: SQL files,
-//! each applied once under an advisory lock, so nodes starting together agree). Each `Store`
-//! method hands one closure to the pool, which runs it on tokio's blocking pool inside one
-//! transaction, given a `Conn` with blocking calls: a write takes the database-wide write lock
+//! Flow: [`PgStore::open`] makes a pool of connections (`pool`: `tokio-postgres` connections,
+//! each owned by a thread of its own that drives its I/O) and brings the schema to this build's
+//! version (`migrations`: SQL files, each applied once under an advisory lock, so nodes starting
+//! together agree). Each `Store` method hands one closure to the pool, which runs it on a
+//! connection's thread inside one transaction, given a `Conn` with blocking calls: a write takes the database-wide write lock
 //! first (the one-writer discipline of the SQLite backend, held by PostgreSQL so that it holds
 //! across nodes), a read runs in one read-only snapshot. The area modules hold the SQL, as the
 //! SQLite backend's do, function for function; `audit::append` writes the chain row inside the
@@ -36,7 +36,7 @@ mod registry;
 mod selection;
 mod web_sessions;
 
-pub use pool::{CONNECT_TIMEOUT, MAX_CONNECTIONS, WRITE_LOCK};
+pub use pool::{CHECK_IDLE_AFTER, CONNECT_TIMEOUT, MAX_CONNECTIONS, WRITE_LOCK};
 
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -6,7 +6,7 @@
 //! A database is recognised by that table: one that holds other tables and not it is refused
 //! (it belongs to something else), as is one migrated by a newer server.
 
-use tokio::runtime::Handle;
+use tokio::runtime::Runtime;
 
 use crate::Result;
 use taxi_fiscal_store::StoreError;
@@ -31,7 +31,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
 pub(crate) const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Brings the database to [`LATEST_VERSION`].
-pub(crate) fn migrate(client: &mut tokio_postgres::Client, rt: &Handle, what: &str) -> Result<()> {
+pub(crate) fn migrate(client: &mut tokio_postgres::Client, rt: &Runtime, what: &str) -> Result<()> {
     let open_err = |reason: String| {
         crate::Error::Store(StoreError::Open {
             path: what.to_owned(),
