@@ -38,7 +38,7 @@ use crate::Result;
 use crate::pool::Conn;
 use crate::projection::{SqlValue, list as list_arg, opt_text, params, text};
 use chrono::{DateTime, Utc};
-use sync_core::records::{EventKind, RecordView, UserRole};
+use sync_core::records::{EventKind, UserRole};
 use sync_core::sync::{
     Changed, EditOutcome, PeerState, ServerEffect, ServerRecord, ServerSyncStore, StoredChange,
     SyncError,
@@ -554,51 +554,8 @@ pub(crate) fn quarantine_has_room(tx: &Conn<'_>, device: &str, len: usize) -> Re
         && bytes.saturating_add(len as u64) <= MAX_QUARANTINE_BYTES_PER_DEVICE)
 }
 
-/// The projection columns of a record, from its view.
-pub(crate) struct Projection {
-    pub(crate) number: Option<String>,
-    pub(crate) status: &'static str,
-    pub(crate) plate: Option<String>,
-    pub(crate) stand_id: Option<String>,
-    pub(crate) permit_number: Option<String>,
-    pub(crate) author_user_id: String,
-    pub(crate) author_role: &'static str,
-    pub(crate) author_device_id: String,
-    pub(crate) occurred_at: String,
-    pub(crate) sealed: bool,
-    pub(crate) invalid_events: i64,
-    pub(crate) conflicts: i64,
-    pub(crate) rules: String,
-}
-
-/// The rule ids a record is judged under, space-separated: the office's classification, else
-/// the author's legal basis (column `rules`).
-pub(crate) fn rules_of(view: &RecordView) -> String {
-    let basis = view.classification.as_ref().unwrap_or(&view.legal_basis);
-    let mut ids: Vec<&str> = basis.iter().map(|b| b.rule_id.trim()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.join(" ")
-}
-
-/// The projection of a record's view (also what a consistency check recomputes).
-pub(crate) fn project(view: &RecordView) -> Projection {
-    Projection {
-        number: view.number.clone(),
-        status: view.status.as_str(),
-        plate: view.vehicle.as_ref().map(|v| v.plate.clone()),
-        stand_id: view.stand_id.clone(),
-        permit_number: view.permit_number.clone(),
-        author_user_id: view.author.user_id.clone(),
-        author_role: view.author.role.as_str(),
-        author_device_id: view.author.device_id.to_string(),
-        occurred_at: format_at(view.occurred_at),
-        sealed: view.sealed,
-        invalid_events: i64::try_from(view.invalid_events.len()).unwrap_or(i64::MAX),
-        conflicts: i64::try_from(view.conflicts.len()).unwrap_or(i64::MAX),
-        rules: rules_of(view),
-    }
-}
+/// The projection columns of a record (shared by the backends: `taxi_fiscal_store::records`).
+pub(crate) use taxi_fiscal_store::records::project;
 
 /// An accepted batch: document, projection, change log and audit row, in the caller's
 /// transaction.

@@ -31,7 +31,7 @@ use crate::Result;
 use chrono::{DateTime, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params, params_from_iter};
-use sync_core::records::{EventKind, RecordView, UserRole};
+use sync_core::records::{EventKind, UserRole};
 use sync_core::sync::{
     Changed, EditOutcome, PeerState, ServerEffect, ServerRecord, ServerSyncStore, StoredChange,
     SyncError,
@@ -550,51 +550,8 @@ fn quarantine_has_room(tx: &Transaction<'_>, device: &str, len: usize) -> Result
         && bytes.saturating_add(len as u64) <= MAX_QUARANTINE_BYTES_PER_DEVICE)
 }
 
-/// The projection columns of a record, from its view.
-pub(super) struct Projection {
-    pub(super) number: Option<String>,
-    pub(super) status: &'static str,
-    pub(super) plate: Option<String>,
-    pub(super) stand_id: Option<String>,
-    pub(super) permit_number: Option<String>,
-    pub(super) author_user_id: String,
-    pub(super) author_role: &'static str,
-    pub(super) author_device_id: String,
-    pub(super) occurred_at: String,
-    pub(super) sealed: bool,
-    pub(super) invalid_events: i64,
-    pub(super) conflicts: i64,
-    pub(super) rules: String,
-}
-
-/// The rule ids a record is judged under, space-separated: the office's classification, else
-/// the author's legal basis (column `rules`, migration 006).
-pub(super) fn rules_of(view: &RecordView) -> String {
-    let basis = view.classification.as_ref().unwrap_or(&view.legal_basis);
-    let mut ids: Vec<&str> = basis.iter().map(|b| b.rule_id.trim()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.join(" ")
-}
-
-/// Shared with `consistency`, which recomputes it to check the stored columns.
-pub(super) fn project(view: &RecordView) -> Projection {
-    Projection {
-        number: view.number.clone(),
-        status: view.status.as_str(),
-        plate: view.vehicle.as_ref().map(|v| v.plate.clone()),
-        stand_id: view.stand_id.clone(),
-        permit_number: view.permit_number.clone(),
-        author_user_id: view.author.user_id.clone(),
-        author_role: view.author.role.as_str(),
-        author_device_id: view.author.device_id.to_string(),
-        occurred_at: format_at(view.occurred_at),
-        sealed: view.sealed,
-        invalid_events: i64::try_from(view.invalid_events.len()).unwrap_or(i64::MAX),
-        conflicts: i64::try_from(view.conflicts.len()).unwrap_or(i64::MAX),
-        rules: rules_of(view),
-    }
-}
+/// The projection columns of a record (shared by the backends: `taxi_fiscal_store::records`).
+pub(crate) use taxi_fiscal_store::records::{project, rules_of};
 
 /// An accepted batch: document, projection, change log and audit row, in the caller's
 /// transaction.

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Transaction};
 use sync_core::domain::Registry;
-use sync_core::feed::{self, RegistryChange, RegistryChanges, TransferKey};
+use sync_core::feed::{self, RegistryChange, RegistryChanges};
 
 use super::opt_time;
 use taxi_fiscal_store::audit::{AuditEntry, format_at, payload_hash_of_parts};
@@ -30,41 +30,12 @@ fn json<T: serde::Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(corrupt)
 }
 
-/// Kind of the row holding the registry's law parameters (`Registry::parameters`).
-const LAW_PARAMETERS: &str = "law_parameters";
-/// Its only key.
-const LAW_PARAMETERS_KEY: &str = "current";
+use taxi_fiscal_store::entities::LAW_PARAMETERS;
 
-/// `(kind, key, body)`: body `None` for a delete.
+/// `(kind, key, body)` of a change as stored (`taxi_fiscal_store::entities`); body `None` for a
+/// delete.
 pub(super) fn entity_of(c: &RegistryChange) -> Result<(&'static str, String, Option<String>)> {
-    use RegistryChange as C;
-    Ok(match c {
-        C::UpsertPerson { person } => ("person", person.id.clone(), Some(json(person)?)),
-        C::DeletePerson { id } => ("person", id.clone(), None),
-        C::UpsertVehicle { vehicle } => ("vehicle", vehicle.id.clone(), Some(json(vehicle)?)),
-        C::DeleteVehicle { id } => ("vehicle", id.clone(), None),
-        C::UpsertStand { stand } => ("stand", stand.id.clone(), Some(json(stand)?)),
-        C::DeleteStand { id } => ("stand", id.clone(), None),
-        C::UpsertPermit { permit } => ("permit", permit.number.clone(), Some(json(permit)?)),
-        C::DeletePermit { number } => ("permit", number.clone(), None),
-        C::UpsertPenalty { penalty } => ("penalty", penalty.id.clone(), Some(json(penalty)?)),
-        C::DeletePenalty { id } => ("penalty", id.clone(), None),
-        C::UpsertFine { fine } => ("fine", fine.id.clone(), Some(json(fine)?)),
-        C::DeleteFine { id } => ("fine", id.clone(), None),
-        C::UpsertTransfer { transfer } => (
-            "transfer",
-            json(&TransferKey::of(transfer))?,
-            Some(json(transfer)?),
-        ),
-        C::DeleteTransfer { key } => ("transfer", json(key)?, None),
-        // One value without a key of its own; deleted = the compiled-in defaults.
-        C::UpsertLawParameters { parameters } => (
-            LAW_PARAMETERS,
-            String::from(LAW_PARAMETERS_KEY),
-            Some(json(parameters)?),
-        ),
-        C::DeleteLawParameters => (LAW_PARAMETERS, String::from(LAW_PARAMETERS_KEY), None),
-    })
+    taxi_fiscal_store::entities::entity_of(c).map_err(corrupt)
 }
 
 /// Current version and when it was produced.

@@ -29,6 +29,7 @@ pub mod audit;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod consistency;
+pub mod entities;
 pub mod limits;
 pub mod logins;
 pub mod notifications;

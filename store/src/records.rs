@@ -17,6 +17,7 @@ use sync_core::records::{EventKind, RecordView, UserRole};
 use sync_core::sync::{RejectionCode, Sender, ServerSync, SyncError, SyncRequest, SyncResponse};
 
 use crate::Role;
+use crate::audit::format_at;
 
 /// Who calls, as authenticated (never as the request claims).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,4 +260,52 @@ pub fn may_write(caller: &Caller, row: &RecordRow) -> bool {
 /// A record's full view for the office.
 pub fn view_of(doc: &RecordDoc) -> Result<RecordView, sync_core::records::RecordError> {
     sync_core::records::RecordDoc::load(&doc.doc)?.view()
+}
+
+/// The projection columns of a record, from its view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Projection {
+    pub number: Option<String>,
+    pub status: &'static str,
+    pub plate: Option<String>,
+    pub stand_id: Option<String>,
+    pub permit_number: Option<String>,
+    pub author_user_id: String,
+    pub author_role: &'static str,
+    pub author_device_id: String,
+    pub occurred_at: String,
+    pub sealed: bool,
+    pub invalid_events: i64,
+    pub conflicts: i64,
+    pub rules: String,
+}
+
+/// The rule ids a record is judged under, space-separated: the office's classification, else
+/// the author's legal basis (column `rules`).
+pub fn rules_of(view: &RecordView) -> String {
+    let basis = view.classification.as_ref().unwrap_or(&view.legal_basis);
+    let mut ids: Vec<&str> = basis.iter().map(|b| b.rule_id.trim()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.join(" ")
+}
+
+/// The projection of `view`, as every backend stores it; `audit verify` recomputes it to check
+/// the stored columns.
+pub fn project(view: &RecordView) -> Projection {
+    Projection {
+        number: view.number.clone(),
+        status: view.status.as_str(),
+        plate: view.vehicle.as_ref().map(|v| v.plate.clone()),
+        stand_id: view.stand_id.clone(),
+        permit_number: view.permit_number.clone(),
+        author_user_id: view.author.user_id.clone(),
+        author_role: view.author.role.as_str(),
+        author_device_id: view.author.device_id.to_string(),
+        occurred_at: format_at(view.occurred_at),
+        sealed: view.sealed,
+        invalid_events: i64::try_from(view.invalid_events.len()).unwrap_or(i64::MAX),
+        conflicts: i64::try_from(view.conflicts.len()).unwrap_or(i64::MAX),
+        rules: rules_of(view),
+    }
 }
