@@ -19,7 +19,7 @@
 // Shipped beside the generated `taxi_fiscal.kt` (same package); needs
 // `org.jetbrains.kotlinx:kotlinx-coroutines-core` (Android: `-android`).
 
-package uniffi.taxi_fiscal
+package br.gov.americana.taxifiscal
 
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers

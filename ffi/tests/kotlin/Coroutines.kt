@@ -13,7 +13,7 @@ import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.yield
-import uniffi.taxi_fiscal.*
+import br.gov.americana.taxifiscal.*
 
 private fun check(condition: Boolean, what: () -> String) {
     if (!condition) throw AssertionError(what())

@@ -1,4 +1,4 @@
-// The officer's main flow through the generated Kotlin bindings (uniffi.taxi_fiscal), against a
+// The officer's main flow through the generated Kotlin bindings (br.gov.americana.taxifiscal), against a
 // real taxi-fiscal server: what the Android app does, minus the screens. Run by scripts/test-ffi:
 //
 //   kotlinc -cp jna.jar taxi_fiscal.kt Main.kt -d app.jar
@@ -12,7 +12,7 @@ import java.net.http.HttpRequest
 import java.net.http.HttpResponse
 import java.util.concurrent.CopyOnWriteArrayList
 import kotlin.concurrent.thread
-import uniffi.taxi_fiscal.*
+import br.gov.americana.taxifiscal.*
 
 fun expect(condition: Boolean, what: () -> String) {
     if (!condition) throw AssertionError(what())
