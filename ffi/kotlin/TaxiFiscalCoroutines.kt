@@ -69,8 +69,8 @@ class FieldClient(
      */
     fun syncProgress(): Flow<SyncProgress> = callbackFlow {
         val listener = object : SyncListener {
-            override fun onStep(step: SyncStep, index: UInt, count: UInt) {
-                trySendBlocking(SyncProgress.Step(step, index.toInt(), count.toInt()))
+            override fun onStep(step: SyncStep, index: Int, count: Int) {
+                trySendBlocking(SyncProgress.Step(step, index, count))
             }
         }
         io.asExecutor().execute {

@@ -38,7 +38,7 @@ pub enum FiscalError {
     /// The server refused the request (`status` is `None` when its answer did not decode).
     #[error("o servidor recusou: {reason}")]
     RefusedByServer {
-        status: Option<u16>,
+        status: Option<i32>,
         /// Stable code of the server's error shape, e.g. `bad_credentials`.
         code: String,
         reason: String,
@@ -140,7 +140,7 @@ impl From<ClientError> for FiscalError {
                 message,
                 ..
             } => Self::RefusedByServer {
-                status: Some(status),
+                status: Some(i32::from(status)),
                 code,
                 reason: message,
             },

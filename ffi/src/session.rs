@@ -28,7 +28,8 @@ use crate::types::{
     AttachedPhoto, CheckRequest, CoordinatorStep, EnrolInfo, InfractionInput, LoginInfo,
     PermitInfo, PersonPermits, PrintFormat, RecordDetails, RecordListItem, RegistryUpdate,
     SavedRecord, SignatureInput, SyncReport, SyncStatus, SyncStep, TransgressionInput,
-    VehicleQuery, Verdict, WarningKind, WitnessInput, list_item, record_details, utc,
+    VehicleQuery, Verdict, WarningKind, WitnessInput, list_item, non_negative, record_details,
+    sat_i64, utc,
 };
 
 /// Told as a sync moves on, for a progress line. Implemented by the app (Kotlin, Swift).
@@ -37,7 +38,7 @@ pub trait SyncListener: Send + Sync {
     /// Step `index` of `count` (1-based) starts. Called on the thread that runs `sync`: post
     /// to the UI thread from here; return quickly; do not call `sync` from it (`cancel_sync`
     /// and `sync_status` are fine).
-    fn on_step(&self, step: SyncStep, index: u32, count: u32);
+    fn on_step(&self, step: SyncStep, index: i32, count: i32);
 }
 
 /// A device database with its server: everything the officer's or coordinator's app does.
@@ -64,15 +65,16 @@ fn at_or_now(at: Option<SystemTime>) -> chrono::DateTime<Utc> {
 }
 
 /// The device's monotonic clock when the app gives none: seconds since boot on Linux and
-/// Android (`/proc/uptime`), else 0 (unknown).
-fn monotonic_ms(given: Option<u64>) -> u64 {
-    given.unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/uptime")
+/// Android (`/proc/uptime`), else 0 (unknown). A negative one is refused.
+fn monotonic_ms(given: Option<i64>) -> FiscalResult<u64> {
+    match given {
+        Some(ms) => non_negative("monotonic_ms", ms),
+        None => Ok(std::fs::read_to_string("/proc/uptime")
             .ok()
             .and_then(|s| s.split_whitespace().next().map(str::to_owned))
             .and_then(|s| s.parse::<f64>().ok())
-            .map_or(0, |secs| (secs * 1000.0) as u64)
-    })
+            .map_or(0, |secs| (secs * 1000.0) as u64)),
+    }
 }
 
 fn vehicle_query(v: VehicleQuery) -> FiscalResult<sync_core::rules::VehicleQuery> {
@@ -179,16 +181,21 @@ impl FieldSession {
     ) -> FiscalResult<Arc<Self>> {
         not_blank("db_path", &db_path, "o caminho do banco de dados")?;
         let options = options.unwrap_or_default();
+        let connect: u64 =
+            non_negative("connect_timeout_seconds", options.connect_timeout_seconds)?;
+        let request: u64 =
+            non_negative("request_timeout_seconds", options.request_timeout_seconds)?;
+        let max_attempts: u32 = non_negative("max_attempts", options.max_attempts)?;
         let transport = HttpTransport::with_ca(
             &server_url,
             Timeouts {
-                connect: Duration::from_secs(u64::from(options.connect_timeout_seconds.max(1))),
-                request: Duration::from_secs(u64::from(options.request_timeout_seconds.max(1))),
+                connect: Duration::from_secs(connect.max(1)),
+                request: Duration::from_secs(request.max(1)),
             },
             options.extra_ca_pem.as_deref(),
         )?;
         let client = SyncClient::with_transport(Arc::new(transport)).with_retry(RetryPolicy {
-            attempts: options.max_attempts.max(1),
+            attempts: max_attempts.max(1),
             ..RetryPolicy::default()
         });
         let path = Path::new(&db_path);
@@ -331,7 +338,11 @@ impl FieldSession {
             vehicle: vehicle_query(request.vehicle)?,
             driver: parse_driver("driver", &request.driver)?,
             at: at_or_now(request.at),
-            observation: request.observation.map(Into::into).unwrap_or_default(),
+            observation: request
+                .observation
+                .map(TryInto::try_into)
+                .transpose()?
+                .unwrap_or_default(),
             registry_refreshed_at: None,
         };
         Ok(lock(&self.local).check(&input)?.into())
@@ -345,6 +356,12 @@ impl FieldSession {
         let vehicle = vehicle_query(input.vehicle)?;
         let driver = parse_driver("driver", &input.driver)?;
         let witnesses = witness_entries(input.witnesses)?;
+        let monotonic = monotonic_ms(input.monotonic_ms)?;
+        let observation = input
+            .observation
+            .map(TryInto::try_into)
+            .transpose()?
+            .unwrap_or_default();
         let mut store = lock(&self.local);
         // What the replica's law parameters disable cannot be cited (the server's gate too).
         let parameters = store.law_parameters()?;
@@ -357,8 +374,8 @@ impl FieldSession {
                 driver,
                 driver_name: input.driver_name,
                 at: at_or_now(input.at),
-                monotonic: monotonic_ms(input.monotonic_ms),
-                observation: input.observation.map(Into::into).unwrap_or_default(),
+                monotonic,
+                observation,
                 position: input.position.map(Into::into),
                 facts: input.facts,
                 extra_legal_basis,
@@ -403,6 +420,7 @@ impl FieldSession {
         let parameters = lock(&self.local).law_parameters()?;
         let legal_basis = legal_basis("rules", &input.rules, &parameters.rules)?;
         let witnesses = witness_entries(input.witnesses)?;
+        let monotonic = monotonic_ms(input.monotonic_ms)?;
         if input.then.is_some() && input.issue.is_none() {
             return Err(FiscalError::invalid(
                 "issue",
@@ -421,7 +439,7 @@ impl FieldSession {
                 facts: input.facts.trim().to_owned(),
                 legal_basis,
                 at: at_or_now(input.at),
-                monotonic: monotonic_ms(input.monotonic_ms),
+                monotonic,
                 position: input.position.map(Into::into),
                 witnesses,
                 photos: input.photos,
@@ -493,7 +511,7 @@ impl FieldSession {
         if photo.is_empty() {
             return Err(FiscalError::invalid("photo", "foto vazia"));
         }
-        let size = photo.len() as u64;
+        let size = sat_i64(photo.len());
         let (sha256, out) = self.write(|r| r.attach_photo(&record_id, at_or_now(at), &photo))?;
         Ok(AttachedPhoto {
             sha256,
@@ -511,7 +529,7 @@ impl FieldSession {
         at: Option<SystemTime>,
     ) -> FiscalResult<AttachedPhoto> {
         let path = Path::new(&path);
-        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let size = std::fs::metadata(path).map_or(0, |m| sat_i64(m.len()));
         let (sha256, out) = self.write(|r| r.attach_photo_file(&record_id, at_or_now(at), path))?;
         Ok(AttachedPhoto {
             sha256,
@@ -560,5 +578,41 @@ impl FieldSession {
     pub fn show_record(&self, record_id: String) -> FiscalResult<RecordDetails> {
         let details = field::show(&lock(&self.local), &record_id)?;
         Ok(record_details(details)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_monotonic_clock_is_refused_naming_the_field() {
+        let e = monotonic_ms(Some(-1)).unwrap_err();
+        assert!(
+            matches!(&e, FiscalError::InvalidInput { field, reason }
+                if field == "monotonic_ms" && reason.contains("não pode ser negativo")),
+            "{e:?}"
+        );
+        assert_eq!(monotonic_ms(Some(1_234)).unwrap(), 1_234);
+    }
+
+    #[test]
+    fn negative_session_options_are_refused_before_anything_opens() {
+        let options = crate::types::SessionOptions {
+            request_timeout_seconds: -5,
+            ..Default::default()
+        };
+        let Err(e) = FieldSession::open(
+            String::from("/nonexistent/never-created.db"),
+            String::from("http://127.0.0.1:9"),
+            String::from("device"),
+            Some(options),
+        ) else {
+            panic!("open accepted a negative timeout");
+        };
+        assert!(
+            matches!(&e, FiscalError::InvalidInput { field, .. } if field == "request_timeout_seconds"),
+            "{e:?}"
+        );
     }
 }

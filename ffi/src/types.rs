@@ -5,6 +5,8 @@
 //! `YYYY-MM-DD` strings (the law's days are local dates in America/Sao_Paulo), money a decimal
 //! string, ids strings. Fields the app may leave out have defaults in the generated
 //! constructors. Conversions from sync-core are `From` impls here; nothing is computed.
+//! Numbers are signed (`i32`/`i64`: Kotlin has no comfortable unsigned types): sync-core's
+//! unsigned ones saturate on the way out and are checked on the way in.
 
 use std::time::SystemTime;
 
@@ -16,6 +18,8 @@ use sync_core::records as sc_records;
 use sync_core::rules as sc_rules;
 use sync_core::store as sc_store;
 use sync_core::sync as sc_sync;
+
+use crate::error::{FiscalError, FiscalResult};
 
 pub(crate) fn instant(t: DateTime<Utc>) -> SystemTime {
     SystemTime::from(t)
@@ -29,6 +33,48 @@ fn day(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
 }
 
+// The app sees signed integers (Kotlin `Int`/`Long`, Swift `Int32`/`Int64`); sync-core counts
+// with unsigned ones. Outputs saturate (the values are far below the limits); inputs that do
+// not fit are refused with `InvalidInput` naming the field.
+
+/// A sync-core count, size or version as the app's `Long`.
+pub(crate) fn sat_i64<T: TryInto<i64>>(v: T) -> i64 {
+    v.try_into().unwrap_or(i64::MAX)
+}
+
+/// A small sync-core number as the app's `Int`.
+pub(crate) fn sat_i32<T: TryInto<i32>>(v: T) -> i32 {
+    v.try_into().unwrap_or(i32::MAX)
+}
+
+/// An app's number as the unsigned type sync-core takes: negative or too big is refused.
+pub(crate) fn non_negative<S, T>(field: &str, v: S) -> FiscalResult<T>
+where
+    S: Copy + std::fmt::Display + TryInto<T>,
+    T: Bounded,
+{
+    v.try_into().map_err(|_| {
+        FiscalError::invalid(field, format!("{field} {} (recebido {v}).", T::RANGE_PT))
+    })
+}
+
+/// What an unsigned sync-core type accepts, for the refusal's text (Portuguese).
+pub(crate) trait Bounded {
+    const RANGE_PT: &'static str;
+}
+
+impl Bounded for u8 {
+    const RANGE_PT: &'static str = "deve estar entre 0 e 255";
+}
+
+impl Bounded for u32 {
+    const RANGE_PT: &'static str = "não pode ser negativo";
+}
+
+impl Bounded for u64 {
+    const RANGE_PT: &'static str = "não pode ser negativo";
+}
+
 // ---------------------------------------------------------------------------- session
 
 /// Network tunables of a session (defaults: those of the sync client, ADR 0010).
@@ -36,13 +82,13 @@ fn day(d: NaiveDate) -> String {
 pub struct SessionOptions {
     /// Seconds to establish a connection.
     #[uniffi(default = 10)]
-    pub connect_timeout_seconds: u32,
+    pub connect_timeout_seconds: i32,
     /// Seconds a whole request may take (a large backlog on a slow link needs many).
     #[uniffi(default = 120)]
-    pub request_timeout_seconds: u32,
+    pub request_timeout_seconds: i32,
     /// Attempts per request before the call fails as offline (retries back off 0.5 s → 30 s).
     #[uniffi(default = 6)]
-    pub max_attempts: u32,
+    pub max_attempts: i32,
     /// A certificate authority to trust besides the public ones the library carries, as PEM
     /// text (`-----BEGIN CERTIFICATE-----` …): the city's private CA, when its server's
     /// certificate is not from a public one. A text with no certificate is refused by `open`.
@@ -131,7 +177,7 @@ impl From<sc_client::LoginSummary> for LoginInfo {
 /// says what the officer knew).
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct RegistryStamp {
-    pub version: u64,
+    pub version: i64,
     /// When the device last refreshed its replica.
     pub refreshed_at: Option<SystemTime>,
     /// Seconds between the refresh and the question.
@@ -141,7 +187,7 @@ pub struct RegistryStamp {
 impl From<sc_rules::RegistryStamp> for RegistryStamp {
     fn from(s: sc_rules::RegistryStamp) -> Self {
         Self {
-            version: s.version,
+            version: sat_i64(s.version),
             refreshed_at: s.refreshed_at.map(instant),
             age_seconds: s.age_seconds,
         }
@@ -232,8 +278,8 @@ pub struct VehicleInfo {
     pub make_model: String,
     pub colour: String,
     pub year_of_manufacture: i32,
-    pub doors: u8,
-    pub capacity_incl_driver: u8,
+    pub doors: i32,
+    pub capacity_incl_driver: i32,
     /// Last taximeter verification (INMETRO/IPEM), if any.
     pub taximeter_verified_on: Option<String>,
     pub taximeter_seal_intact: Option<bool>,
@@ -248,8 +294,8 @@ impl From<sc_domain::Vehicle> for VehicleInfo {
             make_model: v.make_model,
             colour: v.colour,
             year_of_manufacture: v.year_of_manufacture,
-            doors: v.doors,
-            capacity_incl_driver: v.capacity_incl_driver,
+            doors: sat_i32(v.doors),
+            capacity_incl_driver: sat_i32(v.capacity_incl_driver),
             taximeter_verified_on: v.taximeter.as_ref().map(|t| day(t.verified_on)),
             taximeter_seal_intact: v.taximeter.as_ref().map(|t| t.seal_intact),
         }
@@ -290,7 +336,7 @@ pub enum PenaltyKind {
     Fine,
     /// 15 (III) or 60 (IV) days.
     Suspension {
-        days: u16,
+        days: i32,
     },
     Revocation,
 }
@@ -300,7 +346,9 @@ impl From<sc_domain::PenaltyKind> for PenaltyKind {
         match k {
             sc_domain::PenaltyKind::WrittenWarning => Self::WrittenWarning,
             sc_domain::PenaltyKind::Fine => Self::Fine,
-            sc_domain::PenaltyKind::Suspension { days } => Self::Suspension { days },
+            sc_domain::PenaltyKind::Suspension { days } => Self::Suspension {
+                days: sat_i32(days),
+            },
             sc_domain::PenaltyKind::Revocation => Self::Revocation,
         }
     }
@@ -432,7 +480,7 @@ pub struct Observation {
     pub idle: bool,
     /// Doors counted (R17).
     #[uniffi(default = None)]
-    pub doors: Option<u8>,
+    pub doors: Option<i32>,
     /// Illuminated roof sign present (R19).
     #[uniffi(default = None)]
     pub roof_sign_present: Option<bool>,
@@ -441,15 +489,17 @@ pub struct Observation {
     pub meter_seal_intact: Option<bool>,
 }
 
-impl From<Observation> for sc_rules::Observation {
-    fn from(o: Observation) -> Self {
-        Self {
+impl TryFrom<Observation> for sc_rules::Observation {
+    type Error = FiscalError;
+
+    fn try_from(o: Observation) -> FiscalResult<Self> {
+        Ok(Self {
             at_stand: o.at_stand.filter(|s| !s.trim().is_empty()),
             idle: o.idle,
-            doors: o.doors,
+            doors: o.doors.map(|d| non_negative("doors", d)).transpose()?,
             roof_sign_present: o.roof_sign_present,
             meter_seal_intact: o.meter_seal_intact,
-        }
+        })
     }
 }
 
@@ -745,7 +795,7 @@ pub struct InfractionInput {
     /// The device's monotonic clock in ms at the same moment (Android
     /// `SystemClock.elapsedRealtime()`, iOS `systemUptime × 1000`): shows a changed wall clock.
     #[uniffi(default = None)]
-    pub monotonic_ms: Option<u64>,
+    pub monotonic_ms: Option<i64>,
     #[uniffi(default = None)]
     pub observation: Option<Observation>,
     #[uniffi(default = None)]
@@ -786,7 +836,7 @@ pub struct TransgressionInput {
     #[uniffi(default = None)]
     pub at: Option<SystemTime>,
     #[uniffi(default = None)]
-    pub monotonic_ms: Option<u64>,
+    pub monotonic_ms: Option<i64>,
     #[uniffi(default = None)]
     pub position: Option<Position>,
     /// A serious report needs at least one (art. 17 §2).
@@ -869,7 +919,7 @@ pub struct SavedRecord {
     pub id: String,
     pub kind: RecordKind,
     /// Auto number from the device's leased blocks; `None` while waiting for one.
-    pub number: Option<u64>,
+    pub number: Option<i64>,
     /// Saved without a number (none left); it gets one after the next sync.
     pub waiting_for_number: bool,
     pub status: RecordStatus,
@@ -884,7 +934,8 @@ impl From<sc_field::RecordOutcome> for SavedRecord {
         Self {
             number: o
                 .number
-                .or_else(|| o.view.number.as_deref().and_then(|n| n.parse().ok())),
+                .or_else(|| o.view.number.as_deref().and_then(|n| n.parse().ok()))
+                .map(sat_i64),
             id: o.id,
             kind: o.kind.into(),
             waiting_for_number: o.waiting_for_number,
@@ -900,7 +951,7 @@ impl From<sc_field::RecordOutcome> for SavedRecord {
 pub struct AttachedPhoto {
     /// SHA-256 (hex) taken at capture: the photo's name everywhere.
     pub sha256: String,
-    pub size: u64,
+    pub size: i64,
     pub record: SavedRecord,
 }
 
@@ -918,8 +969,8 @@ pub struct RecordListItem {
     pub plate: Option<String>,
     pub permit_number: Option<String>,
     pub stand_id: Option<String>,
-    pub photos: u32,
-    pub witnesses: u32,
+    pub photos: i32,
+    pub witnesses: i32,
     pub created_at: SystemTime,
     pub updated_at: SystemTime,
 }
@@ -1121,9 +1172,9 @@ pub enum SyncStep {
 }
 
 impl SyncStep {
-    pub(crate) const COUNT: u32 = 5;
+    pub(crate) const COUNT: i32 = 5;
 
-    pub(crate) fn index(self) -> u32 {
+    pub(crate) fn index(self) -> i32 {
         match self {
             Self::Session => 1,
             Self::Numbers => 2,
@@ -1231,12 +1282,12 @@ pub enum RegistryUpdateMode {
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct RegistryUpdate {
     pub mode: RegistryUpdateMode,
-    pub from_version: Option<u64>,
-    pub version: u64,
+    pub from_version: Option<i64>,
+    pub version: i64,
     /// Changes applied, or entities in the snapshot.
-    pub rows: u64,
+    pub rows: i64,
     /// Bytes received (compressed).
-    pub bytes: u64,
+    pub bytes: i64,
 }
 
 impl From<sc_client::RegistryPull> for RegistryUpdate {
@@ -1247,10 +1298,10 @@ impl From<sc_client::RegistryPull> for RegistryUpdate {
                 sc_client::RegistryMode::Changes => RegistryUpdateMode::Changes,
                 sc_client::RegistryMode::Snapshot => RegistryUpdateMode::Snapshot,
             },
-            from_version: p.from_version,
-            version: p.version,
-            rows: p.rows as u64,
-            bytes: p.bytes,
+            from_version: p.from_version.map(sat_i64),
+            version: sat_i64(p.version),
+            rows: sat_i64(p.rows),
+            bytes: sat_i64(p.bytes),
         }
     }
 }
@@ -1258,31 +1309,31 @@ impl From<sc_client::RegistryPull> for RegistryUpdate {
 /// A block of auto numbers leased during a sync.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct NumberBlock {
-    pub start: u64,
-    pub end: u64,
+    pub start: i64,
+    pub end: i64,
     /// Records that were waiting and got a number from it.
-    pub numbered: u64,
-    pub numbers_left: u64,
+    pub numbered: i64,
+    pub numbers_left: i64,
 }
 
 /// What the app shows about sync.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct SyncStatus {
     /// Records with changes the server has not acknowledged.
-    pub pending_records: u64,
-    pub pending_photos: u64,
-    pub pending_photo_bytes: u64,
-    pub records_waiting_for_number: u64,
-    pub numbers_left: u64,
+    pub pending_records: i64,
+    pub pending_photos: i64,
+    pub pending_photo_bytes: i64,
+    pub records_waiting_for_number: i64,
+    pub numbers_left: i64,
     /// Refused changes kept on this device as evidence.
-    pub quarantined_changes: u64,
+    pub quarantined_changes: i64,
     pub last_attempt_at: Option<SystemTime>,
     /// Last sync whose every step succeeded.
     pub last_success_at: Option<SystemTime>,
     /// Last error (Portuguese), cleared by the next whole success.
     pub last_error: Option<String>,
     pub last_error_at: Option<SystemTime>,
-    pub registry_version: Option<u64>,
+    pub registry_version: Option<i64>,
     pub registry_refreshed_at: Option<SystemTime>,
     pub registry_age_seconds: Option<i64>,
     /// `None`: log in first.
@@ -1293,17 +1344,17 @@ pub struct SyncStatus {
 impl From<sc_store::SyncStatus> for SyncStatus {
     fn from(s: sc_store::SyncStatus) -> Self {
         Self {
-            pending_records: s.pending_records,
-            pending_photos: s.pending_photos,
-            pending_photo_bytes: s.pending_photo_bytes,
-            records_waiting_for_number: s.records_waiting_for_number,
-            numbers_left: s.numbers_left,
-            quarantined_changes: s.quarantined_changes,
+            pending_records: sat_i64(s.pending_records),
+            pending_photos: sat_i64(s.pending_photos),
+            pending_photo_bytes: sat_i64(s.pending_photo_bytes),
+            records_waiting_for_number: sat_i64(s.records_waiting_for_number),
+            numbers_left: sat_i64(s.numbers_left),
+            quarantined_changes: sat_i64(s.quarantined_changes),
             last_attempt_at: s.last_attempt_at.map(instant),
             last_success_at: s.last_success_at.map(instant),
             last_error: s.last_error,
             last_error_at: s.last_error_at.map(instant),
-            registry_version: s.registry_version,
+            registry_version: s.registry_version.map(sat_i64),
             registry_refreshed_at: s.registry_refreshed_at.map(instant),
             registry_age_seconds: s.registry_age_seconds,
             logged_in_as: s.logged_in_as,
@@ -1322,24 +1373,24 @@ pub struct SyncReport {
     pub problems: Vec<SyncProblem>,
     pub numbers: Option<NumberBlock>,
     /// Records sent (whole or as changes), acknowledged, received from the server, refused.
-    pub records_sent: u64,
-    pub records_acknowledged: u64,
-    pub records_received: u64,
-    pub records_rejected: u64,
+    pub records_sent: i64,
+    pub records_acknowledged: i64,
+    pub records_received: i64,
+    pub records_rejected: i64,
     pub rejections: Vec<RecordRejection>,
     /// Records whose local copy changed: screens showing them reload.
     pub changed_records: Vec<String>,
-    pub photos_uploaded: u64,
-    pub photo_bytes_uploaded: u64,
-    pub photos_already_on_server: u64,
+    pub photos_uploaded: i64,
+    pub photo_bytes_uploaded: i64,
+    pub photos_already_on_server: i64,
     pub photo_problems: Vec<PhotoProblem>,
     pub registry: Option<RegistryUpdate>,
     /// HTTP requests (retries included) and bytes on the wire.
-    pub requests: u64,
-    pub retries: u64,
-    pub bytes_up: u64,
-    pub bytes_down: u64,
-    pub duration_ms: u64,
+    pub requests: i64,
+    pub retries: i64,
+    pub bytes_up: i64,
+    pub bytes_down: i64,
+    pub duration_ms: i64,
     /// The status after this sync.
     pub status: SyncStatus,
 }
@@ -1359,15 +1410,15 @@ impl From<sc_client::SyncSummary> for SyncReport {
                 })
                 .collect(),
             numbers: s.numbers.map(|n| NumberBlock {
-                start: n.start,
-                end: n.end,
-                numbered: n.numbered.len() as u64,
-                numbers_left: n.numbers_left,
+                start: sat_i64(n.start),
+                end: sat_i64(n.end),
+                numbered: sat_i64(n.numbered.len()),
+                numbers_left: sat_i64(n.numbers_left),
             }),
-            records_sent: records.sent_new + records.sent_changes,
-            records_acknowledged: records.acked,
-            records_received: records.received,
-            records_rejected: records.rejected,
+            records_sent: sat_i64(records.sent_new + records.sent_changes),
+            records_acknowledged: sat_i64(records.acked),
+            records_received: sat_i64(records.received),
+            records_rejected: sat_i64(records.rejected),
             rejections: records
                 .issues
                 .into_iter()
@@ -1378,9 +1429,9 @@ impl From<sc_client::SyncSummary> for SyncReport {
                 })
                 .collect(),
             changed_records: records.changed,
-            photos_uploaded: photos.uploaded,
-            photo_bytes_uploaded: photos.uploaded_bytes,
-            photos_already_on_server: photos.already_on_server,
+            photos_uploaded: sat_i64(photos.uploaded),
+            photo_bytes_uploaded: sat_i64(photos.uploaded_bytes),
+            photos_already_on_server: sat_i64(photos.already_on_server),
             photo_problems: photos
                 .issues
                 .into_iter()
@@ -1390,11 +1441,11 @@ impl From<sc_client::SyncSummary> for SyncReport {
                 })
                 .collect(),
             registry: s.registry.map(Into::into),
-            requests: s.wire.requests,
-            retries: s.wire.retries,
-            bytes_up: s.wire.bytes_up,
-            bytes_down: s.wire.bytes_down,
-            duration_ms: s.ms,
+            requests: sat_i64(s.wire.requests),
+            retries: sat_i64(s.wire.retries),
+            bytes_up: sat_i64(s.wire.bytes_up),
+            bytes_down: sat_i64(s.wire.bytes_down),
+            duration_ms: sat_i64(s.ms),
             status: s.status.into(),
         }
     }
@@ -1424,7 +1475,7 @@ pub(crate) fn list_item(s: sc_store::RecordSummary) -> Option<RecordListItem> {
         summary
             .get(key)
             .and_then(serde_json::Value::as_u64)
-            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+            .map_or(0, sat_i32)
     };
     Some(RecordListItem {
         kind: sc_records::RecordKind::parse(&s.kind)?.into(),
@@ -1558,4 +1609,40 @@ pub(crate) fn record_details(
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_saturate_instead_of_wrapping() {
+        assert_eq!(sat_i64(u64::MAX), i64::MAX);
+        assert_eq!(sat_i64(42_u64), 42);
+        assert_eq!(sat_i64(usize::MAX), i64::MAX);
+        assert_eq!(sat_i32(u32::MAX), i32::MAX);
+        assert_eq!(sat_i32(4_u8), 4);
+    }
+
+    #[test]
+    fn doors_out_of_range_are_refused_naming_the_field() {
+        for doors in [-1, 256] {
+            let e = sc_rules::Observation::try_from(Observation {
+                doors: Some(doors),
+                ..Default::default()
+            })
+            .unwrap_err();
+            assert!(
+                matches!(&e, FiscalError::InvalidInput { field, reason }
+                    if field == "doors" && reason.contains("entre 0 e 255")),
+                "{e:?}"
+            );
+        }
+        let o = sc_rules::Observation::try_from(Observation {
+            doors: Some(4),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(o.doors, Some(4));
+    }
 }

@@ -484,6 +484,18 @@ class FieldSessionTest(unittest.TestCase):
             )
         self.assertEqual(e.exception.field, "legal_basis")
         self.assertEqual(o.list_records(), [])
+        # Numbers are signed in the bindings: a negative one is refused, naming the field.
+        with self.assertRaises(tf.FiscalError.InvalidInput) as e:
+            o.start_infraction(
+                tf.InfractionInput(
+                    vehicle=tf.VehicleQuery.PERMIT(number="0001"),
+                    driver=p1.holder.cpf,
+                    monotonic_ms=-1,
+                    extra_rules=["R02"],
+                )
+            )
+        self.assertEqual(e.exception.field, "monotonic_ms")
+        self.assertEqual(o.list_records(), [])
         with self.assertRaises(tf.FiscalError.InvalidInput) as e:
             tf.FieldSession.open(self.db("bad-url.db"), "ftp:/nowhere", OFFICER[2])
         self.assertEqual(e.exception.field, "server_url")

@@ -62,7 +62,7 @@ fun main(args: Array<String>) = runBlocking {
 
         // And a plain suspend sync, as a background worker would run it.
         val again = client.sync()
-        check(again.ok && again.status.pendingRecords == 0uL) { "$again" }
+        check(again.ok && again.status.pendingRecords == 0L) { "$again" }
         println("Kotlin (corrotinas${if (ca != null) ", HTTPS com a CA da cidade" else ""}): OK")
     }
 }

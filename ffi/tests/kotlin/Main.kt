@@ -22,7 +22,7 @@ fun expect(condition: Boolean, what: () -> String) {
 class Progress : SyncListener {
     val steps = CopyOnWriteArrayList<SyncStep>()
     val threads = CopyOnWriteArrayList<Long>()
-    override fun onStep(step: SyncStep, index: UInt, count: UInt) {
+    override fun onStep(step: SyncStep, index: Int, count: Int) {
         steps.add(step)
         threads.add(Thread.currentThread().id)
         println("  sincronizando: passo $index de $count ($step)")
@@ -56,7 +56,7 @@ fun main(args: Array<String>) {
         val login = session.login("fiscal", "fiscal-demo")
         expect(login.role == "officer") { "role ${login.role}" }
         val pulled = session.pullRegistry()
-        expect(pulled.mode == RegistryUpdateMode.SNAPSHOT && pulled.version >= 1uL) { "$pulled" }
+        expect(pulled.mode == RegistryUpdateMode.SNAPSHOT && pulled.version >= 1L) { "$pulled" }
 
         // Look-ups, offline.
         val p3 = session.lookupPermit("0003") ?: throw AssertionError("permit 0003 missing")
@@ -109,7 +109,7 @@ fun main(args: Array<String>) {
             val paper = session.renderRecord(draft.id, format)
             expect(String(paper.copyOfRange(0, 4), Charsets.ISO_8859_1) == "%PDF") { "$format: not a PDF" }
         }
-        expect(session.syncStatus().pendingRecords == 1uL) { "pending before sync" }
+        expect(session.syncStatus().pendingRecords == 1L) { "pending before sync" }
 
         // Errors are exceptions with the fields the app acts on.
         try {
@@ -138,8 +138,8 @@ fun main(args: Array<String>) {
         expect(progress.steps == listOf(SyncStep.SESSION, SyncStep.NUMBERS, SyncStep.RECORDS,
             SyncStep.PHOTOS, SyncStep.REGISTRY)) { "steps ${progress.steps}" }
         expect(progress.threads.all { it == worker.id }) { "progress called off the syncing thread" }
-        expect(done.recordsAcknowledged == 1uL && done.photosUploaded == 1uL) { "$done" }
-        expect(done.status.pendingRecords == 0uL) { "pending after sync" }
+        expect(done.recordsAcknowledged == 1L && done.photosUploaded == 1L) { "$done" }
+        expect(done.status.pendingRecords == 0L) { "pending after sync" }
         val number = session.showRecord(draft.id).number ?: throw AssertionError("no auto number after sync")
         println("sincronizado: auto nº $number, ${done.bytesUp} bytes enviados")
 
