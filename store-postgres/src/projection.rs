@@ -11,7 +11,6 @@
 
 use crate::Result;
 use crate::pool::Conn;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use tokio_postgres::types::ToSql;
@@ -93,14 +92,15 @@ pub(crate) fn write_rules(
     Ok(())
 }
 
-/// The distinct rule ids of a `records.rules` value.
-pub(crate) fn rule_set(rules: &str) -> BTreeSet<String> {
-    rules.split_whitespace().map(String::from).collect()
-}
+/// The distinct rule ids of a `records.rules` value (shared: `taxi_fiscal_store::records`).
+pub(crate) use taxi_fiscal_store::records::rule_set;
 
 /// The rule ids `record_rules` holds for a record.
 #[cfg(test)]
-pub(crate) fn rules_of_record(conn: &Conn<'_>, record_id: &str) -> Result<BTreeSet<String>> {
+pub(crate) fn rules_of_record(
+    conn: &Conn<'_>,
+    record_id: &str,
+) -> Result<std::collections::BTreeSet<String>> {
     Ok(rule_rows(conn, record_id)?
         .into_iter()
         .map(|(rule, _, _)| rule)

@@ -232,16 +232,7 @@ pub(crate) fn changes_since(conn: &Conn<'_>, since: u64, max_span: u64) -> Resul
 
 /// Keeps the last change of each entity, in the order of those last changes.
 fn compact(all: Vec<RegistryChange>) -> Result<Vec<RegistryChange>> {
-    let mut seen: HashSet<(&'static str, String)> = HashSet::new();
-    let mut keep = Vec::with_capacity(all.len());
-    for change in all.into_iter().rev() {
-        let (kind, key, _) = entity_of(&change)?;
-        if seen.insert((kind, key)) {
-            keep.push(change);
-        }
-    }
-    keep.reverse();
-    Ok(keep)
+    taxi_fiscal_store::entities::compact(all).map_err(corrupt)
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! transaction as that row so that they never disagree with it.
 
 use crate::Result;
-use std::collections::BTreeSet;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params};
@@ -31,14 +30,15 @@ pub(super) fn write_rules(
     Ok(())
 }
 
-/// The distinct rule ids of a `records.rules` value.
-pub(super) fn rule_set(rules: &str) -> BTreeSet<String> {
-    rules.split_whitespace().map(String::from).collect()
-}
+/// The distinct rule ids of a `records.rules` value (shared: `taxi_fiscal_store::records`).
+pub(super) use taxi_fiscal_store::records::rule_set;
 
 /// The rule ids `record_rules` holds for a record.
 #[cfg(test)]
-pub(super) fn rules_of_record(conn: &Connection, record_id: &str) -> Result<BTreeSet<String>> {
+pub(super) fn rules_of_record(
+    conn: &Connection,
+    record_id: &str,
+) -> Result<std::collections::BTreeSet<String>> {
     Ok(rule_rows(conn, record_id)?
         .into_iter()
         .map(|(rule, _, _)| rule)

@@ -8,7 +8,6 @@
 //! as applying every batch in turn; a delete followed by a re-insert becomes the upsert).
 
 use crate::Result;
-use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Transaction};
@@ -206,14 +205,5 @@ pub(super) fn changes_since(conn: &Connection, since: u64, max_span: u64) -> Res
 
 /// Keeps the last change of each entity, in the order of those last changes.
 fn compact(all: Vec<RegistryChange>) -> Result<Vec<RegistryChange>> {
-    let mut seen: HashSet<(&'static str, String)> = HashSet::new();
-    let mut keep = Vec::with_capacity(all.len());
-    for change in all.into_iter().rev() {
-        let (kind, key, _) = entity_of(&change)?;
-        if seen.insert((kind, key)) {
-            keep.push(change);
-        }
-    }
-    keep.reverse();
-    Ok(keep)
+    taxi_fiscal_store::entities::compact(all).map_err(corrupt)
 }

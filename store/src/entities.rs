@@ -61,3 +61,19 @@ pub fn entity_of(
         C::DeleteLawParameters => (LAW_PARAMETERS, String::from(LAW_PARAMETERS_KEY), None),
     })
 }
+
+/// Keeps the last change of each entity, in the order of those last changes: what a device that
+/// missed several versions needs, each entity once.
+pub fn compact(all: Vec<RegistryChange>) -> Result<Vec<RegistryChange>, serde_json::Error> {
+    let mut seen: std::collections::HashSet<(&'static str, String)> =
+        std::collections::HashSet::new();
+    let mut keep = Vec::with_capacity(all.len());
+    for change in all.into_iter().rev() {
+        let (kind, key, _) = entity_of(&change)?;
+        if seen.insert((kind, key)) {
+            keep.push(change);
+        }
+    }
+    keep.reverse();
+    Ok(keep)
+}

@@ -309,3 +309,8 @@ pub fn project(view: &RecordView) -> Projection {
         rules: rules_of(view),
     }
 }
+
+/// The rule ids of a `rules` column (as [`rules_of`] joins them), each once.
+pub fn rule_set(rules: &str) -> std::collections::BTreeSet<String> {
+    rules.split_whitespace().map(String::from).collect()
+}
