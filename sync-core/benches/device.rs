@@ -19,6 +19,10 @@
 //! (`Store::check_facts`) and evaluating the rules, and the disk's own flush rate, which bounds
 //! `record_create`.
 //!
+//! `DEVICE_BENCH_ENCRYPTED=1` with `--features encryption` runs the same on the store as the
+//! phone keeps it: encrypted with SQLCipher (`Store::open_encrypted`, a key in memory), the
+//! bare query on a connection keyed alike.
+//!
 //! `DEVICE_BENCH_SAMPLES=N` (for runs under `valgrind --tool=callgrind`, whose instruction
 //! counts do not depend on the machine's load): N timed checks and bare queries after N/10 of
 //! warm-up, and no `record_create`. Without it the figures are the ones above. The timed loops
@@ -38,7 +42,7 @@ use sync_core::domain::{
 use sync_core::field::{FieldRecords, NewInfraction};
 use sync_core::records::{Position, Signature, UserRole};
 use sync_core::rules::{self, CheckInput, Observation, RulesConfig, VehicleQuery};
-use sync_core::store::{DeviceIdentity, Store};
+use sync_core::store::{DeviceIdentity, SecretVault, Store};
 
 type Res<T> = Result<T, Box<dyn Error>>;
 
@@ -309,6 +313,9 @@ fn percentile_us(sorted: &[Duration], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)].as_secs_f64() * 1e6
 }
 
+/// `1`: the store encrypted as on the phone (module doc).
+const ENCRYPTED_ENV: &str = "DEVICE_BENCH_ENCRYPTED";
+
 fn main() -> Res<()> {
     let quick: Option<usize> = match std::env::var(SAMPLES_ENV) {
         Ok(n) => Some(n.parse::<usize>()?.max(1)),
@@ -322,7 +329,14 @@ fn main() -> Res<()> {
     let at: DateTime<Utc> = "2026-11-30T15:30:00Z".parse()?;
     let config = RulesConfig::default();
 
-    let mut store = Store::open(&path)?;
+    let encrypted = std::env::var_os(ENCRYPTED_ENV).is_some_and(|v| v == "1");
+    let vault = std::sync::Arc::new(sync_core::store::MemoryVault::default());
+    let mut store = if encrypted {
+        Store::open_encrypted(&path, vault.clone())?
+    } else {
+        Store::open(&path)?
+    };
+    eprintln!("store encrypted (SQLCipher): {encrypted}");
     let t0 = Instant::now();
     store.apply_snapshot(&reg, refreshed)?;
     let load_s = t0.elapsed().as_secs_f64();
@@ -389,6 +403,10 @@ fn main() -> Res<()> {
         &path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
+    if let Some(key) = vault.load(sync_core::store::DATABASE_KEY)? {
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        conn.pragma_update(None, "key", format!("x'{hex}'"))?;
+    }
     conn.pragma_update(None, "mmap_size", 256i64 * 1024 * 1024)?;
     let numbers: Vec<String> = (0..warmup + samples)
         .map(|_| format!("{:05}", rng.below(PERMITS) + 1))
@@ -402,12 +420,12 @@ fn main() -> Res<()> {
 
     println!(
         "{}",
-        serde_json::json!({"bench": "lookup_check", "permits": PERMITS,
+        serde_json::json!({"bench": "lookup_check", "permits": PERMITS, "encrypted": encrypted,
             "p50_us": round2(check_p50), "p99_us": round2(check_p99)})
     );
     println!(
         "{}",
-        serde_json::json!({"bench": "sqlite_point_query", "permits": PERMITS,
+        serde_json::json!({"bench": "sqlite_point_query", "permits": PERMITS, "encrypted": encrypted,
             "p50_us": round2(bare_p50), "p99_us": round2(bare_p99)})
     );
     if quick.is_some() {
@@ -485,7 +503,7 @@ fn main() -> Res<()> {
     );
     println!(
         "{}",
-        serde_json::json!({"bench": "record_create", "records": RECORDS,
+        serde_json::json!({"bench": "record_create", "records": RECORDS, "encrypted": encrypted,
             "per_sec": (RECORDS as f64 / secs).round(), "avg_bytes": avg_bytes.round()})
     );
     Ok(())

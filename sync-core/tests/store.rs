@@ -1571,3 +1571,17 @@ fn a_batch_with_malformed_parameters_is_refused() {
     assert_eq!(s.replica_info().unwrap().unwrap().version, base.version);
     assert_eq!(*s.law_parameters().unwrap(), LawParameters::default());
 }
+
+/// The server's build (plain SQLite) refuses an encrypted open before creating anything or
+/// asking the vault: it must never store in plain text what the app believes encrypted. (The
+/// mobile library's build, with SQLCipher, is tested in ffi/tests/encryption.rs.)
+#[cfg(not(feature = "encryption"))]
+#[test]
+fn without_sqlcipher_an_encrypted_open_is_refused_and_nothing_is_written() {
+    let f = fixture();
+    let vault = std::sync::Arc::new(sync_core::store::MemoryVault::default());
+    let e = Store::open_encrypted(&f.path, vault.clone()).unwrap_err();
+    assert!(matches!(e, StoreError::EncryptionUnavailable), "{e:?}");
+    assert!(!f.path.exists());
+    assert!(vault.names().is_empty());
+}

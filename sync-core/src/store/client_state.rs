@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
-use super::{Store, StoreResult, parse_opt_ts, parse_ts, to_u64, ts};
+use super::{Store, StoreResult, parse_opt_ts, parse_ts, secrets, to_u64, ts};
 use crate::sync::{DeviceSyncStore, SERVER_PEER};
 
 /// The session with the server, as stored. `Debug` hides the tokens (they are bearer secrets
@@ -126,11 +126,21 @@ impl Store {
             .optional()?;
         let Some((
             (server_url, server_device_id, user_id, username, role, stand_id),
-            (access_token, access_until, refresh_token, refresh_until, updated),
+            (mut access_token, access_until, mut refresh_token, refresh_until, updated),
         )) = row
         else {
             return Ok(None);
         };
+        if let Some(vault) = self.vault() {
+            // The tokens are in the platform keystore; a keystore that lost them (wiped, or
+            // restored without them) means a new login, like an expired session.
+            let Some(bytes) = vault.load(secrets::SESSION_TOKENS)? else {
+                return Ok(None);
+            };
+            let tokens = secrets::tokens_from(&bytes)?;
+            access_token = tokens.access_token;
+            refresh_token = tokens.refresh_token;
+        }
         Ok(Some(ClientSession {
             access_valid_until: parse_ts("client_session", "access", &access_until)?,
             refresh_valid_until: parse_ts("client_session", "refresh", &refresh_until)?,
@@ -146,8 +156,21 @@ impl Store {
         }))
     }
 
-    /// Stores (replaces) the session in one statement.
+    /// Stores (replaces) the session in one statement — its tokens first in the vault, when
+    /// the store has one (then the row keeps empty tokens). Two writes then, not one: a crash
+    /// between them pairs the new tokens with the old validity times, which at worst makes the
+    /// client refresh early or log in again — never a half-written token.
     pub fn save_client_session(&mut self, s: &ClientSession) -> StoreResult<()> {
+        let (access, refresh) = match self.vault() {
+            Some(vault) => {
+                vault.save(
+                    secrets::SESSION_TOKENS,
+                    &secrets::tokens_json(&s.access_token, &s.refresh_token)?,
+                )?;
+                ("", "")
+            }
+            None => (s.access_token.as_str(), s.refresh_token.as_str()),
+        };
         self.conn
             .prepare_cached(
                 "INSERT INTO client_session (id, server_url, server_device_id, user_id, username,
@@ -170,9 +193,9 @@ impl Store {
                 s.username,
                 s.role,
                 s.stand_id,
-                s.access_token,
+                access,
                 ts(s.access_valid_until),
-                s.refresh_token,
+                refresh,
                 ts(s.refresh_valid_until),
                 ts(s.updated_at)
             ])?;
@@ -185,6 +208,9 @@ impl Store {
         self.conn
             .prepare_cached("DELETE FROM client_session")?
             .execute([])?;
+        if let Some(vault) = self.vault() {
+            vault.delete(secrets::SESSION_TOKENS)?;
+        }
         Ok(())
     }
 

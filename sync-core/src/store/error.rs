@@ -42,6 +42,29 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// Encrypted with another key than the vault's (or not a store at all). Never written to.
+    #[error(
+        "a chave guardada neste aparelho não abre o banco {path} (cifrado com outra chave, ou \
+         não é um banco do taxi-fiscal); ele não foi alterado"
+    )]
+    WrongKey { path: PathBuf },
+    /// An encrypted file whose key is not in the vault (the app's keystore was wiped). Never
+    /// written to: the data cannot be read without the key.
+    #[error(
+        "o banco {path} está cifrado e a chave dele não está no cofre do aparelho; ele não foi \
+         alterado"
+    )]
+    KeyMissing { path: PathBuf },
+    /// This build's SQLite is not SQLCipher: an encrypted open is refused rather than storing
+    /// plain text.
+    #[error("este aplicativo foi compilado sem cifragem do banco (SQLCipher): recusado")]
+    EncryptionUnavailable,
+    /// The platform keystore failed (`name`: the vault entry).
+    #[error("o cofre de chaves do aparelho falhou ({name}): {reason}")]
+    Vault { name: &'static str, reason: String },
+    /// Another connection holds the file while it was to be encrypted in place.
+    #[error("o banco {path} está em uso por outra conexão; feche-a e abra de novo")]
+    Busy { path: PathBuf },
     #[error("o banco não aceitou a configuração {pragma} (obtido {got:?})")]
     Pragma { pragma: &'static str, got: String },
     #[error("a migração {version} do banco falhou: {source}")]

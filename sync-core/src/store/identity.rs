@@ -10,7 +10,8 @@
 //! The device's Ed25519 key (`device_key`, one row) lives here too: created on the device the
 //! first time it is asked for (`device_public_key`, which the client sends at login, or the
 //! first issue), kept for the life of the store, and read only by the crate's own issuing code
-//! (`device_key`): no API hands out the secret.
+//! (`device_key`): no API hands out the secret. A store opened with a vault keeps the secret
+//! in the platform keystore instead (module `secrets`), and here only the public key.
 
 use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -126,45 +127,76 @@ impl Store {
     }
 
     /// The device's signing key, created on first use. Crate-only: records are sealed through
-    /// `FieldRecords::issue`, and the secret never leaves the store.
+    /// `FieldRecords::issue`, and the secret never leaves the store. With a vault (module
+    /// `secrets`) the secret is the vault's and the row keeps the public key, which the
+    /// vault's secret must match.
     pub(crate) fn device_key(&self) -> StoreResult<DeviceKey> {
-        let read = |conn: &rusqlite::Connection| -> StoreResult<Option<DeviceKey>> {
-            let secret: Option<Vec<u8>> = conn
-                .prepare_cached("SELECT secret FROM device_key WHERE id = 1")?
-                .query_row([], |r| r.get(0))
-                .optional()?;
-            secret
-                .map(|s| {
-                    let bytes: [u8; 32] = s.try_into().map_err(|_| StoreError::Decode {
-                        table: "device_key",
-                        key: String::from("1"),
-                        detail: String::from("chave sem 32 bytes"),
-                    })?;
-                    Ok(DeviceKey::from_secret(&bytes))
-                })
-                .transpose()
-        };
-        if let Some(key) = read(&self.conn)? {
+        if let Some(key) = self.stored_device_key()? {
             return Ok(key);
         }
-        let key = DeviceKey::generate()?;
-        // OR IGNORE: another process of the same store may have created one meanwhile; the
-        // row that won is the key, read back below.
-        self.conn
-            .prepare_cached(
-                "INSERT OR IGNORE INTO device_key (id, secret, public_key, created_at)
+        // Created in a write transaction: the app's two connections (and a CLI) may ask at
+        // once, and with a vault the secret is saved outside SQLite — only the transaction
+        // that inserts the row may save it.
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let exists: bool = tx
+            .prepare_cached("SELECT 1 FROM device_key WHERE id = 1")?
+            .exists([])?;
+        if !exists {
+            let key = DeviceKey::generate()?;
+            let secret = match self.vault() {
+                Some(vault) => {
+                    vault.save(super::DEVICE_SIGNING_KEY, &key.secret())?;
+                    Vec::new()
+                }
+                None => key.secret().to_vec(),
+            };
+            tx.prepare_cached(
+                "INSERT INTO device_key (id, secret, public_key, created_at)
                  VALUES (1, ?1, ?2, ?3)",
             )?
             .execute(params![
-                key.secret().to_vec(),
+                secret,
                 hex::encode(key.public_key()),
                 ts(chrono::Utc::now())
             ])?;
-        read(&self.conn)?.ok_or_else(|| StoreError::Decode {
+        }
+        tx.commit()?;
+        self.stored_device_key()?.ok_or_else(|| StoreError::Decode {
             table: "device_key",
             key: String::from("1"),
             detail: String::from("chave não gravada"),
         })
+    }
+
+    /// The key as stored: in the row, or in the vault (an empty `secret`).
+    fn stored_device_key(&self) -> StoreResult<Option<DeviceKey>> {
+        let row: Option<(Vec<u8>, String)> = self
+            .conn
+            .prepare_cached("SELECT secret, public_key FROM device_key WHERE id = 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let Some((mut secret, public_key)) = row else {
+            return Ok(None);
+        };
+        let bad = |detail: &str| StoreError::Decode {
+            table: "device_key",
+            key: String::from("1"),
+            detail: detail.to_owned(),
+        };
+        if secret.is_empty() {
+            let vault = self
+                .vault()
+                .ok_or_else(|| bad("a chave está no cofre do aparelho, que não foi aberto"))?;
+            secret = vault
+                .load(super::DEVICE_SIGNING_KEY)?
+                .ok_or_else(|| bad("a chave não está mais no cofre do aparelho"))?;
+        }
+        let bytes: [u8; 32] = secret.try_into().map_err(|_| bad("chave sem 32 bytes"))?;
+        let key = DeviceKey::from_secret(&bytes);
+        if hex::encode(key.public_key()) != public_key {
+            return Err(bad("a chave do cofre não é a deste aparelho"));
+        }
+        Ok(Some(key))
     }
 }
 

@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_law_parameters.sql"),
     include_str!("migrations/0008_device_key.sql"),
     include_str!("migrations/0009_observed_upload.sql"),
+    include_str!("migrations/0010_key_in_vault.sql"),
 ];
 
 /// The schema version this code writes.

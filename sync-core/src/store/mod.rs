@@ -7,7 +7,10 @@
 //!    refused as corrupt, an SQLite file with another `application_id` (or with tables and no id)
 //!    as foreign, a file whose `user_version` is newer than this code as too new. Only then does
 //!    it switch the file to WAL and run the numbered migrations in `migrations/`, each in its own
-//!    transaction together with the `user_version` bump (module `migrations`).
+//!    transaction together with the `user_version` bump (module `migrations`). The app opens
+//!    it with [`Store::open_encrypted`] instead: the same steps on a file SQLCipher encrypts
+//!    under a key from the platform keystore, which also keeps the device's signing key and
+//!    the session's tokens (module `secrets`).
 //! 2. The registry arrives as a snapshot or a batch of changes (`crate::feed`), each applied in
 //!    one transaction (module `replica`), stamped with its version and the device's refresh time.
 //! 3. Lookups and checks (module `lookup`) read the permit's precomputed check bundle (module
@@ -41,6 +44,8 @@ mod photos;
 mod purge;
 mod records;
 mod replica;
+// Encryption at rest and the secrets kept in the platform keystore.
+mod secrets;
 mod sync_store;
 
 use std::io::Read;
@@ -63,10 +68,17 @@ pub use records::{
     ObservedPerson, RecordBytes, RecordEdit, RecordExtras, RecordMeta, RecordSummary, RecordWrite,
 };
 pub use replica::{ApplyReport, ReplicaInfo};
+pub use secrets::{
+    DATABASE_KEY, DATABASE_KEY_LEN, DEVICE_SIGNING_KEY, MemoryVault, SESSION_TOKENS, SecretVault,
+};
 pub use sync_store::QuarantinedChange;
 
 /// Bytes of the file SQLite may memory-map (256 MiB; a city's replica is a few MB).
 const MMAP_SIZE: i64 = 256 * 1024 * 1024;
+
+/// Page cache of an encrypted store, in KiB (SQLite's negative `cache_size`): 16 MiB, against
+/// the default 2 MiB (measured with the device bench, README's mobile section).
+const ENCRYPTED_CACHE_KIB: i64 = -16 * 1024;
 
 /// How long a statement waits for another connection's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -79,6 +91,9 @@ pub struct Store {
     path: PathBuf,
     /// The replica's law parameters as last parsed, by generation (module `parameters`).
     parameters: parameters::Memo,
+    /// The platform keystore holding the device key and the tokens (module `secrets`);
+    /// `None`: they are in the file.
+    vault: Option<secrets::Vault>,
 }
 
 /// What `status` reports.
@@ -112,17 +127,19 @@ pub struct StoreCounts {
 impl Store {
     /// Opens (creating if absent) the store at `path`, migrating it to the latest schema.
     pub fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
-        Self::open_at(path.as_ref(), LATEST_VERSION)
+        Self::open_at(path.as_ref(), LATEST_VERSION, None)
     }
 
     /// Opens a store migrated only up to `version`: for migration tests, which need a database
     /// as an older app left it.
     #[cfg(any(test, feature = "testkit"))]
     pub fn open_at_version(path: impl AsRef<Path>, version: i64) -> StoreResult<Self> {
-        Self::open_at(path.as_ref(), version.clamp(0, LATEST_VERSION))
+        Self::open_at(path.as_ref(), version.clamp(0, LATEST_VERSION), None)
     }
 
-    fn open_at(path: &Path, target: i64) -> StoreResult<Self> {
+    /// Opens with `key` (SQLCipher) or without: an encrypted file has no readable header, so
+    /// the header sniff is for plain opens only, and "not a database" means the wrong key.
+    fn open_at(path: &Path, target: i64, key: Option<&secrets::DatabaseKey>) -> StoreResult<Self> {
         let exists_non_empty = match std::fs::metadata(path) {
             Ok(m) => m.len() > 0,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -133,7 +150,7 @@ impl Store {
                 });
             }
         };
-        if exists_non_empty {
+        if exists_non_empty && key.is_none() {
             sniff_header(path)?;
         }
         // Never let SQLite create a file over something that exists; create only when absent.
@@ -148,9 +165,15 @@ impl Store {
             })?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| classify(path, e))?;
+        if let Some(key) = key {
+            key.apply(&conn)?;
+        }
 
         // Identify the file with reads only: nothing below writes until it is known to be ours.
-        let found = identify(&conn, path)?;
+        let found = identify(&conn, path).map_err(|e| match e {
+            StoreError::Corrupt { path, .. } if key.is_some() => StoreError::WrongKey { path },
+            e => e,
+        })?;
         if found > LATEST_VERSION {
             return Err(StoreError::TooNew {
                 path: path.to_owned(),
@@ -174,6 +197,11 @@ impl Store {
         // bench (a larger page cache did not help). It is address space, not memory; SQLite
         // falls back to read() if the map cannot be made.
         conn.pragma_update(None, "mmap_size", MMAP_SIZE)?;
+        if key.is_some() {
+            // SQLCipher cannot memory-map an encrypted file: every page read is decrypted into
+            // the page cache, so a larger cache keeps the hot pages of lookups decrypted.
+            conn.pragma_update(None, "cache_size", ENCRYPTED_CACHE_KIB)?;
+        }
         // Hot statements of lookups and writes stay prepared (the default 16 is tight).
         conn.set_prepared_statement_cache_capacity(64);
         // Query planner stability: plans must not depend on bound values. Without it, SQLite
@@ -200,6 +228,7 @@ impl Store {
             conn,
             path: path.to_owned(),
             parameters: parameters::Memo::default(),
+            vault: None,
         })
     }
 
@@ -287,7 +316,9 @@ fn sniff_header(path: &Path) -> StoreResult<()> {
     if read < header.len() || &header[..16] != SQLITE_MAGIC {
         return Err(StoreError::Corrupt {
             path: path.to_owned(),
-            detail: String::from("cabeçalho SQLite ausente"),
+            detail: String::from(
+                "cabeçalho SQLite ausente: arquivo cifrado (abra com a chave) ou de outro tipo",
+            ),
         });
     }
     Ok(())

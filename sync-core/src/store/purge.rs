@@ -5,7 +5,8 @@
 //! transaction the device deletes the registry replica (names, CPFs and CNHs of every driver of
 //! the city) and its check bundles, every record the server already holds (acknowledged, not
 //! changed since) with its chunks and sync state, the photos the server confirmed, the observed
-//! people of the records it deleted, and the session's tokens. What the server does not have yet
+//! people of the records it deleted, and the session's tokens (from the platform keystore too,
+//! when the store keeps them there). What the server does not have yet
 //! stays: records written or changed since their last acknowledgement, their photos not yet
 //! uploaded, their observed people, and refused changes kept as evidence, for the office to
 //! collect from the device (a revoked device sends nothing more: it may be in a thief's
@@ -99,6 +100,9 @@ impl Store {
         // The WAL still holds the deleted pages until it is checkpointed into the file.
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        if let Some(vault) = self.vault() {
+            vault.delete(super::SESSION_TOKENS)?;
+        }
         Ok(PurgeReport {
             records_removed,
             records_kept,
