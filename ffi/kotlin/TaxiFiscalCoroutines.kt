@@ -8,8 +8,9 @@
 //     `Dispatchers.IO`); cancelling the calling coroutine calls `cancelSync()`, the library stops
 //     before its next request or retry pause, and the coroutine ends with a
 //     `CancellationException` at once (what was applied stays applied);
-//   - a sync with progress is a cold `Flow<SyncProgress>`: each `Step` as the library reports
-//     it, then `Done` with the report; cancelling the collector cancels the sync;
+//   - a sync with progress is a cold `Flow<SyncEvent>`: a `Progress` with the library's
+//     `SyncProgress` (step, records and photos done of how many, bytes) each time it reports
+//     one, then `Done` with the report; cancelling the collector cancels the sync;
 //   - offline calls (lookups, checks, record writes) are fast reads of the device database:
 //     call them on the session directly, or from `Dispatchers.Default` if a screen prefers.
 //
@@ -32,13 +33,17 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlin.coroutines.resume
 import kotlin.coroutines.resumeWithException
 
-/** What a sync reports while it runs: each step, then the whole report. */
-sealed interface SyncProgress {
-    /** Step `index` of `count` (1-based) started. */
-    data class Step(val step: SyncStep, val index: Int, val count: Int) : SyncProgress
+/**
+ * What a sync flow emits: its progress while it runs, then the whole report. (Named `SyncEvent`,
+ * not `SyncProgress`: that is the generated record each `Progress` carries, the same value a
+ * `SyncListener` gets.)
+ */
+sealed interface SyncEvent {
+    /** Where the sync is: a new `progress.step` starts, records or a photo went, or it ended. */
+    data class Progress(val progress: SyncProgress) : SyncEvent
 
     /** The sync ended; `report` says what each step did. */
-    data class Done(val report: SyncReport) : SyncProgress
+    data class Done(val report: SyncReport) : SyncEvent
 }
 
 /** `FieldSession`'s network calls as `suspend` functions and a progress `Flow`. */
@@ -64,19 +69,21 @@ class FieldClient(
     suspend fun sync(): SyncReport = network { session.sync(null) }
 
     /**
-     * One sync as a cold flow: `Step`s while it runs, then `Done`. The flow fails with the
-     * sync's `FiscalException`; cancelling the collector cancels the sync.
+     * One sync as a cold flow: `Progress` events while it runs, then `Done`. The flow fails
+     * with the sync's `FiscalException`; cancelling the collector cancels the sync. A slow
+     * collector holds the sync back (no event is dropped: the last `Progress` has the final
+     * counts); a screen that only shows the latest may add `.conflate()`.
      */
-    fun syncProgress(): Flow<SyncProgress> = callbackFlow {
+    fun syncProgress(): Flow<SyncEvent> = callbackFlow {
         val listener = object : SyncListener {
-            override fun onStep(step: SyncStep, index: Int, count: Int) {
-                trySendBlocking(SyncProgress.Step(step, index, count))
+            override fun onProgress(progress: SyncProgress) {
+                trySendBlocking(SyncEvent.Progress(progress))
             }
         }
         io.asExecutor().execute {
             try {
                 val report = session.sync(listener)
-                trySendBlocking(SyncProgress.Done(report))
+                trySendBlocking(SyncEvent.Done(report))
                 channel.close()
             } catch (e: Throwable) {
                 channel.close(e)

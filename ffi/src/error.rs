@@ -17,8 +17,12 @@ use sync_core::records::RecordError;
 use sync_core::rules;
 use sync_core::store::StoreError;
 
-/// Why a call failed. Kotlin: `FiscalException.Offline` …; Swift: `FiscalError.Offline` ….
+/// Why a call failed. Kotlin: `FiscalException.Offline` …; Swift: `FiscalError.offline` ….
+///
+/// Its text is one Portuguese sentence the app can show the officer as it is: Kotlin's
+/// `toString()`, Swift's `description` and `localizedDescription` (Rust: `Display`, exported).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
+#[uniffi::export(Display)]
 pub enum FiscalError {
     /// No answer from the server after the retries (no signal, server down). Nothing was lost:
     /// try again later; `sync_status` shows what is pending.
@@ -585,5 +589,50 @@ mod tests {
             FiscalError::from(ClientError::LoginRequired(String::from("expirou"))),
             FiscalError::LoginRequired { .. }
         ));
+    }
+
+    /// The exported `Display` is what the apps show (Swift `localizedDescription`, Kotlin
+    /// `toString()`): for every case one line that carries the reason the library gave, with
+    /// no field list or Rust syntax (`reason=`, `{ … }`) of the generated default texts.
+    #[test]
+    fn every_case_reads_as_one_presentable_line() {
+        let reason = || String::from("o servidor não respondeu");
+        let all = [
+            FiscalError::Offline { reason: reason() },
+            FiscalError::LoginRequired { reason: reason() },
+            FiscalError::by_law(ART_17, reason()),
+            FiscalError::RefusedByServer {
+                status: Some(401),
+                code: String::from("bad_credentials"),
+                reason: reason(),
+            },
+            FiscalError::RegistryMissing { reason: reason() },
+            FiscalError::NotFound {
+                what: String::from("record"),
+                reason: reason(),
+            },
+            FiscalError::invalid("plate", reason()),
+            FiscalError::Cancelled,
+            FiscalError::Storage { reason: reason() },
+            FiscalError::Untrusted { reason: reason() },
+            FiscalError::Revoked { reason: reason() },
+        ];
+        let mut named: Vec<&str> = all.iter().map(case_name).collect();
+        named.sort_unstable();
+        named.dedup();
+        assert_eq!(named.len(), all.len(), "one sample per case");
+        for e in &all {
+            let text = e.to_string();
+            assert!(!text.trim().is_empty(), "{e:?}");
+            assert!(!text.contains('\n'), "{e:?}: {text}");
+            for syntax in ["reason", "code=", "status", "what=", "{", "}", "Some("] {
+                assert!(!text.contains(syntax), "{e:?}: {text}");
+            }
+            if *e != FiscalError::Cancelled {
+                assert!(text.contains(&reason()), "{e:?}: {text}");
+            }
+        }
+        let law = FiscalError::by_law(ART_17, reason()).to_string();
+        assert!(law.contains("R27") && law.contains("art. 17"), "{law}");
     }
 }

@@ -8,7 +8,8 @@
 //! One [`FieldSession`] per device database (`session.rs`):
 //!
 //! ```text
-//! FieldSession.open(dbPath, serverUrl, deviceId)     creates/migrates the SQLite file
+//! FieldSession.open(dbPath, serverUrl, deviceId,     creates/migrates the SQLite file,
+//!                   secrets)                        encrypted with a key from the keystore
 //!   login(user, password)                            session + device identity stored in the file
 //!   pullRegistry()                                   registry replica: snapshot or changes
 //!   lookupPlate / lookupPermit / lookupPerson        point queries on the replica (offline)
@@ -27,6 +28,14 @@
 //! strings, money as decimal strings (`"797.02"`). Errors are one enum, [`FiscalError`]
 //! (`error.rs`), converted from every sync-core error in one place, without personal data.
 //!
+//! # Secrets (`secrets.rs`)
+//!
+//! The app passes its platform keystore as a [`SecretStore`] (a callback interface it
+//! implements). The database file is encrypted with SQLCipher under a random key kept there,
+//! and the device's signing key and the session's tokens live there too: a copied file gives
+//! nothing away. A revoked device deletes the registry and every record the server holds at its
+//! next sync, and its tokens with them.
+//!
 //! # Threads (ADR 0011)
 //!
 //! Every method blocks the calling thread; none is `async`. The network ones (`login`,
@@ -38,10 +47,12 @@
 //! the sync's short transactions. The session is `Send + Sync`; one sync runs at a time.
 
 mod error;
+mod secrets;
 mod session;
 mod types;
 
 pub use error::FiscalError;
+pub use secrets::{SecretStore, SecretStoreError, memory_secret_store};
 pub use session::{FieldSession, SyncListener};
 pub use types::*;
 

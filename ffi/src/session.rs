@@ -27,18 +27,19 @@ use crate::error::{FiscalError, FiscalResult, legal_basis, parse_driver, parse_p
 use crate::types::{
     AttachedPhoto, CheckRequest, CoordinatorStep, EnrolInfo, InfractionInput, LoginInfo,
     PermitInfo, PersonPermits, PrintFormat, RecordDetails, RecordListItem, RegistryUpdate,
-    SavedRecord, SignatureInput, SyncReport, SyncStatus, SyncStep, TransgressionInput,
+    SavedRecord, SignatureInput, SyncProgress, SyncReport, SyncStatus, TransgressionInput,
     VehicleQuery, Verdict, WarningKind, WitnessInput, list_item, non_negative, record_details,
     sat_i64, utc,
 };
 
-/// Told as a sync moves on, for a progress line. Implemented by the app (Kotlin, Swift).
+/// Told as a sync moves on, for a progress bar. Implemented by the app (Kotlin, Swift).
 #[uniffi::export(foreign)]
 pub trait SyncListener: Send + Sync {
-    /// Step `index` of `count` (1-based) starts. Called on the thread that runs `sync`: post
-    /// to the UI thread from here; return quickly; do not call `sync` from it (`cancel_sync`
-    /// and `sync_status` are fine).
-    fn on_step(&self, step: SyncStep, index: i32, count: i32);
+    /// Where the sync is (`SyncProgress`): as each step starts (a new `step`), after each
+    /// exchange of records, after each photo, and once at the end. Called on the thread that
+    /// runs `sync`: post to the UI thread from here; return quickly (the sync waits for it);
+    /// do not call `sync` from it (`cancel_sync` and `sync_status` are fine).
+    fn on_progress(&self, progress: SyncProgress);
 }
 
 /// A device database with its server: everything the officer's or coordinator's app does.
@@ -170,13 +171,17 @@ impl FieldSession {
     /// Opens (creating and migrating if needed) the device database at `db_path`, for the
     /// server at `server_url` as the device `device_id` registered there — or, with
     /// `device_id` empty, as the device this file was enrolled as (`enrol`) or last logged in
-    /// as. Refuses a file that is not a taxi-fiscal database, or is from a newer app, without
-    /// touching it.
+    /// as. The file is encrypted at rest with a key kept in `secrets` (the platform
+    /// keystore, one per database), where the device's signing key and the session's tokens
+    /// live too; a file in plain SQLite left by an older build is encrypted in place. Refuses a
+    /// file that is not a taxi-fiscal database, is from a newer app, or that the keystore's key
+    /// does not open, without touching it.
     #[uniffi::constructor(default(options = None))]
     pub fn open(
         db_path: String,
         server_url: String,
         device_id: String,
+        secrets: Arc<dyn crate::secrets::SecretStore>,
         options: Option<crate::types::SessionOptions>,
     ) -> FiscalResult<Arc<Self>> {
         not_blank("db_path", &db_path, "o caminho do banco de dados")?;
@@ -199,8 +204,11 @@ impl FieldSession {
             ..RetryPolicy::default()
         });
         let path = Path::new(&db_path);
-        let local = Store::open(path)?;
-        let net = Store::open(path)?;
+        // `local` first: it creates, migrates or encrypts the file; `net` then opens it as is.
+        let vault: Arc<dyn sync_core::store::SecretVault> =
+            Arc::new(crate::secrets::Vault(secrets));
+        let local = Store::open_encrypted(path, Arc::clone(&vault))?;
+        let net = Store::open_encrypted(path, vault)?;
         Ok(Arc::new(Self {
             local: Mutex::new(local),
             net: Mutex::new(net),
@@ -262,12 +270,13 @@ impl FieldSession {
     #[uniffi::method(default(listener = None))]
     pub fn sync(&self, listener: Option<Arc<dyn SyncListener>>) -> FiscalResult<SyncReport> {
         let mut net = self.net();
-        let summary = self.client.sync_with_progress(&mut net, &mut |step| {
-            if let Some(l) = &listener {
-                let step = SyncStep::from(step);
-                l.on_step(step, step.index(), SyncStep::COUNT);
-            }
-        })?;
+        let summary = match &listener {
+            // The client counts only what someone listens to.
+            None => self.client.sync(&mut net)?,
+            Some(l) => self
+                .client
+                .sync_with_progress(&mut net, &mut |p| l.on_progress(SyncProgress::from(*p)))?,
+        };
         if summary.stopped
             && let Some(e) = summary.errors.last()
         {
@@ -606,6 +615,7 @@ mod tests {
             String::from("/nonexistent/never-created.db"),
             String::from("http://127.0.0.1:9"),
             String::from("device"),
+            crate::secrets::memory_secret_store(),
             Some(options),
         ) else {
             panic!("open accepted a negative timeout");

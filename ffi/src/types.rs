@@ -1171,20 +1171,6 @@ pub enum SyncStep {
     Registry,
 }
 
-impl SyncStep {
-    pub(crate) const COUNT: i32 = 5;
-
-    pub(crate) fn index(self) -> i32 {
-        match self {
-            Self::Session => 1,
-            Self::Numbers => 2,
-            Self::Records => 3,
-            Self::Photos => 4,
-            Self::Registry => 5,
-        }
-    }
-}
-
 impl From<sc_client::Step> for SyncStep {
     fn from(s: sc_client::Step) -> Self {
         match s {
@@ -1193,6 +1179,56 @@ impl From<sc_client::Step> for SyncStep {
             sc_client::Step::Records => Self::Records,
             sc_client::Step::Photos => Self::Photos,
             sc_client::Step::Registry => Self::Registry,
+        }
+    }
+}
+
+/// Where a sync is, for a progress bar: handed to `SyncListener.on_progress` as each step
+/// starts, after each exchange of records, after each photo, and once when the sync ends.
+///
+/// A `*_total` of 0 means nothing to do or not known (yet): show an indeterminate bar. Counts
+/// never go down; `records_total` is corrected as each exchange is prepared (a record saved
+/// during the sync goes with it). When a sync ran whole, the last value has every `*_done`
+/// equal to its `*_total`. The step's own fraction: `photo_bytes_done / photo_bytes_total` in
+/// the photos step (photos differ in size), `records_done / records_total` in the records
+/// step; the other steps are a request or two (indeterminate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Record)]
+pub struct SyncProgress {
+    /// The step running (in the value sent at the end: the last one begun).
+    pub step: SyncStep,
+    /// `step`'s position, 1-based, of `step_count` (5).
+    pub step_index: i32,
+    pub step_count: i32,
+    /// Records sent (whole or as changes) and answered by the server, of those to send.
+    pub records_done: i64,
+    pub records_total: i64,
+    /// Photos dealt with — uploaded, already on the server, or refused (see
+    /// `SyncReport.photo_problems`) — of those the server lacked as the step started.
+    pub photos_done: i64,
+    pub photos_total: i64,
+    /// The same photos' sizes in bytes.
+    pub photo_bytes_done: i64,
+    pub photo_bytes_total: i64,
+    /// Bytes on the wire since the sync started, every step and retry included (compressed
+    /// bodies); at the end, `SyncReport.bytes_up` / `bytes_down`.
+    pub bytes_sent: i64,
+    pub bytes_received: i64,
+}
+
+impl From<sc_client::Progress> for SyncProgress {
+    fn from(p: sc_client::Progress) -> Self {
+        Self {
+            step: p.step.into(),
+            step_index: sat_i32(p.step_index),
+            step_count: sat_i32(p.step_count),
+            records_done: sat_i64(p.records_done),
+            records_total: sat_i64(p.records_total),
+            photos_done: sat_i64(p.photos_done),
+            photos_total: sat_i64(p.photos_total),
+            photo_bytes_done: sat_i64(p.photo_bytes_done),
+            photo_bytes_total: sat_i64(p.photo_bytes_total),
+            bytes_sent: sat_i64(p.bytes_sent),
+            bytes_received: sat_i64(p.bytes_received),
         }
     }
 }

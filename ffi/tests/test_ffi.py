@@ -32,6 +32,39 @@ OFFICE = ("escritorio", "escritorio-demo", "desktop-escritorio")
 PHOTO = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 8
 
 
+class Keystore(tf.SecretStore):
+    """The app's keystore (`SecretStore`), implemented on this side of the callback as an app
+    implements it on the Android Keystore or the iOS Keychain: here in memory."""
+
+    def __init__(self, failure=None):
+        self.entries = {}
+        self.failure = failure
+
+    def load(self, name):
+        if self.failure:
+            raise tf.SecretStoreError.Failed(self.failure)
+        return self.entries.get(name)
+
+    def save(self, name, value):
+        self.entries[name] = bytes(value)
+
+    def delete(self, name):
+        self.entries.pop(name, None)
+
+
+_KEYSTORES = {}
+
+
+def keystore(path):
+    """One keystore per database file, the same at every reopen (as an app's is)."""
+    return _KEYSTORES.setdefault(path, Keystore())
+
+
+def open_session(path, url, device_id, options=None):
+    """`FieldSession.open` with the keystore of `path`."""
+    return tf.FieldSession.open(path, url, device_id, keystore(path), options)
+
+
 def office_get(url, path):
     """GET an API path as the office user (the Unidade de Transportes reads what devices sent)."""
     body = json.dumps({"username": OFFICE[0], "password": OFFICE[1], "device_id": OFFICE[2]}).encode()
@@ -62,11 +95,19 @@ class Steps(tf.SyncListener):
         self.threads = set()
         self.session = session
 
-    def on_step(self, step, index, count):
-        self.calls.append((step, index, count))
+    def on_progress(self, progress):
+        self.calls.append(progress)
         self.threads.add(threading.get_ident())
         if self.session is not None:
             self.session.cancel_sync()
+
+    def steps(self):
+        """(step, index, count) of each step as it started, in order."""
+        out = []
+        for p in self.calls:
+            if not out or out[-1][0] != p.step:
+                out.append((p.step, p.step_index, p.step_count))
+        return out
 
 
 class FieldSessionTest(unittest.TestCase):
@@ -85,7 +126,7 @@ class FieldSessionTest(unittest.TestCase):
 
     def session(self, name, user):
         """A device logged in as `user`, with the registry; and the login's answer."""
-        s = tf.FieldSession.open(self.db(name), self.server.url, user[2])
+        s = open_session(self.db(name), self.server.url, user[2])
         login = s.login(user[0], user[1])
         s.pull_registry()
         return s, login
@@ -93,7 +134,7 @@ class FieldSessionTest(unittest.TestCase):
     # ------------------------------------------------------------------ the officer's day
 
     def test_officer_flow_end_to_end(self):
-        s = tf.FieldSession.open(self.db("officer.db"), self.server.url, OFFICER[2])
+        s = open_session(self.db("officer.db"), self.server.url, OFFICER[2])
         login = s.login(OFFICER[0], OFFICER[1])
         self.assertEqual(login.username, "fiscal")
         self.assertEqual(login.role, "officer")
@@ -220,7 +261,9 @@ class FieldSessionTest(unittest.TestCase):
         cancelling = Steps(session=s)
         with self.assertRaises(tf.FiscalError.Cancelled):
             s.sync(cancelling)
-        self.assertEqual(cancelling.calls[0], (tf.SyncStep.SESSION, 1, 5))
+        first = cancelling.calls[0]
+        self.assertEqual((first.step, first.step_index, first.step_count), (tf.SyncStep.SESSION, 1, 5))
+        self.assertEqual((first.records_done, first.photos_done, first.bytes_sent), (0, 0, 0))
         self.assertEqual(s.sync_status().pending_records, 1)
 
         # The sync, on a background thread as the app does it; progress in step order.
@@ -241,7 +284,7 @@ class FieldSessionTest(unittest.TestCase):
             raise result["error"]
         report = result["report"]
         self.assertEqual(
-            steps.calls,
+            steps.steps(),
             [
                 (tf.SyncStep.SESSION, 1, 5),
                 (tf.SyncStep.NUMBERS, 2, 5),
@@ -251,6 +294,23 @@ class FieldSessionTest(unittest.TestCase):
             ],
         )
         self.assertEqual(steps.threads, {worker.ident})
+        # The photos step: its start with the two photos' totals, then one event per photo.
+        sizes = len(PHOTO) * 2
+        photo_events = [p for p in steps.calls if p.step == tf.SyncStep.PHOTOS]
+        self.assertEqual([p.photos_done for p in photo_events], [0, 1, 2])
+        self.assertEqual({(p.photos_total, p.photo_bytes_total) for p in photo_events}, {(2, sizes)})
+        self.assertEqual([p.photo_bytes_done for p in photo_events], [0, len(PHOTO), sizes])
+        # Bytes on the wire only grow; the last event has every count at its total and the
+        # report's bytes.
+        for a, b in zip(steps.calls, steps.calls[1:]):
+            self.assertGreaterEqual(b.bytes_sent, a.bytes_sent)
+            self.assertGreaterEqual(b.bytes_received, a.bytes_received)
+        last = steps.calls[-1]
+        self.assertEqual((last.records_done, last.records_total), (1, 1))
+        self.assertEqual((last.photos_done, last.photos_total), (2, 2))
+        self.assertEqual(last.photo_bytes_done, last.photo_bytes_total)
+        self.assertEqual((last.bytes_sent, last.bytes_received), (report.bytes_up, report.bytes_down))
+        self.assertGreater(last.bytes_sent, sizes)
         self.assertTrue(report.ok, report.problems)
         self.assertEqual(report.numbers.numbered, 1)
         self.assertEqual(report.records_sent, 1)
@@ -284,7 +344,7 @@ class FieldSessionTest(unittest.TestCase):
         # (The device may also hold records the server sent it, e.g. other tests' reports.)
         held = [r.id for r in s.list_records()]
         self.assertIn(draft.id, held)
-        reopened = tf.FieldSession.open(self.db("officer.db"), self.server.url, OFFICER[2])
+        reopened = open_session(self.db("officer.db"), self.server.url, OFFICER[2])
         self.assertEqual([r.id for r in reopened.list_records()], held)
         self.assertEqual(reopened.sync_status().logged_in_as, "fiscal")
 
@@ -299,8 +359,9 @@ class FieldSessionTest(unittest.TestCase):
         entered, release, result = threading.Event(), threading.Event(), {}
 
         class Pause(tf.SyncListener):
-            def on_step(self, step, index, count):
-                if step == tf.SyncStep.RECORDS:
+            def on_progress(self, progress):
+                # The records step's start (its first event), before anything is exchanged.
+                if progress.step == tf.SyncStep.RECORDS and not entered.is_set():
                     entered.set()
                     release.wait(timeout=60)
 
@@ -387,7 +448,7 @@ class FieldSessionTest(unittest.TestCase):
     # ------------------------------------------------------------------ every error kind
 
     def test_offline(self):
-        s = tf.FieldSession.open(
+        s = open_session(
             self.db("offline.db"),
             closed_port_url(),
             OFFICER[2],
@@ -397,7 +458,7 @@ class FieldSessionTest(unittest.TestCase):
             s.login(OFFICER[0], OFFICER[1])
 
     def test_login_required(self):
-        s = tf.FieldSession.open(self.db("no-login.db"), self.server.url, OFFICER[2])
+        s = open_session(self.db("no-login.db"), self.server.url, OFFICER[2])
         with self.assertRaises(tf.FiscalError.LoginRequired):
             s.pull_registry()
         with self.assertRaises(tf.FiscalError.LoginRequired):
@@ -405,7 +466,7 @@ class FieldSessionTest(unittest.TestCase):
         self.assertIsNotNone(s.sync_status().last_error)
 
     def test_refused_by_server(self):
-        s = tf.FieldSession.open(self.db("wrong-password.db"), self.server.url, OFFICER[2])
+        s = open_session(self.db("wrong-password.db"), self.server.url, OFFICER[2])
         with self.assertRaises(tf.FiscalError.RefusedByServer) as e:
             s.login(OFFICER[0], "senha-errada")
         self.assertEqual(e.exception.status, 401)
@@ -449,18 +510,18 @@ class FieldSessionTest(unittest.TestCase):
         self.assertEqual(o.list_records(), [])
 
     def test_registry_missing(self):
-        s = tf.FieldSession.open(self.db("no-registry.db"), self.server.url, OFFICER[2])
+        s = open_session(self.db("no-registry.db"), self.server.url, OFFICER[2])
         with self.assertRaises(tf.FiscalError.RegistryMissing):
             s.check(tf.CheckRequest(vehicle=tf.VehicleQuery.PERMIT(number="0001"), driver="cpf:99940561580"))
 
     def test_not_found(self):
-        s = tf.FieldSession.open(self.db("not-found.db"), self.server.url, OFFICER[2])
+        s = open_session(self.db("not-found.db"), self.server.url, OFFICER[2])
         with self.assertRaises(tf.FiscalError.NotFound) as e:
             s.show_record("01936f4e-0000-7000-8000-000000000000")
         self.assertEqual(e.exception.what, "record")
 
     def test_invalid_input(self):
-        s = tf.FieldSession.open(self.db("invalid.db"), self.server.url, OFFICER[2])
+        s = open_session(self.db("invalid.db"), self.server.url, OFFICER[2])
         with self.assertRaises(tf.FiscalError.InvalidInput) as e:
             s.lookup_plate("XYZ")
         self.assertEqual(e.exception.field, "plate")
@@ -497,7 +558,7 @@ class FieldSessionTest(unittest.TestCase):
         self.assertEqual(e.exception.field, "monotonic_ms")
         self.assertEqual(o.list_records(), [])
         with self.assertRaises(tf.FiscalError.InvalidInput) as e:
-            tf.FieldSession.open(self.db("bad-url.db"), "ftp:/nowhere", OFFICER[2])
+            open_session(self.db("bad-url.db"), "ftp:/nowhere", OFFICER[2])
         self.assertEqual(e.exception.field, "server_url")
 
     def test_storage(self):
@@ -506,9 +567,40 @@ class FieldSessionTest(unittest.TestCase):
         with open(path, "wb") as f:
             f.write(garbage)
         with self.assertRaises(tf.FiscalError.Storage):
-            tf.FieldSession.open(path, self.server.url, OFFICER[2])
+            open_session(path, self.server.url, OFFICER[2])
         with open(path, "rb") as f:
             self.assertEqual(f.read(), garbage, "a foreign file must be left untouched")
+
+
+    def test_the_database_is_encrypted_with_the_keystores_key(self):
+        path = self.db("encrypted.db")
+        s = open_session(path, self.server.url, OFFICER[2])
+        s.login(OFFICER[0], OFFICER[1])
+        s.pull_registry()
+        holder = s.lookup_permit("0001").holder.name
+        del s
+        with open(path, "rb") as f:
+            raw = f.read()
+        self.assertFalse(raw.startswith(b"SQLite format 3"), "plain SQLite header")
+        self.assertNotIn(holder.encode(), raw)
+        self.assertEqual(
+            sorted(keystore(path).entries), ["database-key", "device-signing-key", "session-tokens"]
+        )
+        # Another keystore (the app reinstalled, the file copied off the phone): unreadable, and
+        # the file is left as it was.
+        with self.assertRaises(tf.FiscalError.Storage) as e:
+            tf.FieldSession.open(path, self.server.url, OFFICER[2], Keystore())
+        self.assertIn("chave", str(e.exception))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), raw)
+        # The keystore failing (locked before the first unlock): said, with its reason.
+        with self.assertRaises(tf.FiscalError.Storage) as e:
+            tf.FieldSession.open(path, self.server.url, OFFICER[2], Keystore(failure="cofre bloqueado"))
+        self.assertIn("cofre bloqueado", str(e.exception))
+        # The right one: the session and the registry are there.
+        again = open_session(path, self.server.url, OFFICER[2])
+        self.assertEqual(again.sync_status().logged_in_as, OFFICER[0])
+        self.assertEqual(again.lookup_permit("0001").holder.name, holder)
 
 
 class HttpsTest(unittest.TestCase):
@@ -527,7 +619,7 @@ class HttpsTest(unittest.TestCase):
 
     def test_sync_over_https_with_the_city_ca(self):
         self.assertTrue(self.server.url.startswith("https://"), self.server.url)
-        s = tf.FieldSession.open(
+        s = open_session(
             os.path.join(self.dir.name, "https.db"),
             self.server.url,
             OFFICER[2],
@@ -539,19 +631,19 @@ class HttpsTest(unittest.TestCase):
         self.assertTrue(summary.ok, summary)
         self.assertIsNotNone(s.lookup_permit("0001"))
         # The same device file opened without the CA: its sync stops as untrusted.
-        without = tf.FieldSession.open(os.path.join(self.dir.name, "https.db"), self.server.url, "")
+        without = open_session(os.path.join(self.dir.name, "https.db"), self.server.url, "")
         with self.assertRaises(tf.FiscalError.Untrusted):
             without.sync()
 
     def test_an_untrusted_certificate_is_refused_at_once(self):
-        s = tf.FieldSession.open(os.path.join(self.dir.name, "untrusted.db"), self.server.url, OFFICER[2])
+        s = open_session(os.path.join(self.dir.name, "untrusted.db"), self.server.url, OFFICER[2])
         with self.assertRaises(tf.FiscalError.Untrusted) as e:
             s.login(OFFICER[0], OFFICER[1])
         self.assertIn("certificado", str(e.exception))
 
     def test_a_ca_text_without_a_certificate_is_refused_when_opening(self):
         with self.assertRaises(tf.FiscalError.InvalidInput) as e:
-            tf.FieldSession.open(
+            open_session(
                 os.path.join(self.dir.name, "bad-ca.db"),
                 self.server.url,
                 OFFICER[2],
@@ -566,7 +658,7 @@ class RevokedTest(unittest.TestCase):
 
     def test_a_revoked_device_purges_and_says_so(self):
         with DemoServer(os.environ["TAXI_FISCAL_BIN"]) as server, tempfile.TemporaryDirectory() as d:
-            s = tf.FieldSession.open(os.path.join(d, "perdido.db"), server.url, OFFICER[2])
+            s = open_session(os.path.join(d, "perdido.db"), server.url, OFFICER[2])
             s.login(OFFICER[0], OFFICER[1])
             self.assertTrue(s.sync().ok)
             self.assertIsNotNone(s.lookup_permit("0001"))

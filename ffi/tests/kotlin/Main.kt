@@ -18,14 +18,17 @@ fun expect(condition: Boolean, what: () -> String) {
     if (!condition) throw AssertionError(what())
 }
 
-/** Progress as the app would show it: step i of n, on the syncing thread. */
+/** Progress as the app would show it (step i of n, photos and bytes), on the syncing thread. */
 class Progress : SyncListener {
-    val steps = CopyOnWriteArrayList<SyncStep>()
+    val seen = CopyOnWriteArrayList<SyncProgress>()
     val threads = CopyOnWriteArrayList<Long>()
-    override fun onStep(step: SyncStep, index: Int, count: Int) {
-        steps.add(step)
+    override fun onProgress(progress: SyncProgress) {
+        seen.add(progress)
         threads.add(Thread.currentThread().id)
-        println("  sincronizando: passo $index de $count ($step)")
+        with(progress) {
+            println("  sincronizando: passo $stepIndex de $stepCount ($step): registros $recordsDone/$recordsTotal, " +
+                "fotos $photosDone/$photosTotal ($photoBytesDone/$photoBytesTotal bytes), $bytesSent bytes enviados")
+        }
     }
 }
 
@@ -51,10 +54,16 @@ fun main(args: Array<String>) {
     val url = System.getenv("TAXI_FISCAL_URL") ?: throw AssertionError("TAXI_FISCAL_URL not set")
     val db = args.firstOrNull() ?: throw AssertionError("usage: MainKt DB_PATH")
 
-    FieldSession.open(db, url, "tablet-fiscal-01").use { session ->
+    // The app's keystore, implemented in Kotlin (Keystore.kt): the library keeps the database
+    // key, the device's signing key and the tokens there.
+    val keystore = MemoryKeystore()
+    FieldSession.open(db, url, "tablet-fiscal-01", keystore).use { session ->
         // Network calls run off the main thread in the app (Dispatchers.IO); here, plainly.
         val login = session.login("fiscal", "fiscal-demo")
         expect(login.role == "officer") { "role ${login.role}" }
+        expect(keystore.names() == listOf("database-key", "device-signing-key", "session-tokens")) {
+            "keystore holds ${keystore.names()}"
+        }
         val pulled = session.pullRegistry()
         expect(pulled.mode == RegistryUpdateMode.SNAPSHOT && pulled.version >= 1L) { "$pulled" }
 
@@ -135,10 +144,21 @@ fun main(args: Array<String>) {
         failure?.let { throw it }
         val done = report ?: throw AssertionError("no report")
         expect(done.ok) { "problems: ${done.problems}" }
-        expect(progress.steps == listOf(SyncStep.SESSION, SyncStep.NUMBERS, SyncStep.RECORDS,
-            SyncStep.PHOTOS, SyncStep.REGISTRY)) { "steps ${progress.steps}" }
+        val steps = progress.seen.map { it.step }.distinct()
+        expect(steps == listOf(SyncStep.SESSION, SyncStep.NUMBERS, SyncStep.RECORDS,
+            SyncStep.PHOTOS, SyncStep.REGISTRY)) { "steps $steps" }
+        expect(progress.seen.all { it.stepCount == 5 && it.stepIndex == it.step.ordinal + 1 }) { "${progress.seen}" }
         expect(progress.threads.all { it == worker.id }) { "progress called off the syncing thread" }
         expect(done.recordsAcknowledged == 1L && done.photosUploaded == 1L) { "$done" }
+        // The one photo attached is the photos step's total, and the last event is at the totals.
+        expect(progress.seen.filter { it.step == SyncStep.PHOTOS }.all {
+            it.photosTotal == 1L && it.photoBytesTotal == 2048L
+        }) { "${progress.seen}" }
+        val last = progress.seen.last()
+        expect(last.recordsDone == 1L && last.recordsTotal == 1L) { "$last" }
+        expect(last.photosDone == 1L && last.photoBytesDone == 2048L) { "$last" }
+        expect(progress.seen.zipWithNext().all { (a, b) -> b.bytesSent >= a.bytesSent }) { "${progress.seen}" }
+        expect(last.bytesSent == done.bytesUp && last.bytesSent > 2048L) { "$last vs ${done.bytesUp}" }
         expect(done.status.pendingRecords == 0L) { "pending after sync" }
         val number = session.showRecord(draft.id).number ?: throw AssertionError("no auto number after sync")
         println("sincronizado: auto nº $number, ${done.bytesUp} bytes enviados")

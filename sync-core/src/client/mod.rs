@@ -32,6 +32,14 @@
 //! The result is a [`SyncSummary`]; the store keeps the last attempt, last success and last
 //! error for [`SyncStatus`].
 //!
+//! # Progress ([`SyncClient::sync_with_progress`])
+//!
+//! The app's progress bar gets a [`Progress`] — a small `Copy` value, no allocation — as each
+//! step starts, after each exchange of records, after the photos the server already held and
+//! after each photo (the transport sends a photo as one body, so a photo is the finest grain),
+//! and once more when the sync ends. It says which step runs, how many records and photos are
+//! done of how many, and the bytes on the wire so far.
+//!
 //! # Faults
 //!
 //! Each request is retried on transport errors, 408, 429 and 5xx with bounded exponential
@@ -119,12 +127,13 @@ pub struct WireStats {
 }
 
 impl WireStats {
+    // Saturating: `reset_wire_stats` from another thread during a sync must not panic it.
     fn since(self, before: WireStats) -> WireStats {
         WireStats {
-            requests: self.requests - before.requests,
-            retries: self.retries - before.retries,
-            bytes_up: self.bytes_up - before.bytes_up,
-            bytes_down: self.bytes_down - before.bytes_down,
+            requests: self.requests.saturating_sub(before.requests),
+            retries: self.retries.saturating_sub(before.retries),
+            bytes_up: self.bytes_up.saturating_sub(before.bytes_up),
+            bytes_down: self.bytes_down.saturating_sub(before.bytes_down),
         }
     }
 }
@@ -146,6 +155,119 @@ pub enum Step {
     Records,
     Photos,
     Registry,
+}
+
+impl Step {
+    /// How many steps a sync has.
+    pub const COUNT: u32 = 5;
+
+    /// 1-based position in a sync (`Session` is 1, `Registry` is [`Step::COUNT`]).
+    pub fn index(self) -> u32 {
+        match self {
+            Self::Session => 1,
+            Self::Numbers => 2,
+            Self::Records => 3,
+            Self::Photos => 4,
+            Self::Registry => 5,
+        }
+    }
+}
+
+/// Where a sync is, for the app's progress bar ([`SyncClient::sync_with_progress`]).
+///
+/// Every count is of this sync and never goes down, but for a total that a closer look
+/// corrects (see `records_total`). A total of 0 means nothing to do, or not known (yet): show
+/// an indeterminate bar then. A count stays as it ended once its step is over, so the last
+/// value of a sync that ran whole has `records_done == records_total`,
+/// `photos_done == photos_total` and `photo_bytes_done == photo_bytes_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    /// The step running (the last one begun, in the value sent when the sync ends).
+    pub step: Step,
+    /// `step`'s position, 1-based, of `step_count`.
+    pub step_index: u32,
+    pub step_count: u32,
+    /// Records step: records sent whole or as changes and answered by the server, counted
+    /// per exchange.
+    pub records_done: u64,
+    /// Records with something to send: counted as the step starts, then set to what is
+    /// really sent as each exchange is prepared (a record saved during the sync goes with it
+    /// and raises it; one with nothing new to say lowers it).
+    pub records_total: u64,
+    /// Photos step: photos dealt with — sent, found already on the server, or refused or
+    /// damaged (`SyncSummary::photos` says which) — of those not yet on the server as the step
+    /// starts.
+    pub photos_done: u64,
+    pub photos_total: u64,
+    /// The same photos' sizes (what the step has to upload, at most).
+    pub photo_bytes_done: u64,
+    pub photo_bytes_total: u64,
+    /// Bytes on the wire since the sync started, every step, retries included: request bodies
+    /// as sent and response bodies as received (compressed), as `SyncSummary::wire` counts them.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Self {
+            step: Step::Session,
+            step_index: Step::Session.index(),
+            step_count: Step::COUNT,
+            records_done: 0,
+            records_total: 0,
+            photos_done: 0,
+            photos_total: 0,
+            photo_bytes_done: 0,
+            photo_bytes_total: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+        }
+    }
+}
+
+/// A sync's [`Progress`] and who hears about it. The step functions update it; a step called
+/// on its own (`upload_photos`, …) has no listener, and then skips what only progress needs.
+pub(crate) struct Reporter<'a> {
+    client: &'a SyncClient,
+    progress: Progress,
+    before: WireStats,
+    listener: Option<&'a mut dyn FnMut(&Progress)>,
+}
+
+impl<'a> Reporter<'a> {
+    fn new(client: &'a SyncClient, listener: Option<&'a mut dyn FnMut(&Progress)>) -> Self {
+        Self {
+            client,
+            progress: Progress::new(),
+            before: client.wire_stats(),
+            listener,
+        }
+    }
+
+    /// Whether anyone listens (a count that costs a query is skipped otherwise).
+    pub(crate) fn listening(&self) -> bool {
+        self.listener.is_some()
+    }
+
+    fn begin(&mut self, step: Step) {
+        self.progress.step = step;
+        self.progress.step_index = step.index();
+    }
+
+    pub(crate) fn progress(&mut self) -> &mut Progress {
+        &mut self.progress
+    }
+
+    /// Hands the listener the progress, with the wire's bytes as of now.
+    pub(crate) fn emit(&mut self) {
+        if let Some(listener) = self.listener.as_mut() {
+            let wire = self.client.wire_stats().since(self.before);
+            self.progress.bytes_sent = wire.bytes_up;
+            self.progress.bytes_received = wire.bytes_down;
+            listener(&self.progress);
+        }
+    }
 }
 
 /// A step that failed.
@@ -284,14 +406,24 @@ impl SyncClient {
     /// database fails while recording the outcome; what failed is in `summary.errors` and in
     /// the stored status.
     pub fn sync(&self, store: &mut Store) -> Result<SyncSummary, ClientError> {
-        self.sync_with_progress(store, &mut |_| {})
+        self.sync_reporting(store, Reporter::new(self, None))
     }
 
-    /// `sync`, calling `on_step` as each step starts (the app's progress line; ffi/).
+    /// `sync`, calling `on_progress` on this thread as each step starts, after each exchange
+    /// of records and each photo, and once at the end (module docs, [`Progress`]). The
+    /// listener should return quickly: the sync waits for it.
     pub fn sync_with_progress(
         &self,
         store: &mut Store,
-        on_step: &mut dyn FnMut(Step),
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Result<SyncSummary, ClientError> {
+        self.sync_reporting(store, Reporter::new(self, Some(on_progress)))
+    }
+
+    fn sync_reporting(
+        &self,
+        store: &mut Store,
+        mut progress: Reporter<'_>,
     ) -> Result<SyncSummary, ClientError> {
         let started = Instant::now();
         let before = self.wire_stats();
@@ -313,20 +445,23 @@ impl SyncClient {
         let mut observed = None;
         let mut photos = None;
         let mut registry = None;
-        on_step(Step::Session);
+        progress.begin(Step::Session);
+        progress.emit();
         if let Err(e) = self.ensure_access(store) {
             stopped = fail(Step::Session, e, &mut errors);
         }
         if !stopped {
-            on_step(Step::Numbers);
+            progress.begin(Step::Numbers);
+            progress.emit();
             match self.top_up_numbers(store) {
                 Ok(n) => numbers = n,
                 Err(e) => stopped = fail(Step::Numbers, e, &mut errors),
             }
         }
         if !stopped {
-            on_step(Step::Records);
-            match self.sync_records(store) {
+            // Records and photos tell their start themselves, once they know their totals.
+            progress.begin(Step::Records);
+            match self.sync_records_reporting(store, &mut progress) {
                 Ok(r) => records = Some(r),
                 Err(e) => stopped = fail(Step::Records, e, &mut errors),
             }
@@ -338,19 +473,22 @@ impl SyncClient {
             }
         }
         if !stopped {
-            on_step(Step::Photos);
-            match self.upload_photos(store) {
+            progress.begin(Step::Photos);
+            match self.upload_photos_reporting(store, &mut progress) {
                 Ok(p) => photos = Some(p),
                 Err(e) => stopped = fail(Step::Photos, e, &mut errors),
             }
         }
         if !stopped {
-            on_step(Step::Registry);
+            progress.begin(Step::Registry);
+            progress.emit();
             match self.pull_registry(store) {
                 Ok(r) => registry = Some(r),
                 Err(e) => stopped = fail(Step::Registry, e, &mut errors),
             }
         }
+        // The end, stopped or not: the final counts and bytes (the registry's among them).
+        progress.emit();
         let now = self.clock.now();
         match errors.first() {
             None => store.note_sync_success(now)?,

@@ -18,9 +18,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{ClientError, HttpRequest, Method, SyncClient, decoded_body, http_error};
+use super::{ClientError, HttpRequest, Method, Reporter, SyncClient, decoded_body, http_error};
 use crate::store::Store;
-use crate::sync::{DeviceSync, RejectionCode, SyncRequest, SyncResponse};
+use crate::sync::{
+    DeviceSync, DeviceSyncStore, RejectionCode, SERVER_PEER, SyncRequest, SyncResponse,
+};
 
 /// Bytes of JSON around each entry of a request besides its base64 (id, keys, punctuation).
 const ENTRY_OVERHEAD: usize = 80;
@@ -63,6 +65,20 @@ pub struct RecordSync {
 impl SyncClient {
     /// Syncs the records until nothing is left to exchange.
     pub fn sync_records(&self, store: &mut Store) -> Result<RecordSync, ClientError> {
+        self.sync_records_reporting(store, &mut Reporter::new(self, None))
+    }
+
+    /// `sync_records`, telling `progress` as it starts and after each exchange.
+    pub(crate) fn sync_records_reporting(
+        &self,
+        store: &mut Store,
+        progress: &mut Reporter<'_>,
+    ) -> Result<RecordSync, ClientError> {
+        if progress.listening() {
+            // The records the first exchange will look at; corrected as each is prepared.
+            progress.progress().records_total = store.sync_candidates(SERVER_PEER)?.len() as u64;
+        }
+        progress.emit();
         let identity = store
             .device_identity()?
             .ok_or(ClientError::Field(crate::field::FieldError::NoIdentity))?;
@@ -90,6 +106,11 @@ impl SyncClient {
             }
             let t = Instant::now();
             let prepared = device.build_request(store)?;
+            // Everything still to send is in this request before `fit` splits it.
+            let to_send =
+                (prepared.request.new_records.len() + prepared.request.messages.len()) as u64;
+            let p = progress.progress();
+            p.records_total = p.records_done + to_send;
             for i in prepared.issues {
                 if seen_issues.insert((i.record_id.clone(), i.message.clone())) {
                     out.issues.push(RecordIssue {
@@ -124,6 +145,7 @@ impl SyncClient {
             out.rounds += 1;
             out.sent_new += request.new_records.len() as u64;
             out.sent_changes += request.messages.len() as u64;
+            progress.progress().records_done += entries as u64;
             out.acked += report.acked as u64;
             out.received += report.received as u64;
             out.rejected += report.rejected as u64;
@@ -138,6 +160,7 @@ impl SyncClient {
                     });
                 }
             }
+            progress.emit();
             if !report.again && !held_back {
                 out.changed = changed.into_iter().collect();
                 return Ok(out);

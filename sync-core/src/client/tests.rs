@@ -560,3 +560,186 @@ fn a_refused_enrolment_changes_nothing_and_says_why() {
     assert_eq!(r.store.device_identity().unwrap(), before);
     assert!(r.store.client_session().unwrap().is_some());
 }
+
+/// The photos step as a sync runs it, with what it told its listener.
+fn upload_photos_seen(r: &mut Rig) -> (PhotoUpload, Vec<Progress>) {
+    let mut seen = Vec::new();
+    let mut listener = |p: &Progress| seen.push(*p);
+    let up = {
+        let mut reporter = Reporter::new(&r.client, Some(&mut listener));
+        reporter.begin(Step::Photos);
+        r.client
+            .upload_photos_reporting(&mut r.store, &mut reporter)
+            .unwrap()
+    };
+    (up, seen)
+}
+
+#[test]
+fn each_photo_uploaded_is_one_progress_event_with_growing_bytes_and_right_totals() {
+    let mut r = logged_in();
+    // Sizes differ, so a count of photos and a count of bytes cannot agree by accident.
+    let photos: Vec<Vec<u8>> = [1_000usize, 3_000, 500, 2_200]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| vec![i as u8 + 1; *n])
+        .collect();
+    let hashes: Vec<String> = photos
+        .iter()
+        .map(|p| r.store.put_photo(p).unwrap())
+        .collect();
+    let total_bytes: u64 = photos.iter().map(|p| p.len() as u64).sum();
+    // The server holds none; the second upload is cut once and sent again.
+    r.script.json(200, json!({"have": []}));
+    for (i, h) in hashes.iter().enumerate() {
+        if i == 1 {
+            r.script.fail(TransportErrorKind::Io);
+        }
+        r.script.json(
+            201,
+            json!({"sha256": h, "size": photos[i].len(), "stored": true}),
+        );
+    }
+    let wire_before = r.client.wire_stats();
+    let (up, seen) = upload_photos_seen(&mut r);
+    assert_eq!(up.uploaded, 4);
+
+    // The step's start, with its totals and nothing done, then one event per photo.
+    assert_eq!(seen.len(), 1 + photos.len(), "{seen:#?}");
+    for p in &seen {
+        assert_eq!((p.step, p.step_index, p.step_count), (Step::Photos, 4, 5));
+        assert_eq!((p.photos_total, p.photo_bytes_total), (4, total_bytes));
+        assert_eq!((p.records_done, p.records_total), (0, 0));
+    }
+    assert_eq!((seen[0].photos_done, seen[0].photo_bytes_done), (0, 0));
+    // Told before the `have` question goes: nothing on the wire yet.
+    assert_eq!((seen[0].bytes_sent, seen[0].bytes_received), (0, 0));
+    let mut expected = 0;
+    for (i, pair) in seen.windows(2).enumerate() {
+        let (before, after) = (&pair[0], &pair[1]);
+        expected += photos[i].len() as u64;
+        assert_eq!(after.photos_done, i as u64 + 1, "photo {i}");
+        assert_eq!(after.photo_bytes_done, expected, "photo {i}");
+        assert!(after.bytes_sent > before.bytes_sent, "photo {i}");
+        assert!(after.bytes_received > before.bytes_received, "photo {i}");
+        if i > 0 {
+            // The photo's body, twice for the one whose first attempt was cut.
+            let times = if i == 1 { 2 } else { 1 };
+            assert_eq!(
+                after.bytes_sent - before.bytes_sent,
+                times * photos[i].len() as u64,
+                "photo {i}"
+            );
+        }
+    }
+    let last = seen.last().unwrap();
+    assert_eq!(
+        (last.photos_done, last.photo_bytes_done),
+        (last.photos_total, last.photo_bytes_total)
+    );
+    let wire = r.client.wire_stats();
+    assert_eq!(
+        (last.bytes_sent, last.bytes_received),
+        (
+            wire.bytes_up - wire_before.bytes_up,
+            wire.bytes_down - wire_before.bytes_down
+        )
+    );
+}
+
+#[test]
+fn photos_the_server_holds_count_as_done_at_once_and_a_refused_one_still_moves_the_bar() {
+    let mut r = logged_in();
+    let held = r.store.put_photo(&[7u8; 4_000]).unwrap();
+    let sent = r.store.put_photo(&[8u8; 900]).unwrap();
+    r.script.json(200, json!({"have": [held.clone()]})).json(
+        422,
+        json!({"error": {"code": "too_large", "message": "grande demais"}}),
+    );
+    let (up, seen) = upload_photos_seen(&mut r);
+    assert_eq!(
+        (up.uploaded, up.already_on_server, up.issues.len()),
+        (0, 1, 1)
+    );
+    assert_eq!(up.issues[0].hash, sent);
+    let done: Vec<(u64, u64)> = seen
+        .iter()
+        .map(|p| (p.photos_done, p.photo_bytes_done))
+        .collect();
+    // Start, after `have` (the held one), after the refused one.
+    assert_eq!(done, vec![(0, 0), (1, 4_000), (2, 4_900)]);
+    assert!(seen.iter().all(|p| p.photo_bytes_total == 4_900));
+}
+
+#[test]
+fn a_whole_sync_reports_each_step_in_order_and_ends_with_the_wire_totals() {
+    let mut r = logged_in();
+    let a = r.store.put_photo(&[1u8; 1_500]).unwrap();
+    let b = r.store.put_photo(&[2u8; 2_500]).unwrap();
+    let registry = serde_json::to_vec(&crate::testkit::sample_registry()).unwrap();
+    r.script
+        .json(
+            201,
+            json!({"device_id": "d", "start": 1, "end": 500, "size": 500,
+                   "leased_at": "2026-11-30T15:00:00Z"}),
+        )
+        .json(200, json!({"cursor": 0}))
+        .json(200, json!({"have": []}))
+        .json(201, json!({"sha256": a, "size": 1_500, "stored": true}))
+        .json(201, json!({"sha256": b, "size": 2_500, "stored": true}))
+        .raw(
+            200,
+            vec![("content-type", "application/json".into())],
+            registry.clone(),
+        );
+    let mut seen = Vec::new();
+    let summary = r
+        .client
+        .sync_with_progress(&mut r.store, &mut |p| seen.push(*p))
+        .unwrap();
+    assert!(summary.ok, "{:?}", summary.errors);
+
+    // Each step told once as it starts, in order, 1..=5 of 5.
+    let mut starts: Vec<(Step, u32)> = Vec::new();
+    for p in &seen {
+        assert_eq!(p.step_count, Step::COUNT);
+        assert_eq!(p.step_index, p.step.index());
+        if starts.last().map(|(s, _)| *s) != Some(p.step) {
+            starts.push((p.step, p.step_index));
+        }
+    }
+    assert_eq!(
+        starts,
+        vec![
+            (Step::Session, 1),
+            (Step::Numbers, 2),
+            (Step::Records, 3),
+            (Step::Photos, 4),
+            (Step::Registry, 5),
+        ]
+    );
+    // Start of each step, the one (empty) exchange of records, each photo, and the end.
+    assert_eq!(seen.len(), 5 + 1 + 2 + 1, "{seen:#?}");
+    assert_eq!(
+        seen.iter().filter(|p| p.step == Step::Photos).count(),
+        1 + 2
+    );
+    // Bytes never go down, and the last value is the summary's wire count, the registry's
+    // body included.
+    for pair in seen.windows(2) {
+        assert!(pair[1].bytes_sent >= pair[0].bytes_sent, "{pair:?}");
+        assert!(pair[1].bytes_received >= pair[0].bytes_received, "{pair:?}");
+    }
+    let last = seen.last().unwrap();
+    assert_eq!(
+        (last.bytes_sent, last.bytes_received),
+        (summary.wire.bytes_up, summary.wire.bytes_down)
+    );
+    assert!(last.bytes_received >= registry.len() as u64);
+    assert!(last.bytes_sent >= 4_000);
+    assert_eq!(
+        (last.photos_done, last.photos_total, last.photo_bytes_done),
+        (2, 2, 4_000)
+    );
+    assert_eq!((last.records_done, last.records_total), (0, 0));
+}
