@@ -233,3 +233,29 @@ fn the_session_opens_through_the_apps_keystore() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn garbage_in_the_vault_is_refused_naming_the_entry_and_the_file_is_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("device.db");
+    // A database key of the wrong length (a keystore that truncated it).
+    let vault = Arc::new(MemoryVault::default());
+    vault.save(DATABASE_KEY, &[1u8; 31]).unwrap();
+    let e = Store::open_encrypted(&path, vault).unwrap_err();
+    assert!(
+        matches!(&e, StoreError::Vault { name, .. } if *name == DATABASE_KEY),
+        "{e:?}"
+    );
+    assert!(!path.exists(), "a file was created with a bad key");
+
+    // Tokens that do not decode: the session is unreadable, said as such, not a panic.
+    let vault = Arc::new(MemoryVault::default());
+    let mut store = Store::open_encrypted(&path, vault.clone()).unwrap();
+    store.save_client_session(&session()).unwrap();
+    vault.save(SESSION_TOKENS, b"\xff not json").unwrap();
+    let e = store.client_session().unwrap_err();
+    assert!(
+        matches!(&e, StoreError::Decode { key, .. } if key == SESSION_TOKENS),
+        "{e:?}"
+    );
+}

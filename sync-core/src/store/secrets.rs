@@ -154,10 +154,7 @@ impl DatabaseKey {
         // stderr, logcat) would only repeat it.
         conn.execute_batch("PRAGMA cipher_log_level = NONE;")?;
         conn.pragma_update(None, "key", &self.0)?;
-        let cipher: Option<String> = conn
-            .query_row("PRAGMA cipher_version", [], |r| r.get(0))
-            .optional()?;
-        if cipher.is_none_or(|c| c.is_empty()) {
+        if !is_sqlcipher(conn, "main")? {
             return Err(StoreError::EncryptionUnavailable);
         }
         Ok(())
@@ -174,9 +171,14 @@ impl Drop for DatabaseKey {
 
 /// Whether this build's SQLite is SQLCipher (asked of a connection in memory).
 fn cipher_available() -> StoreResult<bool> {
-    let conn = Connection::open_in_memory()?;
+    is_sqlcipher(&Connection::open_in_memory()?, "main")
+}
+
+/// Whether `schema` of `conn` answers `cipher_version`: SQLCipher does, plain SQLite ignores
+/// the pragma without a row.
+fn is_sqlcipher(conn: &Connection, schema: &str) -> StoreResult<bool> {
     let cipher: Option<String> = conn
-        .query_row("PRAGMA cipher_version", [], |r| r.get(0))
+        .query_row(&format!("PRAGMA {schema}.cipher_version"), [], |r| r.get(0))
         .optional()?;
     Ok(cipher.is_some_and(|c| !c.is_empty()))
 }
@@ -373,10 +375,7 @@ fn encrypt_in_place(path: &Path, key: &DatabaseKey) -> StoreResult<()> {
             "ATTACH DATABASE ?1 AS encrypted KEY ?2",
             params![copy_text, key.0],
         )?;
-        let cipher: Option<String> = conn
-            .query_row("PRAGMA encrypted.cipher_version", [], |r| r.get(0))
-            .optional()?;
-        if cipher.is_none_or(|c| c.is_empty()) {
+        if !is_sqlcipher(&conn, "encrypted")? {
             return Err(StoreError::EncryptionUnavailable);
         }
         conn.query_row("SELECT sqlcipher_export('encrypted')", [], |_| Ok(()))?;
